@@ -1,0 +1,33 @@
+# The README's two commands: `make demo` and `make test`. Each creates what it needs.
+PYTHON ?= python3
+VENV := .venv
+SDKS := mcp1 mcp2
+
+.PHONY: demo test lint typecheck unit clean
+
+# One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
+$(VENV)/%/.installed: requirements/%.txt requirements/dev.txt pyproject.toml
+	@echo ">> creating $(VENV)/$* ($$(head -n 2 requirements/$*.txt | tail -n 1))"
+	@rm -rf $(VENV)/$*
+	$(PYTHON) -m venv $(VENV)/$*
+	$(VENV)/$*/bin/pip install --quiet --disable-pip-version-check --upgrade pip
+	$(VENV)/$*/bin/pip install --quiet --disable-pip-version-check -r requirements/$*.txt -r requirements/dev.txt -e '.[sdk]'
+	@touch $@
+
+demo: $(VENV)/mcp2/.installed
+	$(VENV)/mcp2/bin/python examples/demo.py
+
+lint: $(VENV)/mcp2/.installed
+	$(VENV)/mcp2/bin/ruff check src tests examples
+	$(VENV)/mcp2/bin/ruff format --check src tests examples
+
+typecheck: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
+	@for sdk in $(SDKS); do echo ">> mypy against $$sdk"; $(VENV)/$$sdk/bin/mypy || exit 1; done
+
+unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
+	@for sdk in $(SDKS); do echo ">> pytest with $$sdk"; $(VENV)/$$sdk/bin/pytest $(PYTEST_ARGS) || exit 1; done
+
+test: lint typecheck unit
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,11 @@
+"""mcp-otel: OpenTelemetry instrumentation for MCP tool calls that tells cancelled from failed.
+
+Public API: :class:`McpInstrumentor`, the outcome values :class:`ToolOutcome` and
+:class:`CancelReason`, and ``__version__``.
+"""
+
+from mcp_otel.instrumentor import McpInstrumentor
+from mcp_otel.semconv import CancelReason, ToolOutcome
+from mcp_otel.version import __version__
+
+__all__ = ["CancelReason", "McpInstrumentor", "ToolOutcome", "__version__"]

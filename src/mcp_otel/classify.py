@@ -1,0 +1,80 @@
+"""Pure classification: what a tool call returned or raised -> one :class:`CallOutcome`.
+
+No OpenTelemetry and no MCP SDK in here: the patches extract facts (the SDK's error code, whether
+the exception is the running async library's cancellation, whether this client cancelled the
+request) and these functions decide. That keeps every rule in one table, unit tested
+exhaustively, and documented in the README under "Errors we report".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcp_otel.outcome import CallOutcome
+from mcp_otel.semconv import CancelReason, ErrorType
+
+# Codes the Python SDKs raise locally, or answer a cancel with. They are not a server's verdict
+# on the call, so they never go into rpc.response.status_code.
+SDK_TIMEOUT_CODES = frozenset({408, -32001})  # mcp 1.x httpx.codes.REQUEST_TIMEOUT, mcp 2.x REQUEST_TIMEOUT
+CONNECTION_CLOSED_CODE = -32000  # both majors: transport closed while waiting
+V1_CANCEL_REPLY = (0, "Request cancelled")  # mcp 1.x server's answer to notifications/cancelled
+REQUEST_CANCELLED_CODE = -32800  # mcp 2.x streamable HTTP (2025 era) answer to a cancel
+SDK_LOCAL_CODES = SDK_TIMEOUT_CODES | {CONNECTION_CLOSED_CODE, 0, REQUEST_CANCELLED_CODE}
+
+
+@dataclass(frozen=True)
+class RpcError:
+    """The code and message of the SDK's MCP error exception (mcp 1.x McpError, 2.x MCPError)."""
+
+    code: int
+    message: str
+
+    def is_cancel_reply(self) -> bool:
+        return (self.code, self.message) == V1_CANCEL_REPLY or self.code == REQUEST_CANCELLED_CODE
+
+
+def classify_client_result(result: object) -> CallOutcome:
+    """A returned result: ``isError`` (1.x) / ``is_error`` (2.x) true is a tool error."""
+    is_error = getattr(result, "is_error", None)
+    if is_error is None:
+        is_error = getattr(result, "isError", False)
+    if is_error is True:
+        return CallOutcome.failed(ErrorType.TOOL_ERROR)
+    return CallOutcome.ok()
+
+
+def classify_client_exception(
+    exc: BaseException,
+    *,
+    is_cancellation: bool,
+    rpc_error: RpcError | None,
+    cancel_sent: bool,
+    transport_closed: bool,
+) -> CallOutcome:
+    """An exception that left ``call_tool``.
+
+    ``is_cancellation``: ``exc`` is the running async library's cancellation exception (or
+    ``GeneratorExit``: the awaiting coroutine was closed). ``rpc_error``: ``exc`` is the SDK's
+    MCP error. ``cancel_sent``: this client sent ``notifications/cancelled`` for the request.
+    ``transport_closed``: ``exc`` is the stream library's "the other end is gone" exception.
+    """
+    if is_cancellation:
+        return CallOutcome.cancelled(CancelReason.CALLER)
+    if rpc_error is not None:
+        return _classify_rpc_error(rpc_error, cancel_sent)
+    if transport_closed:
+        return CallOutcome.failed(ErrorType.CONNECTION_CLOSED, type(exc).__qualname__)
+    # Other exceptions (e.g. the SDK's output-schema RuntimeError) can quote tool output in their
+    # message, so only the class is recorded.
+    return CallOutcome.failed(type(exc).__qualname__)
+
+
+def _classify_rpc_error(error: RpcError, cancel_sent: bool) -> CallOutcome:
+    if error.code in SDK_TIMEOUT_CODES:
+        return CallOutcome.failed(ErrorType.TIMEOUT, error.message)
+    if error.code == CONNECTION_CLOSED_CODE:
+        return CallOutcome.failed(ErrorType.CONNECTION_CLOSED, error.message)
+    if cancel_sent and error.is_cancel_reply():
+        return CallOutcome.cancelled(CancelReason.CALLER)
+    wire_code = None if error.code in SDK_LOCAL_CODES else error.code
+    return CallOutcome.failed(str(error.code), error.message, rpc_code=wire_code)

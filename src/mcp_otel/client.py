@@ -1,0 +1,327 @@
+"""Client patches: every ``tools/call`` made through ``ClientSession.call_tool`` becomes one CLIENT span.
+
+``ClientSession.call_tool`` is the common path of mcp 1.x and 2.x, ``mcp.Client``,
+``ClientSessionGroup`` and fastmcp's ``Client``. Around it:
+
+* the span carries the session's facts (server identity, protocol version, transport);
+* the configured propagator's fields go into ``params._meta`` while our span is current;
+* mcp 2.x's and fastmcp's own CLIENT spans for the same call are suppressed (setting
+  ``sdk_spans``), so a call has exactly one CLIENT span and the wire carries our context;
+* ``notifications/cancelled`` sent by this client are noted, so the mcp 1.x server's
+  ``code 0 "Request cancelled"`` reply to it reads as a cancel, not a failure.
+
+The wrappers stay thin: facts come from :mod:`mcp_otel.sdk`, the verdict from
+:mod:`mcp_otel.classify`, and the span is finished by :func:`mcp_otel.outcome.finish_span`.
+Every step of our own fails open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
+from typing import Any
+
+import wrapt
+from opentelemetry import context, propagate, trace
+from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
+
+from mcp_otel import sdk
+from mcp_otel.classify import classify_client_exception, classify_client_result
+from mcp_otel.config import SdkSpans, Settings
+from mcp_otel.outcome import bounded, finish_span
+from mcp_otel.patching import Patch
+from mcp_otel.safety import report_once
+from mcp_otel.semconv import (
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_TOOL_NAME,
+    JSONRPC_REQUEST_ID,
+    MCP_METHOD_NAME,
+    MCP_PROTOCOL_VERSION,
+    MCP_SERVER_NAME,
+    MCP_SERVER_VERSION,
+    MCP_SESSION_ID,
+    METHOD_TOOLS_CALL,
+    NETWORK_TRANSPORT,
+    OPERATION_EXECUTE_TOOL,
+    SERVER_ADDRESS,
+    SERVER_PORT,
+    TRANSPORT_PIPE,
+    TRANSPORT_TCP,
+)
+from mcp_otel.transport import TransportInfo, TransportRegistry
+
+
+class _ClientCall:
+    """Our bookkeeping for one call in flight."""
+
+    __slots__ = ("cancel_sent", "request_id", "session", "span")
+
+    def __init__(self, span: Span, session: Any) -> None:
+        self.span = span
+        self.session = session
+        self.request_id: str | None = None
+        self.cancel_sent = False
+
+
+# The call whose wrapper is running in this task: lets the SDK-span hook find it.
+_ACTIVE_CALL: ContextVar[_ClientCall | None] = ContextVar("mcp_otel_client_call", default=None)
+
+
+class ClientInstrumentation:
+    def __init__(self, tracer: Tracer, settings: Settings) -> None:
+        self._tracer = tracer
+        self._settings = settings
+        self._transports = TransportRegistry()
+        # (id(session), request id) -> call, for calls whose request id is known.
+        self._inflight: dict[tuple[int, str], _ClientCall] = {}
+
+    def patches(self) -> list[Patch]:
+        return [
+            Patch("mcp.client.session", "ClientSession.call_tool", self._call_tool),
+            Patch("mcp.client.session", "ClientSession.initialize", self._initialize),
+            Patch(
+                "mcp.client.session",
+                "ClientSession.send_notification",
+                self._send_notification,
+                optional=True,
+            ),
+            Patch("mcp.shared.session", "BaseSession.send_notification", self._send_notification, optional=True),
+            Patch("mcp.shared.jsonrpc_dispatcher", "otel_span", self._sdk_span, optional=True),
+            Patch("mcp.client.stdio", "stdio_client", self._stdio_client, rebind=True),
+            Patch("mcp.client.streamable_http", "StreamableHTTPTransport.post_writer", self._post_writer),
+            Patch("fastmcp.client.mixins.tools", "client_span", self._fastmcp_client_span, optional=True),
+        ]
+
+    # --- tools/call -------------------------------------------------------------------------
+
+    async def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        call = self._start_call(wrapped, instance, args, kwargs)
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        args, kwargs = self._with_trace_context(wrapped, call.span, args, kwargs)
+        call_token = _ACTIVE_CALL.set(call)
+        context_token = context.attach(trace.set_span_in_context(call.span))
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            self._finish(call, exc=exc)
+            raise
+        finally:
+            context.detach(context_token)
+            _ACTIVE_CALL.reset(call_token)
+        self._finish(call, result=result)
+        return result
+
+    def _start_call(
+        self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> _ClientCall | None:
+        try:
+            slot = sdk.argument_slot(_function(wrapped), "name")
+            name = slot.get(args, kwargs) if slot is not None else None
+            tool = None if name is None else bounded(str(name), self._settings.max_name_length)
+            span = self._tracer.start_span(
+                f"{METHOD_TOOLS_CALL} {tool}" if tool else METHOD_TOOLS_CALL,
+                kind=SpanKind.CLIENT,
+                attributes={
+                    MCP_METHOD_NAME: METHOD_TOOLS_CALL,
+                    GEN_AI_OPERATION_NAME: OPERATION_EXECUTE_TOOL,
+                },
+            )
+        except Exception as exc:
+            report_once("could not start a client span", exc)
+            return None
+        call = _ClientCall(span, session)
+        try:
+            attributes = self._session_attributes(session)
+            if tool:
+                attributes[GEN_AI_TOOL_NAME] = tool
+            span.set_attributes(attributes)
+            self._note_request_id(call, sdk.next_request_id(session))
+        except Exception as exc:
+            report_once("could not read the client session's facts", exc)
+        return call
+
+    def _session_attributes(self, session: Any) -> dict[str, Any]:
+        limit = self._settings.max_name_length
+        facts = sdk.session_facts(session)
+        attributes: dict[str, Any] = {}
+        if facts.protocol_version:
+            attributes[MCP_PROTOCOL_VERSION] = facts.protocol_version
+        server_name = self._settings.server_name or facts.server_name
+        if server_name:
+            attributes[MCP_SERVER_NAME] = bounded(server_name, limit)
+        server_version = self._settings.server_version or facts.server_version
+        if server_version:
+            attributes[MCP_SERVER_VERSION] = bounded(server_version, limit)
+        transport = self._transports.lookup(sdk.session_write_stream(session))
+        if transport is not None:
+            attributes[NETWORK_TRANSPORT] = transport.network_transport
+            if transport.server_address:
+                attributes[SERVER_ADDRESS] = transport.server_address
+                if transport.server_port is not None:
+                    attributes[SERVER_PORT] = transport.server_port
+            session_id = transport.session_id() if transport.session_id else None
+            if session_id:
+                attributes[MCP_SESSION_ID] = bounded(session_id, limit)
+        return attributes
+
+    def _with_trace_context(
+        self, wrapped: Any, span: Span, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The call's arguments with our span's context added to ``meta`` (the caller's dict is
+        copied, never changed; the arguments are untouched when there is nothing to add)."""
+        if not self._settings.propagate:
+            return args, kwargs
+        try:
+            slot = sdk.argument_slot(_function(wrapped), "meta")
+            if slot is None:
+                return args, kwargs
+            meta = slot.get(args, kwargs)
+            if meta is not None and not isinstance(meta, Mapping):
+                return args, kwargs
+            carrier = dict(meta or {})
+            propagate.inject(carrier, context=trace.set_span_in_context(span))
+            if carrier == dict(meta or {}):
+                return args, kwargs
+            return slot.replace(args, kwargs, carrier)
+        except Exception as exc:
+            report_once("could not inject trace context", exc)
+            return args, kwargs
+
+    def _finish(self, call: _ClientCall, result: Any = None, exc: BaseException | None = None) -> None:
+        """Classify and end the span; whatever fails in here, the span is ended."""
+        if call.request_id is not None:
+            self._inflight.pop((id(call.session), call.request_id), None)
+        try:
+            if exc is None:
+                outcome = classify_client_result(result)
+            else:
+                outcome = classify_client_exception(
+                    exc,
+                    is_cancellation=sdk.is_cancellation(exc),
+                    rpc_error=sdk.rpc_error_of(exc),
+                    cancel_sent=call.cancel_sent,
+                    transport_closed=sdk.is_transport_closed(exc),
+                )
+            finish_span(call.span, outcome)
+        except Exception as error:
+            report_once("could not finish a client span", error)
+            call.span.end()
+
+    def _note_request_id(self, call: _ClientCall, request_id: Any) -> None:
+        if request_id is None:
+            return
+        call.request_id = str(request_id)
+        call.span.set_attribute(JSONRPC_REQUEST_ID, call.request_id)
+        self._inflight[(id(call.session), call.request_id)] = call
+
+    # --- session facts and cancel tracking ----------------------------------------------------
+
+    async def _initialize(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        result = await wrapped(*args, **kwargs)
+        try:
+            sdk.remember_initialize_result(instance, result)
+        except Exception as exc:
+            report_once("could not keep the initialize result", exc)
+        return result
+
+    async def _send_notification(
+        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        try:
+            notification = args[0] if args else kwargs.get("notification")
+            request_id = sdk.cancelled_request_id(notification)
+            if request_id is not None:
+                call = self._inflight.get((id(instance), str(request_id)))
+                if call is not None:
+                    call.cancel_sent = True
+        except Exception as exc:
+            report_once("could not inspect an outgoing notification", exc)
+        return await wrapped(*args, **kwargs)
+
+    # --- other instrumentations' spans for the same call --------------------------------------
+
+    def _sdk_span(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """mcp 2.x dispatcher's ``otel_span``: learn the request id, and by default replace the
+        SDK's duplicate CLIENT span with a non-recording one, so the context the dispatcher then
+        injects into ``_meta`` is ours."""
+        call = _ACTIVE_CALL.get()
+        if call is None or call.request_id is not None:
+            return wrapped(*args, **kwargs)
+        try:
+            attributes = kwargs.get("attributes") or {}
+            if kwargs.get("kind") is SpanKind.CLIENT and attributes.get(MCP_METHOD_NAME) == METHOD_TOOLS_CALL:
+                self._note_request_id(call, attributes.get(JSONRPC_REQUEST_ID))
+                if self._settings.sdk_spans is SdkSpans.SUPPRESS:
+                    return nullcontext(INVALID_SPAN)
+        except Exception as exc:
+            report_once("could not inspect the SDK's client span", exc)
+        return wrapped(*args, **kwargs)
+
+    def _fastmcp_client_span(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        method = args[1] if len(args) > 1 else kwargs.get("method")
+        if method == METHOD_TOOLS_CALL and self._settings.sdk_spans is SdkSpans.SUPPRESS:
+            return _without_fastmcp_spans(wrapped, args, kwargs)
+        return wrapped(*args, **kwargs)
+
+    # --- transports -------------------------------------------------------------------------
+
+    def _stdio_client(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return _RegisteringTransport(wrapped(*args, **kwargs), self._transports, TransportInfo(TRANSPORT_PIPE))
+
+    async def _post_writer(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        stream = None
+        try:
+            slot = sdk.argument_slot(_function(wrapped), "write_stream")
+            endpoint = sdk.http_endpoint(instance)
+            if slot is not None and endpoint is not None:
+                stream = slot.get(args, kwargs)
+                info = TransportInfo(TRANSPORT_TCP, endpoint.address, endpoint.port, endpoint.session_id)
+                self._transports.register(stream, info)
+        except Exception as exc:
+            report_once("could not register an HTTP transport", exc)
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            self._transports.unregister(stream)
+
+
+class _RegisteringTransport(wrapt.ObjectProxy):  # type: ignore[type-arg]
+    """A transport context manager that registers its write stream while it is open."""
+
+    def __init__(self, inner: Any, registry: TransportRegistry, info: TransportInfo) -> None:
+        super().__init__(inner)
+        self._self_registry = registry
+        self._self_info = info
+        self._self_stream: Any = None
+
+    async def __aenter__(self) -> Any:
+        yielded = await self.__wrapped__.__aenter__()
+        try:
+            self._self_stream = sdk.transport_streams(yielded)
+            self._self_registry.register(self._self_stream, self._self_info)
+        except Exception as exc:
+            report_once("could not register a stdio transport", exc)
+        return yielded
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        self._self_registry.unregister(self._self_stream)
+        return await self.__wrapped__.__aexit__(*exc_info)
+
+
+@contextmanager
+def _without_fastmcp_spans(wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[Any]:
+    try:
+        from fastmcp.telemetry import suppress_fastmcp_telemetry
+    except ImportError:
+        suppress: Any = nullcontext()
+    else:
+        suppress = suppress_fastmcp_telemetry()
+    with suppress, wrapped(*args, **kwargs) as span:
+        yield span
+
+
+def _function(wrapped: Any) -> Any:
+    """The plain function behind a bound method (the key of the signature cache)."""
+    return getattr(wrapped, "__func__", wrapped)

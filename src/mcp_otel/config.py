@@ -1,0 +1,94 @@
+"""Settings: environment variables ``OTEL_INSTRUMENTATION_MCP_*`` and the same keyword arguments.
+
+A keyword argument to ``McpInstrumentor().instrument()`` wins over its environment variable. An
+invalid value never raises (instrumenting must not break the application): it is logged once
+and the default is used. The README's "Settings" table lists every setting here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from enum import Enum
+from typing import Any
+
+_LOG = logging.getLogger(__name__)
+
+ENV_PREFIX = "OTEL_INSTRUMENTATION_MCP_"
+
+
+class SdkSpans(str, Enum):
+    """What to do with the spans mcp 2.x and fastmcp make for the calls we trace."""
+
+    SUPPRESS = "suppress"  # exactly one CLIENT span per call, ours; our context on the wire
+    KEEP = "keep"  # keep theirs too (they become children of ours and carry the wire context)
+
+
+@dataclass(frozen=True)
+class Settings:
+    sdk_spans: SdkSpans = SdkSpans.SUPPRESS
+    # Inject the configured propagator's fields into params._meta of each call.
+    propagate: bool = True
+    # Override the server identity the server reports about itself (serverInfo).
+    server_name: str | None = None
+    server_version: str | None = None
+    # Tool and server names longer than this are cut (names come from peers).
+    max_name_length: int = 256
+
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            default = field.default
+            parse = _PARSERS[field.name]
+            raw = overrides.get(field.name)
+            source = f"keyword argument {field.name}"
+            if raw is None:
+                raw = environ.get(ENV_PREFIX + field.name.upper())
+                source = ENV_PREFIX + field.name.upper()
+            if raw is None:
+                continue
+            try:
+                values[field.name] = parse(raw)
+            except (ValueError, TypeError):
+                _LOG.warning("mcp-otel: ignoring invalid %s=%r; using %r", source, raw, default)
+        unknown = set(overrides) - {field.name for field in fields(cls)}
+        if unknown:
+            _LOG.warning("mcp-otel: ignoring unknown settings %s", sorted(unknown))
+        return cls(**values)
+
+
+def _parse_bool(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(raw)
+
+
+def _parse_positive_int(raw: Any) -> int:
+    value = int(raw)
+    if isinstance(raw, bool) or value < 1:
+        raise ValueError(raw)
+    return value
+
+
+def _parse_text(raw: Any) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise ValueError(raw)
+    return raw.strip()
+
+
+_PARSERS: dict[str, Callable[[Any], Any]] = {
+    "sdk_spans": lambda raw: SdkSpans(str(raw).strip().lower()),
+    "propagate": _parse_bool,
+    "server_name": _parse_text,
+    "server_version": _parse_text,
+    "max_name_length": _parse_positive_int,
+}

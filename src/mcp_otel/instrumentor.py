@@ -1,0 +1,50 @@
+"""``McpInstrumentor``: the OpenTelemetry instrumentor that applies and removes every patch.
+
+Registered as entry point ``mcp_otel`` in group ``opentelemetry_instrumentor`` so that
+``opentelemetry-instrument python agent.py`` picks it up. ``instrument()`` never raises and
+works whether ``mcp`` is imported before or after it; ``uninstrument()`` restores every target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
+from opentelemetry.trace import get_tracer
+
+from mcp_otel.client import ClientInstrumentation
+from mcp_otel.config import Settings
+from mcp_otel.patching import Patcher
+from mcp_otel.safety import report_once
+from mcp_otel.semconv import INSTRUMENTATION_SCOPE
+from mcp_otel.version import __version__
+
+# The SDK versions the patches target (mcp 1.19 added call_tool's meta argument).
+_INSTRUMENTS = ("mcp >= 1.19, < 3",)
+
+
+class McpInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+    """Instrument MCP tool calls: ``McpInstrumentor().instrument(tracer_provider=..., **settings)``."""
+
+    _patcher: Patcher | None = None
+
+    def instrumentation_dependencies(self) -> Collection[str]:
+        return _INSTRUMENTS
+
+    def _instrument(self, **kwargs: Any) -> None:
+        try:
+            tracer_provider = kwargs.pop("tracer_provider", None)
+            kwargs.pop("meter_provider", None)  # metrics arrive with the metrics module
+            settings = Settings.load(**kwargs)
+            tracer = get_tracer(INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider)
+            client = ClientInstrumentation(tracer, settings)
+            self._patcher = Patcher(client.patches())
+            self._patcher.start()
+        except Exception as exc:
+            report_once("instrument() failed; MCP calls are not traced", exc)
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        patcher, self._patcher = self._patcher, None
+        if patcher is not None:
+            patcher.stop()

@@ -1,0 +1,122 @@
+"""The outcome model: one classified outcome per call, and the only function that writes it to a span.
+
+``CallOutcome`` is the value every classifier returns and every consumer (span, metrics) reads.
+Its constructor refuses combinations that would make a span disagree with itself (ADR-191
+rule 4), and :func:`finish_span` is the one place that sets span status, ``error.type``,
+``rpc.response.status_code``, ``tool.outcome`` and ``tool.cancel.reason``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.trace import Span, Status, StatusCode
+
+from mcp_otel.semconv import (
+    ERROR_TYPE,
+    RPC_RESPONSE_STATUS_CODE,
+    TOOL_CANCEL_REASON,
+    TOOL_OUTCOME,
+    CancelReason,
+    ToolOutcome,
+)
+
+# Status descriptions come from peers (JSON-RPC error messages); keep them bounded.
+MAX_DESCRIPTION_LENGTH = 512
+
+
+def bounded(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, marking the cut so a reader knows it happened."""
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)] + "…"
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """A classified outcome. Build it with :meth:`ok`, :meth:`failed` or :meth:`cancelled`."""
+
+    outcome: ToolOutcome
+    error_type: str | None = None
+    # Only codes a peer put on the wire; SDK-local codes never go here.
+    rpc_code: str | None = None
+    description: str | None = None
+    cancel_reason: CancelReason | None = None
+
+    def __post_init__(self) -> None:
+        if self.outcome is ToolOutcome.FAILED:
+            if not self.error_type:
+                raise ValueError("a failed outcome needs an error.type")
+            if self.cancel_reason is not None:
+                raise ValueError("a failed outcome has no cancel reason")
+        else:
+            if self.error_type is not None or self.description is not None:
+                raise ValueError(f"a {self.outcome.value} outcome has no error.type or description")
+            if self.outcome is ToolOutcome.OK and (self.cancel_reason or self.rpc_code):
+                raise ValueError("an ok outcome has no cancel reason or error code")
+            if self.outcome is ToolOutcome.CANCELLED and self.cancel_reason is None:
+                raise ValueError("a cancelled outcome needs a cancel reason")
+
+    @classmethod
+    def ok(cls) -> CallOutcome:
+        return _OK
+
+    @classmethod
+    def failed(cls, error_type: str, description: str | None = None, rpc_code: int | None = None) -> CallOutcome:
+        return cls(
+            ToolOutcome.FAILED,
+            error_type=error_type,
+            rpc_code=None if rpc_code is None else str(rpc_code),
+            description=None if description is None else bounded(description, MAX_DESCRIPTION_LENGTH),
+        )
+
+    @classmethod
+    def cancelled(cls, reason: CancelReason) -> CallOutcome:
+        return cls(ToolOutcome.CANCELLED, cancel_reason=reason)
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the span status is ERROR. A cancel is not an error."""
+        return self.outcome is ToolOutcome.FAILED
+
+    def attributes(self) -> dict[str, str]:
+        """The outcome attributes, identical on the span and on metric points."""
+        attributes = {TOOL_OUTCOME: self.outcome.value}
+        if self.error_type is not None:
+            attributes[ERROR_TYPE] = self.error_type
+        if self.rpc_code is not None:
+            attributes[RPC_RESPONSE_STATUS_CODE] = self.rpc_code
+        if self.cancel_reason is not None:
+            attributes[TOOL_CANCEL_REASON] = self.cancel_reason.value
+        return attributes
+
+
+_OK = CallOutcome(ToolOutcome.OK)
+
+
+def finish_span(span: Span, outcome: CallOutcome, extra: Mapping[str, Any] | None = None) -> None:
+    """Write ``outcome`` (and any late ``extra`` attributes) onto ``span`` and end it.
+
+    The only writer of status and outcome attributes: ok and cancelled leave the status UNSET
+    (instrumentations must not set OK), failed sets ERROR with the description.
+    """
+    if extra:
+        span.set_attributes(extra)
+    span.set_attributes(outcome.attributes())
+    if outcome.is_error:
+        span.set_status(Status(StatusCode.ERROR, outcome.description))
+    span.end()
+
+
+def outcome_of_span(attributes: Mapping[str, Any], status_is_error: bool) -> ToolOutcome:
+    """The outcome a finished span states, or, for spans without ``tool.outcome`` (other
+    instrumentations, older versions), the one its status implies (ADR-191 rule 5)."""
+    value = attributes.get(TOOL_OUTCOME)
+    if value is not None:
+        try:
+            return ToolOutcome(value)
+        except ValueError:
+            pass
+    return ToolOutcome.FAILED if status_is_error else ToolOutcome.OK

@@ -1,0 +1,86 @@
+"""Every name and value mcp-otel writes: attribute names, metric names, outcome values.
+
+This is the single source of these strings; instrumentation code, tests, the collector
+configuration and the dashboards all take them from here (ADR-191 rule 3: one string travels
+end to end).
+
+Sources the names are pinned to:
+
+* MCP conventions: open-telemetry/semantic-conventions-genai ``docs/gen-ai/mcp.md`` at
+  revision 4172e394d28f2d26ec4a4514a45f153580c68670 (status: Development).
+* General attributes (``error.type``, ``network.*``, ``server.*``, ``client.*``,
+  ``rpc.response.status_code``, ``jsonrpc.request.id``): open-telemetry/semantic-conventions
+  v1.44.0.
+
+We do not import ``opentelemetry.semconv._incubating``: its MCP names are deprecated there
+("moved to the GenAI repository") and the module path is private.
+
+Names marked *mcp-otel* are our own; no convention defines an outcome for cancelled calls.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Final
+
+# --- MCP and GenAI attributes (semantic-conventions-genai docs/gen-ai/mcp.md @4172e394) ---
+MCP_METHOD_NAME: Final = "mcp.method.name"
+MCP_PROTOCOL_VERSION: Final = "mcp.protocol.version"
+MCP_SESSION_ID: Final = "mcp.session.id"
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+
+# --- General attributes (semantic-conventions v1.44.0) ---
+ERROR_TYPE: Final = "error.type"
+JSONRPC_REQUEST_ID: Final = "jsonrpc.request.id"
+# Renamed to rpc.status_code on semantic-conventions main (#3921, unreleased); mcp.md still uses this.
+RPC_RESPONSE_STATUS_CODE: Final = "rpc.response.status_code"
+NETWORK_TRANSPORT: Final = "network.transport"
+SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
+CLIENT_ADDRESS: Final = "client.address"
+CLIENT_PORT: Final = "client.port"
+
+# --- mcp-otel attributes ---
+TOOL_OUTCOME: Final = "tool.outcome"
+TOOL_CANCEL_REASON: Final = "tool.cancel.reason"
+# The server's self-reported identity (serverInfo.name / .version), or the configured override.
+MCP_SERVER_NAME: Final = "mcp.server.name"
+MCP_SERVER_VERSION: Final = "mcp.server.version"
+
+# --- Values ---
+METHOD_TOOLS_CALL: Final = "tools/call"
+OPERATION_EXECUTE_TOOL: Final = "execute_tool"
+TRANSPORT_PIPE: Final = "pipe"  # stdio
+TRANSPORT_TCP: Final = "tcp"  # streamable HTTP, SSE
+
+# The instrumentation scope name of every span and metric we create.
+INSTRUMENTATION_SCOPE: Final = "mcp_otel"
+
+
+class ToolOutcome(str, Enum):
+    """How one tool call ended: the single tri-state value (ADR-191 rule 1)."""
+
+    OK = "ok"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class CancelReason(str, Enum):
+    """Values of ``tool.cancel.reason``: low cardinality; free-text MCP reasons are never recorded."""
+
+    # Client side: the task awaiting the call was cancelled, or this client cancelled the request.
+    CALLER = "caller"
+    # Server side: the client sent notifications/cancelled for the request.
+    CLIENT = "client"
+    # Server side: the client closed the request's stream (2026-07-28 streamable HTTP).
+    DISCONNECT = "disconnect"
+
+
+class ErrorType:
+    """Our own ``error.type`` values; JSON-RPC errors use their code and exceptions their class name."""
+
+    TOOL_ERROR: Final = "tool_error"  # CallToolResult.isError (named by mcp.md)
+    TIMEOUT: Final = "timeout"  # the SDK's read timeout expired (named by the error.type guidance)
+    CONNECTION_CLOSED: Final = "connection_closed"  # transport closed / server process died
+    SHUTDOWN: Final = "shutdown"  # server shutting down with the call in flight

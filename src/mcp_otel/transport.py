@@ -1,0 +1,49 @@
+"""Which transport a client session talks over: a registry keyed by the session's write stream.
+
+Transport context managers (stdio, streamable HTTP) register the stream they hand to the session
+while they are open; the client patch looks the session's stream up at call time. Entries hold
+the stream strongly and are removed when the transport closes, so ids cannot be reused while an
+entry exists and the registry stays as small as the number of open transports.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TransportInfo:
+    network_transport: str
+    server_address: str | None = None
+    server_port: int | None = None
+    # Reads the MCP session id at call time (it is assigned during initialize).
+    session_id: Callable[[], str | None] | None = None
+
+
+class TransportRegistry:
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[Any, TransportInfo]] = {}
+        self._lock = threading.Lock()
+
+    def register(self, stream: Any, info: TransportInfo) -> None:
+        if stream is not None:
+            with self._lock:
+                self._entries[id(stream)] = (stream, info)
+
+    def unregister(self, stream: Any) -> None:
+        with self._lock:
+            entry = self._entries.get(id(stream))
+            if entry is not None and entry[0] is stream:
+                del self._entries[id(stream)]
+
+    def lookup(self, stream: Any) -> TransportInfo | None:
+        entry = self._entries.get(id(stream))
+        if entry is None or entry[0] is not stream:
+            return None
+        return entry[1]
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -1,0 +1,69 @@
+"""Shared fixtures: the real OpenTelemetry SDK with an in-memory exporter, and the instrumentor.
+
+The tracer provider is installed globally because mcp 2.x and fastmcp make their own spans with
+the global provider; tests must see those spans to prove that we suppress (or keep) them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from mcp_otel import McpInstrumentor, safety
+from tests.harness import MCP_MAJOR
+
+EXPORTER = InMemorySpanExporter()
+PROVIDER = TracerProvider()
+PROVIDER.add_span_processor(SimpleSpanProcessor(EXPORTER))
+trace.set_tracer_provider(PROVIDER)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for major in (1, 2):
+            if item.get_closest_marker(f"mcp{major}") and major != MCP_MAJOR:
+                item.add_marker(pytest.mark.skip(reason=f"needs mcp {major}.x (installed: {MCP_MAJOR}.x)"))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def exporter() -> Iterator[InMemorySpanExporter]:
+    EXPORTER.clear()
+    yield EXPORTER
+    EXPORTER.clear()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_report_once() -> None:
+    safety._reported.clear()
+
+
+@pytest.fixture
+def instrument(exporter: InMemorySpanExporter) -> Iterator[Callable[..., McpInstrumentor]]:
+    """Call it (with settings as keyword arguments) to instrument; uninstrumented afterwards."""
+    instrumentor = McpInstrumentor()
+
+    def _instrument(**settings: Any) -> McpInstrumentor:
+        instrumentor.instrument(tracer_provider=PROVIDER, **settings)
+        return instrumentor
+
+    yield _instrument
+    if instrumentor.is_instrumented_by_opentelemetry:
+        instrumentor.uninstrument()
+
+
+def tool_call_spans(spans: Any, kind: trace.SpanKind = trace.SpanKind.CLIENT) -> list[ReadableSpan]:
+    """Every exported span of ``kind`` that describes a tools/call, whoever made it."""
+    return [
+        span for span in spans if span.kind == kind and (span.attributes or {}).get("mcp.method.name") == "tools/call"
+    ]
