@@ -1,0 +1,107 @@
+"""The outcome model's invariant and the one function that writes it onto a span (real SDK)."""
+
+from __future__ import annotations
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+from mcp_otel import semconv
+from mcp_otel.outcome import MAX_DESCRIPTION_LENGTH, CallOutcome, bounded, finish_span, outcome_of_span
+from mcp_otel.semconv import CancelReason, ToolOutcome
+
+
+def test_outcome_values_are_the_documented_strings() -> None:
+    assert [value.value for value in ToolOutcome] == ["ok", "failed", "cancelled"]
+    assert [value.value for value in CancelReason] == ["caller", "client", "disconnect"]
+    assert semconv.TOOL_OUTCOME == "tool.outcome"
+    assert semconv.TOOL_CANCEL_REASON == "tool.cancel.reason"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"outcome": ToolOutcome.FAILED},  # failed without error.type
+        {"outcome": ToolOutcome.FAILED, "error_type": "x", "cancel_reason": CancelReason.CALLER},
+        {"outcome": ToolOutcome.OK, "error_type": "x"},
+        {"outcome": ToolOutcome.OK, "description": "x"},
+        {"outcome": ToolOutcome.OK, "rpc_code": "-32602"},
+        {"outcome": ToolOutcome.OK, "cancel_reason": CancelReason.CALLER},
+        {"outcome": ToolOutcome.CANCELLED},  # cancelled without a reason
+        {"outcome": ToolOutcome.CANCELLED, "cancel_reason": CancelReason.CALLER, "error_type": "x"},
+        {"outcome": ToolOutcome.CANCELLED, "cancel_reason": CancelReason.CALLER, "description": "x"},
+    ],
+)
+def test_self_contradicting_outcomes_are_refused(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="outcome"):
+        CallOutcome(**kwargs)  # type: ignore[arg-type]
+
+
+def test_descriptions_are_bounded() -> None:
+    outcome = CallOutcome.failed("-32603", "x" * 10_000)
+    assert outcome.description is not None
+    assert len(outcome.description) == MAX_DESCRIPTION_LENGTH
+    assert outcome.description.endswith("…")
+    assert bounded("short", 10) == "short"
+
+
+def _finished(outcome: CallOutcome) -> object:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    span = provider.get_tracer("test").start_span("tools/call x")
+    finish_span(span, outcome)
+    (finished,) = exporter.get_finished_spans()
+    return finished
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status", "description", "attributes"),
+    [
+        (CallOutcome.ok(), StatusCode.UNSET, None, {"tool.outcome": "ok"}),
+        (
+            CallOutcome.cancelled(CancelReason.CALLER),
+            StatusCode.UNSET,
+            None,
+            {"tool.outcome": "cancelled", "tool.cancel.reason": "caller"},
+        ),
+        (
+            CallOutcome.failed("tool_error"),
+            StatusCode.ERROR,
+            None,
+            {"tool.outcome": "failed", "error.type": "tool_error"},
+        ),
+        (
+            CallOutcome.failed("-32602", "bad input", rpc_code=-32602),
+            StatusCode.ERROR,
+            "bad input",
+            {"tool.outcome": "failed", "error.type": "-32602", "rpc.response.status_code": "-32602"},
+        ),
+    ],
+)
+def test_finish_span_writes_status_and_attributes_together(
+    outcome: CallOutcome, status: StatusCode, description: str | None, attributes: dict[str, str]
+) -> None:
+    span = _finished(outcome)
+    assert span.status.status_code == status  # type: ignore[attr-defined]
+    assert span.status.description == description  # type: ignore[attr-defined]
+    assert dict(span.attributes) == attributes  # type: ignore[attr-defined]
+    assert span.end_time is not None  # type: ignore[attr-defined]
+    # The span and the outcome agree when read back (one string end to end).
+    assert outcome_of_span(span.attributes, span.status.status_code == StatusCode.ERROR) is outcome.outcome  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("attributes", "is_error", "expected"),
+    [
+        ({}, False, ToolOutcome.OK),  # older spans: status decides
+        ({}, True, ToolOutcome.FAILED),
+        ({"tool.outcome": "cancelled"}, False, ToolOutcome.CANCELLED),
+        ({"tool.outcome": "failed"}, True, ToolOutcome.FAILED),
+        ({"tool.outcome": "bogus"}, True, ToolOutcome.FAILED),
+    ],
+)
+def test_outcome_of_span(attributes: dict[str, str], is_error: bool, expected: ToolOutcome) -> None:
+    assert outcome_of_span(attributes, is_error) is expected

@@ -1,0 +1,90 @@
+"""The patch table machinery on throwaway modules: on-import patching, missing targets, removal."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import wrapt
+
+from mcp_otel.patching import Patch, Patcher
+
+MODULE_SOURCE = """
+class Greeter:
+    def greet(self, name):
+        return f"hello {name}"
+
+def shout(text):
+    return text.upper()
+"""
+
+
+@pytest.fixture
+def module_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> str:
+    name = f"patch_target_{request.node.name.replace('[', '_').replace(']', '_')}"
+    (tmp_path / f"{name}.py").write_text(MODULE_SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    sys.modules.pop(name, None)
+
+
+def exclaim(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    return wrapped(*args, **kwargs) + "!"
+
+
+def test_patches_a_loaded_module_and_removes_the_patch(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    original = module.Greeter.__dict__["greet"]
+    patcher = Patcher([Patch(module_name, "Greeter.greet", exclaim), Patch(module_name, "shout", exclaim)])
+    patcher.start()
+    assert module.Greeter().greet("a") == "hello a!"
+    assert module.shout("a") == "A!"
+    assert isinstance(module.Greeter.__dict__["greet"], wrapt.FunctionWrapper)
+    patcher.stop()
+    assert module.Greeter.__dict__["greet"] is original
+    assert module.Greeter().greet("a") == "hello a"
+    assert module.shout("a") == "A"
+
+
+def test_patches_a_module_imported_later(module_name: str) -> None:
+    assert module_name not in sys.modules
+    patcher = Patcher([Patch(module_name, "Greeter.greet", exclaim)])
+    patcher.start()
+    module = importlib.import_module(module_name)
+    assert module.Greeter().greet("b") == "hello b!"
+    patcher.stop()
+    assert module.Greeter().greet("b") == "hello b"
+
+
+def test_a_stopped_patcher_does_not_patch_on_import(module_name: str) -> None:
+    patcher = Patcher([Patch(module_name, "shout", exclaim)])
+    patcher.start()
+    patcher.stop()
+    module = importlib.import_module(module_name)
+    assert module.shout("c") == "C"
+
+
+def test_missing_targets_are_skipped_and_logged_once(module_name: str, caplog: pytest.LogCaptureFixture) -> None:
+    module = importlib.import_module(module_name)
+    patcher = Patcher(
+        [
+            Patch(module_name, "Greeter.missing", exclaim),
+            Patch(module_name, "Absent.method", exclaim, optional=True),
+            Patch(module_name, "shout", exclaim),
+        ]
+    )
+    with caplog.at_level(logging.DEBUG, logger="mcp_otel"):
+        patcher.start()
+        patcher.stop()
+        patcher.start()
+    assert module.shout("d") == "D!"
+    warnings = [record for record in caplog.records if record.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "Greeter.missing" in warnings[0].getMessage()
+    assert any("Absent.method" in record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG)
+    patcher.stop()
+    assert module.shout("d") == "D"
