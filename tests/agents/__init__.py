@@ -1,0 +1,1 @@
+"""Small agent programs the tests run as subprocesses."""

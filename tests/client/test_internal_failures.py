@@ -1,0 +1,69 @@
+"""Our own bookkeeping fails open: when a helper of ours raises, the application sees exactly what
+it sees without instrumentation, the span is still ended, and the failure is logged once."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from mcp_otel import client, sdk
+from tests.conftest import tool_call_spans
+from tests.harness import open_session
+
+pytestmark = pytest.mark.anyio
+
+
+def explode(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("internal helper exploded")
+
+
+# (object, attribute) pairs of our helpers, each on a different step of a call.
+HELPERS = [
+    (sdk, "session_facts"),  # reading the session's facts at span start
+    (sdk, "next_request_id"),
+    (client.propagate, "inject"),  # injecting trace context
+    (client, "classify_client_result"),  # classifying the result
+    (client, "finish_span"),  # writing the outcome
+]
+
+
+@pytest.mark.parametrize(("owner", "name"), HELPERS, ids=[name for _, name in HELPERS])
+async def test_a_failing_helper_changes_nothing_for_the_caller(
+    owner: Any,
+    name: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    instrument: Callable[..., Any],
+    exporter: InMemorySpanExporter,
+) -> None:
+    async with open_session("memory") as session:
+        expected = await session.call_tool("ok", {})
+    exporter.clear()
+    instrument()
+    monkeypatch.setattr(owner, name, explode)
+    with caplog.at_level(logging.WARNING, logger="mcp_otel"):
+        async with open_session("memory") as session:
+            first = await session.call_tool("ok", {})
+            second = await session.call_tool("ok", {})
+    assert first.model_dump() == second.model_dump() == expected.model_dump()
+    spans = tool_call_spans(exporter.get_finished_spans())
+    assert len(spans) == 2
+    assert all(span.end_time is not None for span in spans)
+    reports = [record for record in caplog.records if "internal helper exploded" in record.getMessage()]
+    assert len(reports) == 1  # logged once, not per call
+
+
+async def test_a_failing_span_start_still_makes_the_call_without_our_span(
+    monkeypatch: pytest.MonkeyPatch, instrument: Callable[..., Any], exporter: InMemorySpanExporter
+) -> None:
+    instrument()
+    monkeypatch.setattr(sdk, "argument_slot", explode)
+    async with open_session("memory") as session:
+        result = await session.call_tool("ok", {})
+    assert result.content[0].text == "ok"
+    ours = [span for span in exporter.get_finished_spans() if span.instrumentation_scope.name == "mcp_otel"]
+    assert ours == []
