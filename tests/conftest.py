@@ -6,6 +6,11 @@ the global provider; tests must see those spans to prove that we suppress (or ke
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,7 +21,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_otel import McpInstrumentor, safety
-from tests.harness import MCP_MAJOR
+from tests.harness import MCP_MAJOR, REPO_ROOT
 
 EXPORTER = InMemorySpanExporter()
 PROVIDER = TracerProvider()
@@ -60,6 +65,36 @@ def instrument(exporter: InMemorySpanExporter) -> Iterator[Callable[..., McpInst
     yield _instrument
     if instrumentor.is_instrumented_by_opentelemetry:
         instrumentor.uninstrument()
+
+
+@pytest.fixture(scope="session")
+def http_server_url() -> Iterator[str]:
+    """The streamable HTTP test server, a subprocess on 127.0.0.1, stopped by PID afterwards."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.servers.http_server", str(port)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the HTTP test server did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 def tool_call_spans(spans: Any, kind: trace.SpanKind = trace.SpanKind.CLIENT) -> list[ReadableSpan]:

@@ -32,6 +32,16 @@ else:
 TRANSPORTS = ("memory", "stdio") if MCP_MAJOR == 1 else ("memory", "direct", "stdio")
 
 
+@asynccontextmanager
+async def open_http_session(url: str) -> AsyncIterator[ClientSession]:
+    """An initialized handshake-era ``ClientSession`` over streamable HTTP (has a session id)."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
+        await session.initialize()
+        yield session
+
+
 def build_server() -> Any:
     return server_module.build_server()
 
