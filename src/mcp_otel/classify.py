@@ -20,6 +20,10 @@ CONNECTION_CLOSED_CODE = -32000  # both majors: transport closed while waiting
 V1_CANCEL_REPLY = (0, "Request cancelled")  # mcp 1.x server's answer to notifications/cancelled
 REQUEST_CANCELLED_CODE = -32800  # mcp 2.x streamable HTTP (2025 era) answer to a cancel
 SDK_LOCAL_CODES = SDK_TIMEOUT_CODES | {CONNECTION_CLOSED_CODE, 0, REQUEST_CANCELLED_CODE}
+# Server side: codes that say the caller sent a request the server could not serve. Not errors on
+# SERVER spans (semantic-conventions-genai mcp.md @4172e394); we keep error.type on them
+# (documented deviation) so dashboards can keep caller mistakes out of server-fault rates.
+CALLER_FAULT_CODES = frozenset({-32700, -32600, -32601, -32602, -32002})
 
 
 @dataclass(frozen=True)
@@ -35,12 +39,19 @@ class RpcError:
 
 def classify_client_result(result: object) -> CallOutcome:
     """A returned result: ``isError`` (1.x) / ``is_error`` (2.x) true is a tool error."""
+    if _is_error_result(result):
+        return CallOutcome.failed(ErrorType.TOOL_ERROR)
+    return CallOutcome.ok()
+
+
+def _is_error_result(result: object) -> bool:
+    """``isError`` on a 1.x model, ``is_error`` on a 2.x model, ``"isError"`` in a wire dict."""
+    if isinstance(result, dict):
+        return result.get("isError") is True
     is_error = getattr(result, "is_error", None)
     if is_error is None:
         is_error = getattr(result, "isError", False)
-    if is_error is True:
-        return CallOutcome.failed(ErrorType.TOOL_ERROR)
-    return CallOutcome.ok()
+    return is_error is True
 
 
 def classify_client_exception(
@@ -78,3 +89,36 @@ def _classify_rpc_error(error: RpcError, cancel_sent: bool) -> CallOutcome:
         return CallOutcome.cancelled(CancelReason.CALLER)
     wire_code = None if error.code in SDK_LOCAL_CODES else error.code
     return CallOutcome.failed(str(error.code), error.message, rpc_code=wire_code)
+
+
+def classify_server_call(
+    *,
+    answer: object = None,
+    rpc_error: RpcError | None = None,
+    peer_cancelled: bool = False,
+    is_cancellation: bool = False,
+    transport_closed: bool = False,
+) -> CallOutcome:
+    """How a ``tools/call`` ended on the server.
+
+    ``answer``: the result the server answered. ``rpc_error``: the JSON-RPC error it answered
+    (for a handler exception: the error the SDK turns it into). ``peer_cancelled``: the
+    client's ``notifications/cancelled`` arrived before the answer was written, so no answer
+    reached it. ``is_cancellation``: the handler was cancelled by the async library.
+    ``transport_closed``: the client closed the connection, or on 2026-07-28 HTTP the
+    request's stream, before the answer.
+    """
+    if peer_cancelled:
+        return CallOutcome.cancelled(CancelReason.CLIENT)
+    if is_cancellation:
+        if transport_closed:
+            return CallOutcome.cancelled(CancelReason.DISCONNECT)
+        return CallOutcome.failed(ErrorType.SHUTDOWN, "server shut down with the call in flight")
+    if rpc_error is not None:
+        if rpc_error.code in CALLER_FAULT_CODES:
+            return CallOutcome.caller_fault_error(rpc_error.code)
+        wire_code = None if rpc_error.code in SDK_LOCAL_CODES else rpc_error.code
+        return CallOutcome.failed(str(rpc_error.code), rpc_error.message, rpc_code=wire_code)
+    if _is_error_result(answer):
+        return CallOutcome.failed(ErrorType.TOOL_ERROR)
+    return CallOutcome.ok()

@@ -22,7 +22,6 @@ from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any
 
-import wrapt
 from opentelemetry import context, propagate, trace
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
 
@@ -49,7 +48,7 @@ from mcp_otel.semconv import (
     TRANSPORT_PIPE,
     TRANSPORT_TCP,
 )
-from mcp_otel.transport import TransportInfo, TransportRegistry
+from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportRegistry
 
 
 class _ClientCall:
@@ -117,7 +116,7 @@ class ClientInstrumentation:
         self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> _ClientCall | None:
         try:
-            slot = sdk.argument_slot(_function(wrapped), "name")
+            slot = sdk.argument_slot(sdk.plain_function(wrapped), "name")
             name = slot.get(args, kwargs) if slot is not None else None
             tool = None if name is None else bounded(str(name), self._settings.max_name_length)
             span = self._tracer.start_span(
@@ -174,7 +173,7 @@ class ClientInstrumentation:
         if not self._settings.propagate:
             return args, kwargs
         try:
-            slot = sdk.argument_slot(_function(wrapped), "meta")
+            slot = sdk.argument_slot(sdk.plain_function(wrapped), "meta")
             if slot is None:
                 return args, kwargs
             meta = slot.get(args, kwargs)
@@ -268,12 +267,12 @@ class ClientInstrumentation:
     # --- transports -------------------------------------------------------------------------
 
     def _stdio_client(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return _RegisteringTransport(wrapped(*args, **kwargs), self._transports, TransportInfo(TRANSPORT_PIPE))
+        return RegisteringTransport(wrapped(*args, **kwargs), self._transports, TransportInfo(TRANSPORT_PIPE))
 
     async def _post_writer(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         stream = None
         try:
-            slot = sdk.argument_slot(_function(wrapped), "write_stream")
+            slot = sdk.argument_slot(sdk.plain_function(wrapped), "write_stream")
             endpoint = sdk.http_endpoint(instance)
             if slot is not None and endpoint is not None:
                 stream = slot.get(args, kwargs)
@@ -287,29 +286,6 @@ class ClientInstrumentation:
             self._transports.unregister(stream)
 
 
-class _RegisteringTransport(wrapt.ObjectProxy):  # type: ignore[type-arg]
-    """A transport context manager that registers its write stream while it is open."""
-
-    def __init__(self, inner: Any, registry: TransportRegistry, info: TransportInfo) -> None:
-        super().__init__(inner)
-        self._self_registry = registry
-        self._self_info = info
-        self._self_stream: Any = None
-
-    async def __aenter__(self) -> Any:
-        yielded = await self.__wrapped__.__aenter__()
-        try:
-            self._self_stream = sdk.transport_streams(yielded)
-            self._self_registry.register(self._self_stream, self._self_info)
-        except Exception as exc:
-            report_once("could not register a stdio transport", exc)
-        return yielded
-
-    async def __aexit__(self, *exc_info: Any) -> Any:
-        self._self_registry.unregister(self._self_stream)
-        return await self.__wrapped__.__aexit__(*exc_info)
-
-
 @contextmanager
 def _without_fastmcp_spans(wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[Any]:
     try:
@@ -320,8 +296,3 @@ def _without_fastmcp_spans(wrapped: Any, args: tuple[Any, ...], kwargs: dict[str
         suppress = suppress_fastmcp_telemetry()
     with suppress, wrapped(*args, **kwargs) as span:
         yield span
-
-
-def _function(wrapped: Any) -> Any:
-    """The plain function behind a bound method (the key of the signature cache)."""
-    return getattr(wrapped, "__func__", wrapped)

@@ -18,6 +18,7 @@ from mcp_otel.config import Settings
 from mcp_otel.patching import Patcher
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import INSTRUMENTATION_SCOPE
+from mcp_otel.server import ServerInstrumentation
 from mcp_otel.version import __version__
 
 # The SDK versions the patches target (mcp 1.19 added call_tool's meta argument).
@@ -39,7 +40,8 @@ class McpInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             settings = Settings.load(**kwargs)
             tracer = get_tracer(INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider)
             client = ClientInstrumentation(tracer, settings)
-            self._patcher = Patcher(client.patches())
+            server = ServerInstrumentation(tracer, settings)
+            self._patcher = Patcher([*client.patches(), *server.patches()])
             self._patcher.start()
         except Exception as exc:
             report_once("instrument() failed; MCP calls are not traced", exc)

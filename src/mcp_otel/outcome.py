@@ -44,6 +44,9 @@ class CallOutcome:
     rpc_code: str | None = None
     description: str | None = None
     cancel_reason: CancelReason | None = None
+    # Server side: the caller sent a request the server could not serve (-32602 ...). Still a
+    # failed call, but not the server's error, so the span status stays UNSET (semconv).
+    caller_fault: bool = False
 
     def __post_init__(self) -> None:
         if self.outcome is ToolOutcome.FAILED:
@@ -51,7 +54,11 @@ class CallOutcome:
                 raise ValueError("a failed outcome needs an error.type")
             if self.cancel_reason is not None:
                 raise ValueError("a failed outcome has no cancel reason")
+            if self.caller_fault and (self.rpc_code is None or self.description is not None):
+                raise ValueError("a caller-fault outcome has an error code and no description")
         else:
+            if self.caller_fault:
+                raise ValueError(f"a {self.outcome.value} outcome is not a caller fault")
             if self.error_type is not None or self.description is not None:
                 raise ValueError(f"a {self.outcome.value} outcome has no error.type or description")
             if self.outcome is ToolOutcome.OK and (self.cancel_reason or self.rpc_code):
@@ -73,13 +80,19 @@ class CallOutcome:
         )
 
     @classmethod
+    def caller_fault_error(cls, code: int) -> CallOutcome:
+        """A server's JSON-RPC answer that blames the request (semconv: not a server error)."""
+        return cls(ToolOutcome.FAILED, error_type=str(code), rpc_code=str(code), caller_fault=True)
+
+    @classmethod
     def cancelled(cls, reason: CancelReason) -> CallOutcome:
         return cls(ToolOutcome.CANCELLED, cancel_reason=reason)
 
     @property
     def is_error(self) -> bool:
-        """Whether the span status is ERROR. A cancel is not an error."""
-        return self.outcome is ToolOutcome.FAILED
+        """Whether the span status is ERROR: failures the span's owner is answerable for.
+        A cancel is not an error; neither, on a server, is a request the caller got wrong."""
+        return self.outcome is ToolOutcome.FAILED and not self.caller_fault
 
     def attributes(self) -> dict[str, str]:
         """The outcome attributes, identical on the span and on metric points."""

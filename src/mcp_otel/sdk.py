@@ -20,6 +20,11 @@ from mcp_otel.classify import RpcError
 
 # mcp 1.x ClientSession keeps only capabilities after initialize; we keep the whole result.
 _V1_INITIALIZE_RESULTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+# mcp 1.x sessions whose receive loop ended because the peer closed the connection (EOF).
+_V1_EOF_SESSIONS: weakref.WeakSet[Any] = weakref.WeakSet()
+# mcp 2.x TransportContext.kind values.
+_V2_DIRECT = "direct"  # in-process DirectDispatcher: the client's task runs the handler
+_V2_MODERN_HTTP = "streamable-http"  # 2026-07-28 HTTP: closing the request's stream is the cancel
 
 
 @dataclass(frozen=True)
@@ -84,11 +89,149 @@ def cancelled_request_id(notification: Any) -> Any:
     return request_id
 
 
+@dataclass(frozen=True)
+class ServerRequest:
+    """What the server patches read about one incoming ``tools/call``, on either major."""
+
+    tool: Any
+    request_id: Any
+    meta: Any  # params._meta as the SDK holds it (a dict, or a 1.x pydantic model)
+    protocol_version: str | None
+    session_id: str | None
+    http_request: Any  # the Starlette request on HTTP transports, else None
+    server_name: str | None
+    server_version: str | None
+    write_stream: Any  # the connection's write stream (the transport registry's key)
+
+
+def is_tools_call(request: Any) -> bool:
+    """mcp 1.x: the typed request ``Server._handle_request`` dispatches is a ``tools/call``."""
+    return getattr(request, "method", None) == "tools/call"
+
+
+def v1_server_request(server: Any, responder: Any, request: Any, session: Any) -> ServerRequest:
+    params = getattr(request, "params", None)
+    metadata = getattr(responder, "message_metadata", None)
+    http_request = getattr(metadata, "request_context", None)
+    client_params = getattr(session, "client_params", None)
+    return ServerRequest(
+        tool=getattr(params, "name", None),
+        request_id=getattr(responder, "request_id", None),
+        meta=getattr(responder, "request_meta", None),
+        protocol_version=_str_or_none(getattr(client_params, "protocolVersion", None)),
+        session_id=_header(http_request, "mcp-session-id"),
+        http_request=http_request,
+        server_name=_str_or_none(getattr(server, "name", None)),
+        server_version=_str_or_none(getattr(server, "version", None)),
+        write_stream=getattr(session, "_write_stream", None),
+    )
+
+
+def v2_server_request(runner: Any, dctx: Any, params: Any) -> ServerRequest:
+    params = params if isinstance(params, Mapping) else {}
+    connection = getattr(runner, "connection", None)
+    server = getattr(runner, "server", None)
+    http_request = getattr(getattr(dctx, "message_metadata", None), "request_context", None)
+    return ServerRequest(
+        tool=params.get("name"),
+        request_id=getattr(dctx, "request_id", None),
+        meta=params.get("_meta"),
+        protocol_version=_str_or_none(getattr(connection, "protocol_version", None)),
+        session_id=_str_or_none(getattr(connection, "session_id", None)),
+        http_request=http_request,
+        server_name=_str_or_none(getattr(server, "name", None)),
+        server_version=_str_or_none(getattr(server, "version", None)),
+        write_stream=getattr(getattr(dctx, "_dispatcher", None), "_write_stream", None),
+    )
+
+
+def meta_carrier(meta: Any) -> dict[str, str]:
+    """The string entries of ``params._meta``: what a propagator may read."""
+    if meta is not None and not isinstance(meta, Mapping):
+        meta = getattr(meta, "model_extra", None)  # mcp 1.x RequestParams.Meta keeps extras here
+    if not isinstance(meta, Mapping):
+        return {}
+    return {key: value for key, value in meta.items() if isinstance(key, str) and isinstance(value, str)}
+
+
+def http_peer(http_request: Any) -> tuple[str | None, int | None]:
+    """Client address and port of a Starlette request."""
+    client = getattr(http_request, "client", None)
+    host, port = getattr(client, "host", None), getattr(client, "port", None)
+    return _str_or_none(host), port if isinstance(port, int) else None
+
+
+def v1_peer_cancelled(responder: Any) -> bool:
+    """mcp 1.x: the client's notifications/cancelled reached this request before its answer."""
+    return getattr(responder, "cancelled", False) is True
+
+
+def mark_v1_eof(session: Any) -> None:
+    _V1_EOF_SESSIONS.add(session)
+
+
+def v1_transport_closed(session: Any) -> bool:
+    return session in _V1_EOF_SESSIONS
+
+
+def v2_peer_cancelled(dctx: Any) -> bool:
+    """mcp 2.x: the client's notifications/cancelled arrived (the SDK then suppresses the answer)."""
+    event = getattr(dctx, "cancel_requested", None)
+    return bool(event is not None and event.is_set())
+
+
+def v2_direct(dctx: Any) -> bool:
+    """mcp 2.x direct path: a cancel there is the calling client's own task being cancelled."""
+    return getattr(getattr(dctx, "transport", None), "kind", None) == _V2_DIRECT
+
+
+def v2_transport_closed(dctx: Any) -> bool:
+    """mcp 2.x: the connection is gone. The JSON-RPC dispatcher marks EOF before it cancels the
+    in-flight handlers (a shutdown cancels them with the dispatcher still open); on 2026-07-28
+    HTTP the handler is cancelled only when the client closed the request's stream."""
+    if getattr(getattr(dctx, "transport", None), "kind", None) == _V2_MODERN_HTTP:
+        return True
+    return getattr(getattr(dctx, "_dispatcher", None), "_closed", False) is True
+
+
+def v1_handler_answer(exc: BaseException) -> RpcError:
+    """The error mcp 1.x answers a handler exception with (``McpError``: its own; else code 0)."""
+    return rpc_error_of(exc) or RpcError(0, str(exc))
+
+
+def v2_handler_answer(runner: Any, exc: BaseException) -> RpcError:
+    """The error mcp 2.x answers a handler exception with: its MCP error carries its own, a
+    pydantic ValidationError is -32602; anything else is -32603 "Internal server error" on
+    2026-07-28 connections and the direct path, code 0 with the message in the handshake era."""
+    error = rpc_error_of(exc)
+    if error is not None:
+        return error
+    if type(exc).__name__ == "ValidationError" and type(exc).__module__.startswith("pydantic"):
+        return RpcError(-32602, "Invalid request parameters")
+    version = getattr(getattr(runner, "connection", None), "protocol_version", None)
+    if version in _v2_modern_versions():
+        return RpcError(-32603, "Internal server error")
+    return RpcError(0, str(exc))
+
+
 def rpc_error_of(exc: BaseException) -> RpcError | None:
     """Code and message when ``exc`` is the SDK's MCP error (1.x McpError, 2.x MCPError)."""
     if not isinstance(exc, _mcp_error_classes()):
         return None
-    error = getattr(exc, "error", None)
+    return rpc_error_from(getattr(exc, "error", None))
+
+
+@lru_cache(maxsize=1)
+def _v2_modern_versions() -> tuple[str, ...]:
+    try:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+    except ImportError:
+        return ()
+    return tuple(MODERN_PROTOCOL_VERSIONS)
+
+
+def rpc_error_from(error: Any) -> RpcError | None:
+    """Code and message of an ``ErrorData``."""
     code = getattr(error, "code", None)
     if not isinstance(code, int):
         return None
@@ -174,6 +317,21 @@ class ArgumentSlot:
         return args, {**kwargs, self.name: value}
 
 
+def plain_function(wrapped: Any) -> Any:
+    """The function behind a bound method: the key of the signature cache (it holds no instance)."""
+    return getattr(wrapped, "__func__", wrapped)
+
+
+def arguments_of(wrapped: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], *names: str) -> tuple[Any, ...]:
+    """The values of parameters ``names`` in a call of ``wrapped`` (``None`` where absent)."""
+    function = plain_function(wrapped)
+    values = []
+    for name in names:
+        slot = argument_slot(function, name)
+        values.append(slot.get(args, kwargs) if slot is not None else None)
+    return tuple(values)
+
+
 @lru_cache(maxsize=32)
 def argument_slot(method: Callable[..., Any], name: str) -> ArgumentSlot | None:
     """The slot of parameter ``name`` of ``method``, from its signature (``None`` if it has none).
@@ -203,3 +361,11 @@ def _mcp_error_classes() -> tuple[type[BaseException], ...]:
 
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _header(http_request: Any, name: str) -> str | None:
+    headers = getattr(http_request, "headers", None)
+    try:
+        return _str_or_none(headers.get(name)) if headers is not None else None
+    except Exception:
+        return None

@@ -1,7 +1,8 @@
-"""Which transport a client session talks over: a registry keyed by the session's write stream.
+"""Which transport a session talks over: a registry keyed by the session's write stream.
 
-Transport context managers (stdio, streamable HTTP) register the stream they hand to the session
-while they are open; the client patch looks the session's stream up at call time. Entries hold
+Transport context managers (stdio client and server, streamable HTTP client) register the stream
+they hand to the session while they are open; the patches look the session's stream up at call
+time. Entries hold
 the stream strongly and are removed when the transport closes, so ids cannot be reused while an
 entry exists and the registry stays as small as the number of open transports.
 """
@@ -12,6 +13,11 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import wrapt
+
+from mcp_otel import sdk
+from mcp_otel.safety import report_once
 
 
 @dataclass(frozen=True)
@@ -47,3 +53,26 @@ class TransportRegistry:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+class RegisteringTransport(wrapt.ObjectProxy):  # type: ignore[type-arg]
+    """A transport context manager that registers its write stream while it is open."""
+
+    def __init__(self, inner: Any, registry: TransportRegistry, info: TransportInfo) -> None:
+        super().__init__(inner)
+        self._self_registry = registry
+        self._self_info = info
+        self._self_stream: Any = None
+
+    async def __aenter__(self) -> Any:
+        yielded = await self.__wrapped__.__aenter__()
+        try:
+            self._self_stream = sdk.transport_streams(yielded)
+            self._self_registry.register(self._self_stream, self._self_info)
+        except Exception as exc:
+            report_once("could not register a transport", exc)
+        return yielded
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        self._self_registry.unregister(self._self_stream)
+        return await self.__wrapped__.__aexit__(*exc_info)
