@@ -15,6 +15,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp.types as types
 from mcp.client.session import ClientSession
 
@@ -46,22 +47,31 @@ def build_server() -> Any:
     return server_module.build_server()
 
 
-def stdio_parameters(module: str | None = None) -> Any:
+def stdio_parameters(module: str | None = None, span_file: Path | None = None, python: str | None = None) -> Any:
+    """How to start a test server as a stdio subprocess; it records its spans in ``span_file``."""
     from mcp.client.stdio import StdioServerParameters
 
+    from tests.servers.span_file import SPAN_FILE_ENV
+
     module = module or server_module.__name__
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    return StdioServerParameters(command=sys.executable, args=["-m", module], env=env, cwd=str(REPO_ROOT))
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    if span_file is not None:
+        env[SPAN_FILE_ENV] = str(span_file)
+    command = python or sys.executable
+    return StdioServerParameters(command=command, args=["-m", module], env=env, cwd=str(REPO_ROOT))
 
 
 @asynccontextmanager
-async def open_session(transport: str, server: Any = None) -> AsyncIterator[ClientSession]:
+async def open_session(
+    transport: str, server: Any = None, *, span_file: Path | None = None, stdio_module: str | None = None
+) -> AsyncIterator[ClientSession]:
     """An initialized ``ClientSession`` to the test server over ``transport``."""
     if transport == "stdio":
         from mcp.client.stdio import stdio_client
 
         async with (
-            stdio_client(stdio_parameters(), errlog=sys.stderr) as streams,
+            stdio_client(stdio_parameters(stdio_module, span_file), errlog=sys.stderr) as streams,
             ClientSession(streams[0], streams[1]) as session,
         ):
             await session.initialize()
@@ -79,6 +89,35 @@ async def open_session(transport: str, server: Any = None) -> AsyncIterator[Clie
     mode = "legacy" if transport == "memory" else "auto"
     async with Client(server, mode=mode) as client:
         yield client.session
+
+
+@asynccontextmanager
+async def stoppable_memory_session(server: Any) -> AsyncIterator[tuple[ClientSession, anyio.CancelScope]]:
+    """A session to ``server`` run by hand over memory streams, and the scope that stops the
+    server (a shutdown while calls are in flight)."""
+    from mcp.shared.memory import create_client_server_memory_streams
+
+    server_scope = anyio.CancelScope()
+
+    async def serve(streams: Any) -> None:
+        with server_scope:
+            await server.run(streams[0], streams[1], server.create_initialization_options())
+
+    async with (
+        create_client_server_memory_streams() as (client_streams, server_streams),
+        anyio.create_task_group() as group,
+    ):
+        group.start_soon(serve, server_streams)
+        async with ClientSession(client_streams[0], client_streams[1]) as session:
+            await session.initialize()
+            yield session, server_scope
+        server_scope.cancel()
+
+
+async def close_client_stream(session: ClientSession) -> None:
+    """Drop the connection from the client side, without cancelling anything first."""
+    owner = getattr(session, "_dispatcher", session)  # 2.x keeps the stream on its dispatcher
+    await owner._write_stream.aclose()
 
 
 def read_timeout(seconds: float) -> Any:

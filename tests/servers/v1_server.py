@@ -16,10 +16,13 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import McpError
 
+from tests.servers.span_file import install_span_file
 from tests.servers.tools import (
     OUTPUT_SCHEMA,
     RPC_ERROR_CODE,
     RPC_ERROR_MESSAGE,
+    SERVER_ERROR_CODE,
+    SERVER_ERROR_MESSAGE,
     SERVER_NAME,
     SERVER_VERSION,
     TOOL_ERROR_TEXT,
@@ -48,6 +51,12 @@ def build_server(*, stdio: bool = False) -> Server:
             return _result(TOOL_ERROR_TEXT, is_error=True)
         if name == "rpc_error":
             raise McpError(types.ErrorData(code=RPC_ERROR_CODE, message=RPC_ERROR_MESSAGE))
+        if name == "server_error":
+            raise McpError(types.ErrorData(code=SERVER_ERROR_CODE, message=SERVER_ERROR_MESSAGE))
+        if name == "stubborn":
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(float(arguments.get("seconds", 1)))
+            return _result("finished anyway")
         if name == "crash":
             raise ValueError("boom")
         if name == "slow":
@@ -84,4 +93,5 @@ async def serve_stdio() -> None:
 
 
 if __name__ == "__main__":
+    install_span_file()
     sys.exit(anyio.run(serve_stdio))
