@@ -6,12 +6,15 @@ the global provider; tests must see those spans to prove that we suppress (or ke
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +25,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from mcp_otel import McpInstrumentor, safety
 from tests.harness import MCP_MAJOR, REPO_ROOT
+from tests.servers.span_file import SPAN_FILE_ENV
 
 EXPORTER = InMemorySpanExporter()
 PROVIDER = TracerProvider()
@@ -67,16 +71,31 @@ def instrument(exporter: InMemorySpanExporter) -> Iterator[Callable[..., McpInst
         instrumentor.uninstrument()
 
 
+@dataclass
+class HttpServer:
+    url: str
+    span_file: Path
+
+    def spans(self) -> list[dict[str, Any]]:
+        """The spans the server exported so far."""
+        if not self.span_file.exists():
+            return []
+        return [json.loads(line) for line in self.span_file.read_text().splitlines()]
+
+
 @pytest.fixture(scope="session")
-def http_server_url() -> Iterator[str]:
-    """The streamable HTTP test server, a subprocess on 127.0.0.1, stopped by PID afterwards."""
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """The high-level test server over streamable HTTP: an instrumented subprocess on 127.0.0.1
+    writing its spans to a file, stopped by PID afterwards."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    span_file = tmp_path_factory.mktemp("http-server") / "spans.jsonl"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.servers.http_server", str(port)],
+        [sys.executable, "-m", "tests.servers.highlevel_server", "http", str(port)],
         cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        env={**env, "PYTHONPATH": str(REPO_ROOT), SPAN_FILE_ENV: str(span_file)},
     )
     try:
         deadline = time.monotonic() + 30
@@ -88,7 +107,7 @@ def http_server_url() -> Iterator[str]:
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("the HTTP test server did not start") from None
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield HttpServer(f"http://127.0.0.1:{port}/mcp", span_file)
     finally:
         process.terminate()
         try:

@@ -48,7 +48,8 @@ def build_server() -> Any:
 
 
 def stdio_parameters(module: str | None = None, span_file: Path | None = None, python: str | None = None) -> Any:
-    """How to start a test server as a stdio subprocess; it records its spans in ``span_file``."""
+    """How to start a test server as a stdio subprocess (``module`` and its arguments); it
+    records its spans in ``span_file``."""
     from mcp.client.stdio import StdioServerParameters
 
     from tests.servers.span_file import SPAN_FILE_ENV
@@ -59,7 +60,7 @@ def stdio_parameters(module: str | None = None, span_file: Path | None = None, p
     if span_file is not None:
         env[SPAN_FILE_ENV] = str(span_file)
     command = python or sys.executable
-    return StdioServerParameters(command=command, args=["-m", module], env=env, cwd=str(REPO_ROOT))
+    return StdioServerParameters(command=command, args=["-m", *module.split()], env=env, cwd=str(REPO_ROOT))
 
 
 @asynccontextmanager
@@ -78,6 +79,12 @@ async def open_session(
             yield session
         return
     server = server if server is not None else build_server()
+    if type(server).__module__.startswith("fastmcp"):
+        from fastmcp import Client as FastMCPClient
+
+        async with FastMCPClient(server) as fastmcp_client:
+            yield fastmcp_client.session
+        return
     if MCP_MAJOR == 1:
         from mcp.shared.memory import create_connected_server_and_client_session
 

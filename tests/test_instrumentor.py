@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from mcp_otel import McpInstrumentor
 from mcp_otel.patching import Patch, Patcher
 from tests.conftest import tool_call_spans
-from tests.harness import MCP_MAJOR, REPO_ROOT, open_session
+from tests.harness import MCP_MAJOR, REPO_ROOT, build_server, open_session
 
 # Every attribute the instrumentation may replace, on this major: (module, owner path, attribute).
 TARGETS = [
@@ -27,11 +27,22 @@ TARGETS = [
     ("mcp.client.stdio", None, "stdio_client"),
     ("mcp", None, "stdio_client"),
     ("mcp.client.streamable_http", "StreamableHTTPTransport", "post_writer"),
+    ("mcp.server.stdio", None, "stdio_server"),
 ]
 if MCP_MAJOR == 1:
-    TARGETS += [("mcp.shared.session", "BaseSession", "send_notification")]
+    TARGETS += [
+        ("mcp.shared.session", "BaseSession", "send_notification"),
+        ("mcp.server.lowlevel.server", "Server", "_handle_request"),
+        ("mcp.shared.session", "RequestResponder", "respond"),
+        ("mcp.shared.session", "BaseSession", "_receive_loop"),
+        ("mcp.server.fastmcp.server", None, "stdio_server"),
+    ]
 else:
     TARGETS += [
+        ("mcp.server.runner", "ServerRunner", "_on_request"),
+        ("mcp.server._otel", "OpenTelemetryMiddleware", "__call__"),
+        ("mcp.server.mcpserver.server", None, "stdio_server"),
+        ("fastmcp.server.mixins.transport", None, "stdio_server"),
         ("mcp.client.session", "ClientSession", "send_notification"),
         ("mcp.shared.jsonrpc_dispatcher", None, "otel_span"),
         ("mcp.client.client", None, "stdio_client"),
@@ -83,6 +94,23 @@ async def test_uninstrument_restores_every_target_and_cycles_never_double_wrap(
         async with open_session("memory") as session:
             await session.call_tool("ok", {})
         assert [span for span in exporter.get_finished_spans() if span.instrumentation_scope.name == "mcp_otel"] == []
+
+
+@pytest.mark.anyio
+async def test_a_server_built_before_instrument_is_instrumented_and_restored(
+    instrument: Callable[..., Any], exporter: InMemorySpanExporter
+) -> None:
+    server = build_server()
+    instrumentor = instrument()
+    async with open_session("memory", server) as session:
+        await session.call_tool("ok", {})
+    ours = [span for span in exporter.get_finished_spans() if span.instrumentation_scope.name == "mcp_otel"]
+    assert sorted(span.kind.name for span in ours) == ["CLIENT", "SERVER"]
+    exporter.clear()
+    instrumentor.uninstrument()
+    async with open_session("memory", server) as session:
+        await session.call_tool("ok", {})
+    assert [span for span in exporter.get_finished_spans() if span.instrumentation_scope.name == "mcp_otel"] == []
 
 
 def test_instrument_never_raises(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:

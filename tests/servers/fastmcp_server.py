@@ -30,3 +30,10 @@ def build_server() -> FastMCP:
         return json.dumps(dict(ctx.request_context.meta or {}))
 
     return server
+
+
+if __name__ == "__main__":
+    from tests.servers.span_file import install_span_file
+
+    install_span_file()
+    build_server().run("stdio", show_banner=False)

@@ -13,6 +13,7 @@ from mcp_otel.classify import (
     RpcError,
     classify_client_exception,
     classify_client_result,
+    classify_server_call,
 )
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.semconv import CancelReason, ToolOutcome
@@ -110,3 +111,54 @@ def test_other_exceptions_record_only_the_class(exc: BaseException) -> None:
     assert outcome.error_type == type(exc).__qualname__
     assert outcome.description is None  # messages can quote tool output
     assert outcome.rpc_code is None
+
+
+# --- server side -------------------------------------------------------------------------------
+
+CALLER_FAULTS = (-32700, -32600, -32601, -32602, -32002)
+
+
+@pytest.mark.parametrize(
+    ("facts", "expected"),
+    [
+        ({"answer": SimpleNamespace(isError=False)}, CallOutcome.ok()),
+        ({"answer": {"content": [], "isError": False}}, CallOutcome.ok()),
+        ({"answer": {"content": [], "isError": True}}, CallOutcome.failed("tool_error")),
+        ({"answer": SimpleNamespace(isError=True)}, CallOutcome.failed("tool_error")),
+        (
+            {"rpc_error": RpcError(-32603, "internal")},
+            CallOutcome.failed("-32603", "internal", rpc_code=-32603),
+        ),
+        (
+            {"rpc_error": RpcError(-32042, "elicit first")},
+            CallOutcome.failed("-32042", "elicit first", rpc_code=-32042),
+        ),
+        ({"rpc_error": RpcError(0, "boom")}, CallOutcome.failed("0", "boom")),  # SDK-local code
+        ({"peer_cancelled": True}, CallOutcome.cancelled(CancelReason.CLIENT)),
+        # A cancel wins over whatever the handler produced: no answer reached the client.
+        ({"peer_cancelled": True, "answer": {"isError": True}}, CallOutcome.cancelled(CancelReason.CLIENT)),
+        ({"peer_cancelled": True, "is_cancellation": True}, CallOutcome.cancelled(CancelReason.CLIENT)),
+        (
+            {"is_cancellation": True, "transport_closed": True},
+            CallOutcome.cancelled(CancelReason.DISCONNECT),
+        ),
+        (
+            {"is_cancellation": True},
+            CallOutcome.failed("shutdown", "server shut down with the call in flight"),
+        ),
+        # The connection closing after the handler returned does not change its outcome.
+        ({"transport_closed": True, "answer": {"isError": False}}, CallOutcome.ok()),
+    ],
+)
+def test_server_calls(facts: dict[str, object], expected: CallOutcome) -> None:
+    assert classify_server_call(**facts) == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("code", CALLER_FAULTS)
+def test_caller_faults_fail_the_call_but_are_not_server_errors(code: int) -> None:
+    outcome = classify_server_call(rpc_error=RpcError(code, "your request was wrong"))
+    assert outcome.outcome is ToolOutcome.FAILED
+    assert outcome.error_type == str(code)
+    assert outcome.rpc_code == str(code)
+    assert outcome.is_error is False  # span status stays UNSET
+    assert outcome.description is None

@@ -32,6 +32,15 @@ def test_outcome_values_are_the_documented_strings() -> None:
         {"outcome": ToolOutcome.CANCELLED},  # cancelled without a reason
         {"outcome": ToolOutcome.CANCELLED, "cancel_reason": CancelReason.CALLER, "error_type": "x"},
         {"outcome": ToolOutcome.CANCELLED, "cancel_reason": CancelReason.CALLER, "description": "x"},
+        {"outcome": ToolOutcome.OK, "caller_fault": True},
+        {"outcome": ToolOutcome.FAILED, "error_type": "-32602", "caller_fault": True},  # no code
+        {
+            "outcome": ToolOutcome.FAILED,
+            "error_type": "-32602",
+            "rpc_code": "-32602",
+            "caller_fault": True,
+            "description": "x",
+        },
     ],
 )
 def test_self_contradicting_outcomes_are_refused(kwargs: dict[str, object]) -> None:
@@ -77,6 +86,12 @@ def _finished(outcome: CallOutcome) -> object:
             CallOutcome.failed("-32602", "bad input", rpc_code=-32602),
             StatusCode.ERROR,
             "bad input",
+            {"tool.outcome": "failed", "error.type": "-32602", "rpc.response.status_code": "-32602"},
+        ),
+        (
+            CallOutcome.caller_fault_error(-32602),
+            StatusCode.UNSET,
+            None,
             {"tool.outcome": "failed", "error.type": "-32602", "rpc.response.status_code": "-32602"},
         ),
     ],

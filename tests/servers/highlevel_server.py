@@ -1,0 +1,81 @@
+"""The high-level server of the installed major (FastMCP on mcp 1.x, MCPServer on 2.x).
+
+Usage: python -m tests.servers.highlevel_server stdio | http PORT
+Tools: ok; fails (raises ValueError: the SDK answers an isError result); rejects (raises the
+SDK's MCP error -32602: 1.x FastMCP still answers isError, 2.x MCPServer a JSON-RPC error);
+slow (sleeps `seconds`, default 5); session (the Mcp-Session-Id header the server received, or
+"" when there is none); whoami (the request's _meta).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib.metadata import version
+from typing import Any
+
+import anyio
+import uvicorn
+
+from tests.servers.span_file import install_span_file
+from tests.servers.tools import RPC_ERROR_CODE, RPC_ERROR_MESSAGE, SERVER_NAME
+
+if version("mcp").startswith("1."):
+    from mcp.server.fastmcp import Context
+    from mcp.server.fastmcp import FastMCP as HighLevelServer
+    from mcp.shared.exceptions import McpError
+    from mcp.types import ErrorData
+
+    def mcp_error(code: int, message: str) -> Exception:
+        return McpError(ErrorData(code=code, message=message))
+else:
+    from mcp.server.mcpserver import Context  # type: ignore[no-redef]
+    from mcp.server.mcpserver import MCPServer as HighLevelServer  # type: ignore[no-redef]
+    from mcp.shared.exceptions import MCPError
+
+    def mcp_error(code: int, message: str) -> Exception:
+        return MCPError(code, message)
+
+
+def build_server() -> Any:
+    server = HighLevelServer(SERVER_NAME)
+
+    @server.tool()
+    def ok() -> str:
+        return "ok"
+
+    @server.tool()
+    def fails() -> str:
+        raise ValueError("fails on purpose")
+
+    @server.tool()
+    def rejects() -> str:
+        raise mcp_error(RPC_ERROR_CODE, RPC_ERROR_MESSAGE)
+
+    @server.tool()
+    async def slow(seconds: float = 5) -> str:
+        await anyio.sleep(seconds)
+        return "slept"
+
+    @server.tool()
+    def session(ctx: Context) -> str:  # type: ignore[type-arg]
+        request = ctx.request_context.request
+        return (request.headers.get("mcp-session-id") if request is not None else None) or ""
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:  # type: ignore[type-arg]
+        meta = ctx.request_context.meta
+        if meta is not None and not isinstance(meta, dict):
+            meta = meta.model_dump()
+        return json.dumps(meta or {})
+
+    return server
+
+
+if __name__ == "__main__":
+    install_span_file()
+    if sys.argv[1] == "stdio":
+        build_server().run("stdio")
+    else:
+        app = build_server().streamable_http_app()
+        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
