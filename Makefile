@@ -24,8 +24,12 @@ lint: $(VENV)/mcp2/.installed
 typecheck: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 	@for sdk in $(SDKS); do echo ">> mypy against $$sdk"; $(VENV)/$$sdk/bin/mypy || exit 1; done
 
+# Each run also gets the other major's Python, for the cross-major tests.
 unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
-	@for sdk in $(SDKS); do echo ">> pytest with $$sdk"; $(VENV)/$$sdk/bin/pytest $(PYTEST_ARGS) || exit 1; done
+	@echo ">> pytest with mcp 1.x"
+	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp2/bin/python $(VENV)/mcp1/bin/pytest $(PYTEST_ARGS)
+	@echo ">> pytest with mcp 2.x"
+	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp1/bin/python $(VENV)/mcp2/bin/pytest $(PYTEST_ARGS)
 
 test: lint typecheck unit
 
