@@ -239,3 +239,26 @@ async def test_server_shutdown_with_a_call_in_flight(
     assert_server_span(
         spans[0], Expect("ERROR", "failed", "server shut down with the call in flight", "shutdown"), "slow"
     )
+
+
+@pytest.mark.mcp2
+@pytest.mark.parametrize("ticks", [2, 3, 5, 8])
+async def test_cancel_races_the_handler_start(
+    ticks: int, instrument: Callable[..., Any], exporter: InMemorySpanExporter
+) -> None:
+    """The caller cancels a few event-loop steps after calling: before or just after the
+    server's handler starts. Either way both sides say cancelled."""
+    instrument()
+    async with open_session("memory") as session:
+        await session.list_tools()
+        task = asyncio.ensure_future(session.call_tool("slow", {}))
+        for _ in range(ticks):
+            await asyncio.sleep(0)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await anyio.sleep(0.2)
+    spans = [span_dict(span) for span in tool_call_spans(exporter.get_finished_spans())]
+    (server,) = server_spans("memory", exporter, Path("unused"))
+    assert spans[0]["attributes"]["tool.outcome"] == "cancelled"
+    assert_server_span(server, CLIENT_CANCEL, "slow")
