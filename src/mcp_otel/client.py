@@ -17,11 +17,13 @@ Every step of our own fails open.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Any
 
+import anyio
 from opentelemetry import context, propagate, trace
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
 
@@ -54,14 +56,18 @@ from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportReg
 class _ClientCall:
     """Our bookkeeping for one call in flight."""
 
-    __slots__ = ("cancel_sent", "request_id", "session", "span")
+    __slots__ = ("cancel_sent", "request_id", "session", "span", "v1_request_id")
 
     def __init__(self, span: Span, session: Any) -> None:
         self.span = span
         self.session = session
         self.request_id: str | None = None
+        self.v1_request_id: int | None = None  # the id as mcp 1.x put it on the wire
         self.cancel_sent = False
 
+
+# Seconds a courtesy notifications/cancelled may take before we give up on it.
+COURTESY_CANCEL_TIMEOUT = 2.0
 
 # The call whose wrapper is running in this task: lets the SDK-span hook find it.
 _ACTIVE_CALL: ContextVar[_ClientCall | None] = ContextVar("mcp_otel_client_call", default=None)
@@ -105,6 +111,8 @@ class ClientInstrumentation:
             result = await wrapped(*args, **kwargs)
         except BaseException as exc:
             self._finish(call, exc=exc)
+            if self._settings.send_cancel and call.v1_request_id is not None and not call.cancel_sent:
+                await self._courtesy_cancel(call, exc)
             raise
         finally:
             context.detach(context_token)
@@ -136,7 +144,8 @@ class ClientInstrumentation:
             if tool:
                 attributes[GEN_AI_TOOL_NAME] = tool
             span.set_attributes(attributes)
-            self._note_request_id(call, sdk.next_request_id(session))
+            call.v1_request_id = sdk.next_request_id(session)
+            self._note_request_id(call, call.v1_request_id)
         except Exception as exc:
             report_once("could not read the client session's facts", exc)
         return call
@@ -207,6 +216,20 @@ class ClientInstrumentation:
         except Exception as error:
             report_once("could not finish a client span", error)
             call.span.end()
+
+    async def _courtesy_cancel(self, call: _ClientCall, exc: BaseException) -> None:
+        """Opt-in, mcp 1.x only: tell the server a call we stopped waiting for is cancelled, as
+        mcp 2.x clients do, so it stops the work (and records it as cancelled). Shielded from
+        the caller's cancellation and bounded in time."""
+        try:
+            reason = sdk.abandon_reason(exc)
+            if reason is None:
+                return
+            notification = sdk.v1_cancel_notification(call.v1_request_id, reason)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(COURTESY_CANCEL_TIMEOUT):
+                await call.session.send_notification(notification)
+        except Exception as error:
+            report_once("could not send a courtesy cancel", error, logging.DEBUG)
 
     def _note_request_id(self, call: _ClientCall, request_id: Any) -> None:
         if request_id is None:

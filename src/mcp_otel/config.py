@@ -36,6 +36,9 @@ class Settings:
     server_version: str | None = None
     # Tool and server names longer than this are cut (names come from peers).
     max_name_length: int = 256
+    # mcp 1.x clients: send notifications/cancelled for calls the caller cancelled or the SDK
+    # timed out (mcp 2.x clients always do), so servers stop the work and record a cancel.
+    send_cancel: bool = False
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -91,4 +94,5 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "server_name": _parse_text,
     "server_version": _parse_text,
     "max_name_length": _parse_positive_int,
+    "send_cancel": _parse_bool,
 }

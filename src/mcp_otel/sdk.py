@@ -8,6 +8,7 @@ is fixed in one place. Functions here never raise on an unexpected shape: they r
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import weakref
 from collections.abc import Callable, Mapping
@@ -75,6 +76,24 @@ def session_write_stream(session: Any) -> Any:
     dispatcher = getattr(session, "_dispatcher", None)
     owner = dispatcher if dispatcher is not None else session
     return getattr(owner, "_write_stream", None)
+
+
+def abandon_reason(exc: BaseException) -> str | None:
+    """Why a client stopped waiting for a call, as mcp 2.x words it in its courtesy cancel: the
+    caller cancelled, or the SDK's read timeout expired. ``None`` for any other ending."""
+    if is_cancellation(exc):
+        return "caller cancelled"
+    error = rpc_error_of(exc)
+    if error is not None and error.code == 408:  # mcp 1.x read timeout
+        return "timed out"
+    return None
+
+
+def v1_cancel_notification(request_id: Any, reason: str) -> Any:
+    """An mcp 1.x ``notifications/cancelled`` for ``request_id``."""
+    types: Any = importlib.import_module("mcp.types")  # typed against whichever major is installed
+    params = types.CancelledNotificationParams(requestId=request_id, reason=reason)
+    return types.ClientNotification(types.CancelledNotification(params=params))
 
 
 def cancelled_request_id(notification: Any) -> Any:

@@ -57,9 +57,9 @@ def client_request_id(exporter: InMemorySpanExporter) -> int:
     return int(tool_call_spans(exporter.get_finished_spans())[-1].attributes["jsonrpc.request.id"])
 
 
-async def call(session: Any, tool: str, **kwargs: Any) -> None:
+async def call(session: Any, tool: str, arguments: dict[str, Any] | None = None, **kwargs: Any) -> None:
     with contextlib.suppress(Exception):
-        await session.call_tool(tool, {}, **kwargs)
+        await session.call_tool(tool, arguments or {}, **kwargs)
 
 
 async def client_cancel(session: Any, tool: str = "slow") -> None:
@@ -262,3 +262,34 @@ async def test_cancel_races_the_handler_start(
     (server,) = server_spans("memory", exporter, Path("unused"))
     assert spans[0]["attributes"]["tool.outcome"] == "cancelled"
     assert_server_span(server, CLIENT_CANCEL, "slow")
+
+
+@pytest.mark.mcp1
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+@pytest.mark.parametrize(("send_cancel", "server_outcome"), [(False, OK), (True, CLIENT_CANCEL)])
+async def test_opt_in_courtesy_cancel_from_mcp1_clients(
+    send_cancel: bool,
+    server_outcome: Expect,
+    transport: str,
+    instrument: Callable[..., Any],
+    exporter: InMemorySpanExporter,
+    tmp_path: Path,
+) -> None:
+    """mcp 1.x clients tell the server nothing when they stop waiting, so the server finishes work
+    nobody wants ("ok"). With send_cancel the instrumentation tells it, as mcp 2.x clients do."""
+    instrument(send_cancel=send_cancel)
+    span_file = tmp_path / "spans.jsonl"
+    async with open_session(transport, span_file=span_file) as session:
+        await call(session, "slow", arguments={"seconds": 1}, read_timeout_seconds=read_timeout(0.3))
+        with anyio.move_on_after(0.3):
+            await session.call_tool("slow", {"seconds": 1})
+        await anyio.sleep(1.2)  # without a cancel, both handlers finish
+    clients = [span_dict(span) for span in tool_call_spans(exporter.get_finished_spans())]
+    assert [(c["attributes"]["tool.outcome"], c["attributes"].get("error.type")) for c in clients] == [
+        ("failed", "timeout"),
+        ("cancelled", None),
+    ]
+    servers = server_spans(transport, exporter, span_file)
+    assert len(servers) == 2
+    for server in servers:
+        assert_server_span(server, server_outcome, "slow")

@@ -11,7 +11,12 @@ from mcp_otel.config import SdkSpans, Settings
 
 def test_defaults() -> None:
     assert Settings.load({}) == Settings(
-        sdk_spans=SdkSpans.SUPPRESS, propagate=True, server_name=None, server_version=None, max_name_length=256
+        sdk_spans=SdkSpans.SUPPRESS,
+        propagate=True,
+        server_name=None,
+        server_version=None,
+        max_name_length=256,
+        send_cancel=False,
     )
 
 
@@ -23,9 +28,10 @@ def test_environment() -> None:
             "OTEL_INSTRUMENTATION_MCP_SERVER_NAME": " weather ",
             "OTEL_INSTRUMENTATION_MCP_SERVER_VERSION": "1.0",
             "OTEL_INSTRUMENTATION_MCP_MAX_NAME_LENGTH": "64",
+            "OTEL_INSTRUMENTATION_MCP_SEND_CANCEL": "on",
         }
     )
-    assert settings == Settings(SdkSpans.KEEP, False, "weather", "1.0", 64)
+    assert settings == Settings(SdkSpans.KEEP, False, "weather", "1.0", 64, True)
 
 
 def test_keyword_arguments_win() -> None:
