@@ -1,13 +1,16 @@
-"""A scripted agent (no LLM, no network) that calls tools on a stdio MCP server and prints the
-spans mcp-otel made: one ok call, one tool error, one SDK timeout, one call the agent cancels.
+"""A scripted agent (no LLM, no network) that calls tools on a stdio MCP server, both sides
+instrumented, and prints each call as its CLIENT span and its SERVER span saw it: one ok call,
+one tool error, one SDK timeout, one call the agent cancels.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import tempfile
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import anyio
 from opentelemetry import trace
@@ -26,12 +29,12 @@ McpInstrumentor().instrument(tracer_provider=provider)
 from mcp import ClientSession, StdioServerParameters  # noqa: E402  (instrumented before import on purpose)
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-SERVER = StdioServerParameters(command=sys.executable, args=[str(Path(__file__).with_name("demo_server.py"))])
+SERVER_SCRIPT = str(Path(__file__).with_name("demo_server.py"))
 
 
-async def agent(server_log: TextIO) -> None:
-    print("starting the demo server (stdio subprocess) ...", flush=True)
-    async with stdio_client(SERVER, errlog=server_log) as (read, write), ClientSession(read, write) as session:
+async def agent(server: StdioServerParameters, server_log: TextIO) -> None:
+    print("starting the demo server (stdio subprocess, instrumented too) ...", flush=True)
+    async with stdio_client(server, errlog=server_log) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         await session.list_tools()
         print("calling tools ...", flush=True)
@@ -46,27 +49,38 @@ async def agent(server_log: TextIO) -> None:
         print("  the agent cancelled the second slow call", flush=True)
 
 
-def show_spans() -> None:
-    rows = [("span", "status", "tool.outcome", "error.type")]
+def outcome(attributes: Any) -> str:
+    words = [attributes.get("tool.outcome", "-")]
+    words += [attributes[key] for key in ("error.type", "tool.cancel.reason") if key in attributes]
+    return " ".join(words)
+
+
+def show(server_spans: list[dict[str, Any]]) -> None:
+    by_parent = {span["parent_id"]: span for span in server_spans if span["kind"] == "SpanKind.SERVER"}
+    rows = [("call", "CLIENT span (agent)", "SERVER span (server)", "same trace")]
     for span in exporter.get_finished_spans():
         if span.instrumentation_scope is None or span.instrumentation_scope.name != "mcp_otel":
             continue  # mcp 2.x's own spans for initialize and tools/list
-        attributes = span.attributes or {}
-        rows.append(
-            (
-                span.name,
-                span.status.status_code.name,
-                str(attributes.get("tool.outcome", "-")),
-                str(attributes.get("error.type", "-")),
-            )
-        )
+        context = span.get_span_context()
+        server = by_parent.get(f"0x{context.span_id:016x}")
+        joined = server is not None and server["context"]["trace_id"] == f"0x{context.trace_id:032x}"
+        server_outcome = outcome(server["attributes"]) if server else "-"
+        rows.append((span.name, outcome(span.attributes or {}), server_outcome, "yes" if joined else "no"))
     widths = [max(len(row[column]) for row in rows) for column in range(4)]
     print()
     for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder, open(os.devnull, "w") as server_log:
+        span_file = Path(folder) / "server-spans.jsonl"
+        env = {**os.environ, "DEMO_SPAN_FILE": str(span_file)}
+        server = StdioServerParameters(command=sys.executable, args=[SERVER_SCRIPT], env=env)
+        anyio.run(agent, server, server_log)  # the server logs the tool error's traceback
+        lines = span_file.read_text().splitlines() if span_file.exists() else []
+        show([json.loads(line) for line in lines])
 
 
 if __name__ == "__main__":
-    with open(os.devnull, "w") as server_log:  # the server logs the tool error's traceback
-        anyio.run(agent, server_log)
-    show_spans()
+    main()

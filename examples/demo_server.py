@@ -1,6 +1,12 @@
-"""A small MCP server for the demo (mcp 2.x ``MCPServer``), run as a stdio subprocess."""
+"""A small MCP server for the demo (mcp 2.x ``MCPServer``), run as a stdio subprocess.
+
+When DEMO_SPAN_FILE names a file, the server instruments itself and writes its spans there as
+JSON lines, so the demo can show both sides of each call.
+"""
 
 from __future__ import annotations
+
+import os
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -27,5 +33,20 @@ async def slow(seconds: float) -> str:
     return f"slept {seconds}s"
 
 
+def instrument(span_file: str) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+
+    from mcp_otel import McpInstrumentor
+
+    out = open(span_file, "a", encoding="utf-8")  # noqa: SIM115 (open for the life of the process)
+    provider = TracerProvider()
+    exporter = ConsoleSpanExporter(out=out, formatter=lambda span: span.to_json(indent=None) + "\n")
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    McpInstrumentor().instrument(tracer_provider=provider)
+
+
 if __name__ == "__main__":
+    if os.environ.get("DEMO_SPAN_FILE"):
+        instrument(os.environ["DEMO_SPAN_FILE"])
     server.run("stdio")
