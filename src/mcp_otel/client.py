@@ -28,23 +28,17 @@ from opentelemetry import context, propagate, trace
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
 
 from mcp_otel import sdk
+from mcp_otel.attributes import call_attributes, span_name, tool_name
 from mcp_otel.classify import classify_client_exception, classify_client_result
 from mcp_otel.config import SdkSpans, Settings
-from mcp_otel.outcome import bounded, finish_span
+from mcp_otel.outcome import finish_span
 from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
-    GEN_AI_OPERATION_NAME,
-    GEN_AI_TOOL_NAME,
     JSONRPC_REQUEST_ID,
     MCP_METHOD_NAME,
-    MCP_PROTOCOL_VERSION,
-    MCP_SERVER_NAME,
-    MCP_SERVER_VERSION,
-    MCP_SESSION_ID,
     METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
-    OPERATION_EXECUTE_TOOL,
     SERVER_ADDRESS,
     SERVER_PORT,
     TRANSPORT_PIPE,
@@ -125,53 +119,41 @@ class ClientInstrumentation:
     ) -> _ClientCall | None:
         try:
             slot = sdk.argument_slot(sdk.plain_function(wrapped), "name")
-            name = slot.get(args, kwargs) if slot is not None else None
-            tool = None if name is None else bounded(str(name), self._settings.max_name_length)
-            span = self._tracer.start_span(
-                f"{METHOD_TOOLS_CALL} {tool}" if tool else METHOD_TOOLS_CALL,
-                kind=SpanKind.CLIENT,
-                attributes={
-                    MCP_METHOD_NAME: METHOD_TOOLS_CALL,
-                    GEN_AI_OPERATION_NAME: OPERATION_EXECUTE_TOOL,
-                },
+            tool = tool_name(slot.get(args, kwargs) if slot is not None else None, self._settings)
+            # What needs no session facts goes in first: the span is useful even if those fail.
+            basic = call_attributes(
+                tool, self._settings, server_name=None, server_version=None, protocol_version=None, session_id=None
             )
+            span = self._tracer.start_span(span_name(tool), kind=SpanKind.CLIENT, attributes=basic)
         except Exception as exc:
             report_once("could not start a client span", exc)
             return None
         call = _ClientCall(span, session)
         try:
-            attributes = self._session_attributes(session)
-            if tool:
-                attributes[GEN_AI_TOOL_NAME] = tool
-            span.set_attributes(attributes)
+            span.set_attributes(self._attributes(session, tool))
             call.v1_request_id = sdk.next_request_id(session)
             self._note_request_id(call, call.v1_request_id)
         except Exception as exc:
             report_once("could not read the client session's facts", exc)
         return call
 
-    def _session_attributes(self, session: Any) -> dict[str, Any]:
-        limit = self._settings.max_name_length
+    def _attributes(self, session: Any, tool: str | None) -> dict[str, Any]:
         facts = sdk.session_facts(session)
-        attributes: dict[str, Any] = {}
-        if facts.protocol_version:
-            attributes[MCP_PROTOCOL_VERSION] = facts.protocol_version
-        server_name = self._settings.server_name or facts.server_name
-        if server_name:
-            attributes[MCP_SERVER_NAME] = bounded(server_name, limit)
-        server_version = self._settings.server_version or facts.server_version
-        if server_version:
-            attributes[MCP_SERVER_VERSION] = bounded(server_version, limit)
         transport = self._transports.lookup(sdk.session_write_stream(session))
+        attributes = call_attributes(
+            tool,
+            self._settings,
+            server_name=facts.server_name,
+            server_version=facts.server_version,
+            protocol_version=facts.protocol_version,
+            session_id=transport.session_id() if transport is not None and transport.session_id else None,
+        )
         if transport is not None:
             attributes[NETWORK_TRANSPORT] = transport.network_transport
             if transport.server_address:
                 attributes[SERVER_ADDRESS] = transport.server_address
                 if transport.server_port is not None:
                     attributes[SERVER_PORT] = transport.server_port
-            session_id = transport.session_id() if transport.session_id else None
-            if session_id:
-                attributes[MCP_SESSION_ID] = bounded(session_id, limit)
         return attributes
 
     def _with_trace_context(

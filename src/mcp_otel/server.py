@@ -27,6 +27,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel import sdk
+from mcp_otel.attributes import call_attributes, span_name, tool_name
 from mcp_otel.classify import RpcError, classify_server_call
 from mcp_otel.config import SdkSpans, Settings
 from mcp_otel.outcome import CallOutcome, bounded, finish_span
@@ -35,17 +36,9 @@ from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     CLIENT_ADDRESS,
     CLIENT_PORT,
-    GEN_AI_OPERATION_NAME,
-    GEN_AI_TOOL_NAME,
     JSONRPC_REQUEST_ID,
-    MCP_METHOD_NAME,
-    MCP_PROTOCOL_VERSION,
-    MCP_SERVER_NAME,
-    MCP_SERVER_VERSION,
-    MCP_SESSION_ID,
     METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
-    OPERATION_EXECUTE_TOOL,
     TRANSPORT_PIPE,
     TRANSPORT_TCP,
 )
@@ -213,10 +206,10 @@ class ServerInstrumentation:
             return None
 
     def _span(self, request: sdk.ServerRequest) -> Span:
-        tool = None if request.tool is None else bounded(str(request.tool), self._settings.max_name_length)
+        tool = tool_name(request.tool, self._settings)
         parent, links = self._parent_and_links(request.meta)
         return self._tracer.start_span(
-            f"{METHOD_TOOLS_CALL} {tool}" if tool else METHOD_TOOLS_CALL,
+            span_name(tool),
             context=parent,
             kind=SpanKind.SERVER,
             attributes=self._attributes(request, tool),
@@ -237,25 +230,16 @@ class ServerInstrumentation:
         return remote, links
 
     def _attributes(self, request: sdk.ServerRequest, tool: str | None) -> dict[str, Any]:
-        limit = self._settings.max_name_length
-        attributes: dict[str, Any] = {
-            MCP_METHOD_NAME: METHOD_TOOLS_CALL,
-            GEN_AI_OPERATION_NAME: OPERATION_EXECUTE_TOOL,
-        }
-        if tool:
-            attributes[GEN_AI_TOOL_NAME] = tool
+        attributes = call_attributes(
+            tool,
+            self._settings,
+            server_name=request.server_name,
+            server_version=request.server_version,
+            protocol_version=request.protocol_version,
+            session_id=request.session_id,
+        )
         if isinstance(request.request_id, (int, str)) and not isinstance(request.request_id, bool):
-            attributes[JSONRPC_REQUEST_ID] = bounded(str(request.request_id), limit)
-        if request.protocol_version:
-            attributes[MCP_PROTOCOL_VERSION] = bounded(request.protocol_version, limit)
-        if request.session_id:
-            attributes[MCP_SESSION_ID] = bounded(request.session_id, limit)
-        server_name = self._settings.server_name or request.server_name
-        if server_name:
-            attributes[MCP_SERVER_NAME] = bounded(server_name, limit)
-        server_version = self._settings.server_version or request.server_version
-        if server_version:
-            attributes[MCP_SERVER_VERSION] = bounded(server_version, limit)
+            attributes[JSONRPC_REQUEST_ID] = bounded(str(request.request_id), self._settings.max_name_length)
         if request.http_request is not None:
             attributes[NETWORK_TRANSPORT] = TRANSPORT_TCP
             address, port = sdk.http_peer(request.http_request)

@@ -12,6 +12,16 @@ die          the server goes away mid-call (stdio: the process exits; in-memory:
 whoami       returns the request's _meta as JSON text
 """
 
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
 SERVER_NAME = "test-server"
 SERVER_VERSION = "9.8.7"
 RPC_ERROR_CODE = -32602
@@ -32,3 +42,50 @@ TOOL_NAMES = (
     "die",
     "whoami",
 )
+
+
+@dataclass(frozen=True)
+class ToolKit:
+    """How one SDK major expresses what the tools answer."""
+
+    result: Callable[[str, bool], Any]  # a text result, isError or not
+    structured: Callable[[dict[str, Any]], Any]  # a result with structured content only
+    error: Callable[[int, str], Exception]  # the SDK's MCP error (answered as a JSON-RPC error)
+    hang_up: Callable[[], Awaitable[None]]  # close the server's side of an in-memory connection
+
+
+async def run_tool(kit: ToolKit, name: str, arguments: dict[str, Any], meta: dict[str, Any], stdio: bool) -> Any:
+    """The tool set above, for either major."""
+    if name == "tool_error":
+        return kit.result(TOOL_ERROR_TEXT, True)
+    if name == "rpc_error":
+        raise kit.error(RPC_ERROR_CODE, RPC_ERROR_MESSAGE)
+    if name == "server_error":
+        raise kit.error(SERVER_ERROR_CODE, SERVER_ERROR_MESSAGE)
+    if name == "crash":
+        raise ValueError("boom")
+    if name == "slow":
+        await anyio.sleep(float(arguments.get("seconds", 5)))
+        return kit.result("slept", False)
+    if name == "stubborn":
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(float(arguments.get("seconds", 1)))
+        return kit.result("finished anyway", False)
+    if name == "bad_output":
+        return kit.structured({"n": "not a number"})
+    if name == "die":
+        if stdio:
+            os._exit(3)
+        await kit.hang_up()
+        await anyio.sleep(5)
+    if name == "whoami":
+        return kit.result(json.dumps(meta), False)
+    return kit.result("ok", False)
+
+
+async def serve_stdio(server: Any) -> None:
+    """Serve a lowlevel server (either major) over this process's stdin and stdout."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())

@@ -7,27 +7,13 @@ tool can answer with a real JSON-RPC error.
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-
 import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import McpError
 
 from tests.servers.span_file import install_span_file
-from tests.servers.tools import (
-    OUTPUT_SCHEMA,
-    RPC_ERROR_CODE,
-    RPC_ERROR_MESSAGE,
-    SERVER_ERROR_CODE,
-    SERVER_ERROR_MESSAGE,
-    SERVER_NAME,
-    SERVER_VERSION,
-    TOOL_ERROR_TEXT,
-    TOOL_NAMES,
-)
+from tests.servers.tools import OUTPUT_SCHEMA, SERVER_NAME, SERVER_VERSION, TOOL_NAMES, ToolKit, run_tool, serve_stdio
 
 
 def build_server(*, stdio: bool = False) -> Server:
@@ -44,35 +30,21 @@ def build_server(*, stdio: bool = False) -> Server:
             for name in TOOL_NAMES
         ]
 
+    async def hang_up() -> None:
+        await server.request_context.session._write_stream.aclose()
+
+    kit = ToolKit(
+        result=_result,
+        structured=lambda content: types.ServerResult(types.CallToolResult(content=[], structuredContent=content)),
+        error=lambda code, message: McpError(types.ErrorData(code=code, message=message)),
+        hang_up=hang_up,
+    )
+
     async def call_tool(request: types.CallToolRequest) -> types.ServerResult:
-        name = request.params.name
-        arguments = request.params.arguments or {}
-        if name == "tool_error":
-            return _result(TOOL_ERROR_TEXT, is_error=True)
-        if name == "rpc_error":
-            raise McpError(types.ErrorData(code=RPC_ERROR_CODE, message=RPC_ERROR_MESSAGE))
-        if name == "server_error":
-            raise McpError(types.ErrorData(code=SERVER_ERROR_CODE, message=SERVER_ERROR_MESSAGE))
-        if name == "stubborn":
-            with anyio.CancelScope(shield=True):
-                await anyio.sleep(float(arguments.get("seconds", 1)))
-            return _result("finished anyway")
-        if name == "crash":
-            raise ValueError("boom")
-        if name == "slow":
-            await anyio.sleep(float(arguments.get("seconds", 5)))
-            return _result("slept")
-        if name == "bad_output":
-            return types.ServerResult(types.CallToolResult(content=[], structuredContent={"n": "not a number"}))
-        if name == "die":
-            if stdio:
-                os._exit(3)
-            await server.request_context.session._write_stream.aclose()
-            await anyio.sleep(5)
-        if name == "whoami":
-            meta = request.params.meta
-            return _result(json.dumps(meta.model_dump() if meta else {}))
-        return _result("ok")
+        meta = request.params.meta
+        return await run_tool(
+            kit, request.params.name, request.params.arguments or {}, meta.model_dump() if meta else {}, stdio
+        )
 
     server.request_handlers[types.CallToolRequest] = call_tool
     return server
@@ -84,14 +56,6 @@ def _result(text: str, is_error: bool = False) -> types.ServerResult:
     )
 
 
-async def serve_stdio() -> None:
-    from mcp.server.stdio import stdio_server
-
-    server = build_server(stdio=True)
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
-
-
 if __name__ == "__main__":
     install_span_file()
-    sys.exit(anyio.run(serve_stdio))
+    anyio.run(serve_stdio, build_server(stdio=True))

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from typing import Any
 
 import anyio
@@ -13,17 +10,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from tests.servers.span_file import install_span_file
-from tests.servers.tools import (
-    OUTPUT_SCHEMA,
-    RPC_ERROR_CODE,
-    RPC_ERROR_MESSAGE,
-    SERVER_ERROR_CODE,
-    SERVER_ERROR_MESSAGE,
-    SERVER_NAME,
-    SERVER_VERSION,
-    TOOL_ERROR_TEXT,
-    TOOL_NAMES,
-)
+from tests.servers.tools import OUTPUT_SCHEMA, SERVER_NAME, SERVER_VERSION, TOOL_NAMES, ToolKit, run_tool, serve_stdio
 
 
 def build_server(*, stdio: bool = False) -> Server[Any]:
@@ -40,34 +27,16 @@ def build_server(*, stdio: bool = False) -> Server[Any]:
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        name = params.name
-        arguments = params.arguments or {}
-        if name == "tool_error":
-            return _result(TOOL_ERROR_TEXT, is_error=True)
-        if name == "rpc_error":
-            raise MCPError(RPC_ERROR_CODE, RPC_ERROR_MESSAGE)
-        if name == "server_error":
-            raise MCPError(SERVER_ERROR_CODE, SERVER_ERROR_MESSAGE)
-        if name == "stubborn":
-            with anyio.CancelScope(shield=True):
-                await anyio.sleep(float(arguments.get("seconds", 1)))
-            return _result("finished anyway")
-        if name == "crash":
-            raise ValueError("boom")
-        if name == "slow":
-            await anyio.sleep(float(arguments.get("seconds", 5)))
-            return _result("slept")
-        if name == "bad_output":
-            return types.CallToolResult(content=[], structured_content={"n": "not a number"})
-        if name == "die":
-            if stdio:
-                os._exit(3)
-            # In memory: close the server's side of the connection, as a dying process would.
+        async def hang_up() -> None:
             await ctx.session._connection.outbound._write_stream.aclose()
-            await anyio.sleep(5)
-        if name == "whoami":
-            return _result(json.dumps(dict(ctx.meta or {})))
-        return _result("ok")
+
+        kit = ToolKit(
+            result=_result,
+            structured=lambda content: types.CallToolResult(content=[], structured_content=content),
+            error=MCPError,
+            hang_up=hang_up,
+        )
+        return await run_tool(kit, params.name, params.arguments or {}, dict(ctx.meta or {}), stdio)
 
     return Server(SERVER_NAME, version=SERVER_VERSION, on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -76,14 +45,6 @@ def _result(text: str, is_error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
 
 
-async def serve_stdio() -> None:
-    from mcp.server.stdio import stdio_server
-
-    server = build_server(stdio=True)
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
-
-
 if __name__ == "__main__":
     install_span_file()
-    sys.exit(anyio.run(serve_stdio))
+    anyio.run(serve_stdio, build_server(stdio=True))
