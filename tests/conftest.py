@@ -63,7 +63,7 @@ def instrument(exporter: InMemorySpanExporter) -> Iterator[Callable[..., McpInst
     instrumentor = McpInstrumentor()
 
     def _instrument(**settings: Any) -> McpInstrumentor:
-        instrumentor.instrument(tracer_provider=PROVIDER, **settings)
+        instrumentor.instrument(**{"tracer_provider": PROVIDER, **settings})
         return instrumentor
 
     yield _instrument

@@ -18,9 +18,11 @@ Every step of our own fails open.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
+from functools import partial
 from typing import Any
 
 import anyio
@@ -31,7 +33,8 @@ from mcp_otel import sdk
 from mcp_otel.attributes import call_attributes, span_name, tool_name
 from mcp_otel.classify import classify_client_exception, classify_client_result
 from mcp_otel.config import SdkSpans, Settings
-from mcp_otel.outcome import finish_span
+from mcp_otel.metrics import CallMetrics
+from mcp_otel.outcome import CallOutcome, finish_call
 from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
@@ -50,11 +53,13 @@ from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportReg
 class _ClientCall:
     """Our bookkeeping for one call in flight."""
 
-    __slots__ = ("cancel_sent", "request_id", "session", "span", "v1_request_id")
+    __slots__ = ("cancel_sent", "metric_attributes", "request_id", "session", "span", "started", "v1_request_id")
 
-    def __init__(self, span: Span, session: Any) -> None:
+    def __init__(self, span: Span, session: Any, metric_attributes: dict[str, Any]) -> None:
         self.span = span
         self.session = session
+        self.started = time.perf_counter()
+        self.metric_attributes = metric_attributes
         self.request_id: str | None = None
         self.v1_request_id: int | None = None  # the id as mcp 1.x put it on the wire
         self.cancel_sent = False
@@ -68,8 +73,9 @@ _ACTIVE_CALL: ContextVar[_ClientCall | None] = ContextVar("mcp_otel_client_call"
 
 
 class ClientInstrumentation:
-    def __init__(self, tracer: Tracer, settings: Settings) -> None:
+    def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings) -> None:
         self._tracer = tracer
+        self._metrics = metrics
         self._settings = settings
         self._transports = TransportRegistry()
         # (id(session), request id) -> call, for calls whose request id is known.
@@ -125,12 +131,14 @@ class ClientInstrumentation:
                 tool, self._settings, server_name=None, server_version=None, protocol_version=None, session_id=None
             )
             span = self._tracer.start_span(span_name(tool), kind=SpanKind.CLIENT, attributes=basic)
+            call = _ClientCall(span, session, self._metrics.attributes(basic))
         except Exception as exc:
             report_once("could not start a client span", exc)
             return None
-        call = _ClientCall(span, session)
         try:
-            span.set_attributes(self._attributes(session, tool))
+            attributes = self._attributes(session, tool)
+            span.set_attributes(attributes)
+            call.metric_attributes = self._metrics.attributes(attributes)
             call.v1_request_id = sdk.next_request_id(session)
             self._note_request_id(call, call.v1_request_id)
         except Exception as exc:
@@ -180,24 +188,22 @@ class ClientInstrumentation:
             return args, kwargs
 
     def _finish(self, call: _ClientCall, result: Any = None, exc: BaseException | None = None) -> None:
-        """Classify and end the span; whatever fails in here, the span is ended."""
         if call.request_id is not None:
             self._inflight.pop((id(call.session), call.request_id), None)
-        try:
-            if exc is None:
-                outcome = classify_client_result(result)
-            else:
-                outcome = classify_client_exception(
-                    exc,
-                    is_cancellation=sdk.is_cancellation(exc),
-                    rpc_error=sdk.rpc_error_of(exc),
-                    cancel_sent=call.cancel_sent,
-                    transport_closed=sdk.is_transport_closed(exc),
-                )
-            finish_span(call.span, outcome)
-        except Exception as error:
-            report_once("could not finish a client span", error)
-            call.span.end()
+        record = partial(self._metrics.record, SpanKind.CLIENT, call.started, call.metric_attributes)
+        finish_call(call.span, partial(self._classify, call, result, exc), record)
+
+    @staticmethod
+    def _classify(call: _ClientCall, result: Any, exc: BaseException | None) -> CallOutcome:
+        if exc is None:
+            return classify_client_result(result)
+        return classify_client_exception(
+            exc,
+            is_cancellation=sdk.is_cancellation(exc),
+            rpc_error=sdk.rpc_error_of(exc),
+            cancel_sent=call.cancel_sent,
+            transport_closed=sdk.is_transport_closed(exc),
+        )
 
     async def _courtesy_cancel(self, call: _ClientCall, exc: BaseException) -> None:
         """Opt-in, mcp 1.x only: tell the server a call we stopped waiting for is cancelled, as

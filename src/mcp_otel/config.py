@@ -36,6 +36,8 @@ class Settings:
     server_version: str | None = None
     # Tool and server names longer than this are cut (names come from peers).
     max_name_length: int = 256
+    # Distinct tool names (and server names) metrics keep; later ones are recorded as _OTHER.
+    max_metric_names: int = 100
     # mcp 1.x clients: send notifications/cancelled for calls the caller cancelled or the SDK
     # timed out (mcp 2.x clients always do), so servers stop the work and record a cancel.
     send_cancel: bool = False
@@ -95,4 +97,5 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "server_version": _parse_text,
     "max_name_length": _parse_positive_int,
     "send_cancel": _parse_bool,
+    "max_metric_names": _parse_positive_int,
 }

@@ -11,10 +11,12 @@ from collections.abc import Collection
 from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
+from opentelemetry.metrics import get_meter
 from opentelemetry.trace import get_tracer
 
 from mcp_otel.client import ClientInstrumentation
 from mcp_otel.config import Settings
+from mcp_otel.metrics import CallMetrics
 from mcp_otel.patching import Patcher
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import INSTRUMENTATION_SCOPE
@@ -34,13 +36,16 @@ class McpInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return _INSTRUMENTS
 
     def _instrument(self, **kwargs: Any) -> None:
+        """``tracer_provider``, ``meter_provider`` (default: the global ones), and the settings."""
         try:
             tracer_provider = kwargs.pop("tracer_provider", None)
-            kwargs.pop("meter_provider", None)  # metrics arrive with the metrics module
+            meter_provider = kwargs.pop("meter_provider", None)
             settings = Settings.load(**kwargs)
             tracer = get_tracer(INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider)
-            client = ClientInstrumentation(tracer, settings)
-            server = ServerInstrumentation(tracer, settings)
+            meter = get_meter(INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
+            metrics = CallMetrics(meter, settings)
+            client = ClientInstrumentation(tracer, metrics, settings)
+            server = ServerInstrumentation(tracer, metrics, settings)
             self._patcher = Patcher([*client.patches(), *server.patches()])
             self._patcher.start()
         except Exception as exc:

@@ -8,12 +8,13 @@ rule 4), and :func:`finish_span` is the one place that sets span status, ``error
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.trace import Span, Status, StatusCode
 
+from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     ERROR_TYPE,
     RPC_RESPONSE_STATUS_CODE,
@@ -121,6 +122,27 @@ def finish_span(span: Span, outcome: CallOutcome, extra: Mapping[str, Any] | Non
     if outcome.is_error:
         span.set_status(Status(StatusCode.ERROR, outcome.description))
     span.end()
+
+
+def finish_call(span: Span, classify: Callable[[], CallOutcome], record: Callable[[CallOutcome], None]) -> None:
+    """Classify a call once, write the outcome onto its span and end it, then hand the same
+    outcome to ``record`` (metrics). Fails open: whatever fails here, the span is ended and
+    the failure is logged once."""
+    try:
+        outcome = classify()
+    except Exception as exc:
+        report_once("could not classify a call", exc)
+        span.end()
+        return
+    try:
+        finish_span(span, outcome)
+    except Exception as exc:
+        report_once("could not finish a span", exc)
+        span.end()
+    try:
+        record(outcome)
+    except Exception as exc:
+        report_once("could not record call metrics", exc)
 
 
 def outcome_of_span(attributes: Mapping[str, Any], status_is_error: bool) -> ToolOutcome:

@@ -41,6 +41,15 @@ SERVER_PORT: Final = "server.port"
 CLIENT_ADDRESS: Final = "client.address"
 CLIENT_PORT: Final = "client.port"
 
+# --- MCP metrics (semantic-conventions-genai model/mcp/metrics.yaml, mcp.md @4172e394) ---
+MCP_CLIENT_OPERATION_DURATION: Final = "mcp.client.operation.duration"
+MCP_SERVER_OPERATION_DURATION: Final = "mcp.server.operation.duration"
+DURATION_UNIT: Final = "s"
+# "SHOULD be specified with ExplicitBucketBoundaries of" (the semconv helper functions set none).
+DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+# The value a bounded metric attribute takes past its limit (error.type's well-known value too).
+OTHER_VALUE: Final = "_OTHER"
+
 # --- mcp-otel attributes ---
 TOOL_OUTCOME: Final = "tool.outcome"
 TOOL_CANCEL_REASON: Final = "tool.cancel.reason"

@@ -16,6 +16,7 @@ HTTP server span) becomes a link. The tool's own code runs with our span current
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
@@ -30,7 +31,8 @@ from mcp_otel import sdk
 from mcp_otel.attributes import call_attributes, span_name, tool_name
 from mcp_otel.classify import RpcError, classify_server_call
 from mcp_otel.config import SdkSpans, Settings
-from mcp_otel.outcome import CallOutcome, bounded, finish_span
+from mcp_otel.metrics import CallMetrics
+from mcp_otel.outcome import CallOutcome, bounded, finish_call
 from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
@@ -48,10 +50,12 @@ from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportReg
 class _ServerCall:
     """Our bookkeeping for one tools/call being handled."""
 
-    __slots__ = ("answer", "answered", "dispatch", "owner", "span")
+    __slots__ = ("answer", "answered", "dispatch", "metric_attributes", "owner", "span", "started")
 
-    def __init__(self, span: Span, owner: Any, dispatch: Any) -> None:
+    def __init__(self, span: Span, metric_attributes: dict[str, Any], owner: Any, dispatch: Any) -> None:
         self.span = span
+        self.metric_attributes = metric_attributes
+        self.started = time.perf_counter()
         self.owner = owner  # 1.x: the session; 2.x: the ServerRunner
         self.dispatch = dispatch  # 1.x: the RequestResponder; 2.x: the dispatch context
         self.answer: Any = None  # 1.x: what respond() was given
@@ -63,8 +67,9 @@ _ACTIVE_SERVER_CALL: ContextVar[_ServerCall | None] = ContextVar("mcp_otel_serve
 
 
 class ServerInstrumentation:
-    def __init__(self, tracer: Tracer, settings: Settings) -> None:
+    def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings) -> None:
         self._tracer = tracer
+        self._metrics = metrics
         self._settings = settings
         self._transports = TransportRegistry()
 
@@ -102,7 +107,7 @@ class ServerInstrumentation:
         responder, request, session = sdk.arguments_of(wrapped, args, kwargs, "message", "req", "session")
         if not sdk.is_tools_call(request):
             return None
-        return _ServerCall(self._span(sdk.v1_server_request(server, responder, request, session)), session, responder)
+        return self._call(sdk.v1_server_request(server, responder, request, session), session, responder)
 
     @staticmethod
     def _v1_outcome(call: _ServerCall, exc: BaseException | None) -> CallOutcome:
@@ -159,7 +164,7 @@ class ServerInstrumentation:
         dctx, method, params = sdk.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
         if method != METHOD_TOOLS_CALL:
             return None
-        return _ServerCall(self._span(sdk.v2_server_request(runner, dctx, params)), runner, dctx)
+        return self._call(sdk.v2_server_request(runner, dctx, params), runner, dctx)
 
     @staticmethod
     def _v2_outcome(call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome:
@@ -205,16 +210,14 @@ class ServerInstrumentation:
             report_once("could not start a server span", exc)
             return None
 
-    def _span(self, request: sdk.ServerRequest) -> Span:
+    def _call(self, request: sdk.ServerRequest, owner: Any, dispatch: Any) -> _ServerCall:
         tool = tool_name(request.tool, self._settings)
         parent, links = self._parent_and_links(request.meta)
-        return self._tracer.start_span(
-            span_name(tool),
-            context=parent,
-            kind=SpanKind.SERVER,
-            attributes=self._attributes(request, tool),
-            links=links,
+        attributes = self._attributes(request, tool)
+        span = self._tracer.start_span(
+            span_name(tool), context=parent, kind=SpanKind.SERVER, attributes=attributes, links=links
         )
+        return _ServerCall(span, self._metrics.attributes(attributes), owner, dispatch)
 
     def _parent_and_links(self, meta: Any) -> tuple[otel_context.Context | None, list[Link]]:
         """Parent: the context in ``params._meta`` (semconv); the ambient span becomes a link."""
@@ -264,13 +267,9 @@ class ServerInstrumentation:
             otel_context.detach(context_token)
             _ACTIVE_SERVER_CALL.reset(call_token)
 
-    @staticmethod
-    def _finish(call: _ServerCall, classify: Callable[[], CallOutcome]) -> None:
-        try:
-            finish_span(call.span, classify())
-        except Exception as exc:
-            report_once("could not finish a server span", exc)
-            call.span.end()
+    def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome]) -> None:
+        record = partial(self._metrics.record, SpanKind.SERVER, call.started, call.metric_attributes)
+        finish_call(call.span, classify, record)
 
     def _stdio_server(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return RegisteringTransport(wrapped(*args, **kwargs), self._transports, TransportInfo(TRANSPORT_PIPE))

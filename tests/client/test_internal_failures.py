@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mcp_otel import client, sdk
+from mcp_otel import client, metrics, outcome, sdk
 from tests.conftest import tool_call_spans
 from tests.harness import open_session
 
@@ -27,7 +27,8 @@ HELPERS = [
     (sdk, "next_request_id"),
     (client.propagate, "inject"),  # injecting trace context
     (client, "classify_client_result"),  # classifying the result
-    (client, "finish_span"),  # writing the outcome
+    (outcome, "finish_span"),  # writing the outcome
+    (metrics.CallMetrics, "record"),  # recording the metric point
 ]
 
 

@@ -17,6 +17,7 @@ def test_defaults() -> None:
         server_version=None,
         max_name_length=256,
         send_cancel=False,
+        max_metric_names=100,
     )
 
 
@@ -29,9 +30,18 @@ def test_environment() -> None:
             "OTEL_INSTRUMENTATION_MCP_SERVER_VERSION": "1.0",
             "OTEL_INSTRUMENTATION_MCP_MAX_NAME_LENGTH": "64",
             "OTEL_INSTRUMENTATION_MCP_SEND_CANCEL": "on",
+            "OTEL_INSTRUMENTATION_MCP_MAX_METRIC_NAMES": "7",
         }
     )
-    assert settings == Settings(SdkSpans.KEEP, False, "weather", "1.0", 64, True)
+    assert settings == Settings(
+        sdk_spans=SdkSpans.KEEP,
+        propagate=False,
+        server_name="weather",
+        server_version="1.0",
+        max_name_length=64,
+        send_cancel=True,
+        max_metric_names=7,
+    )
 
 
 def test_keyword_arguments_win() -> None:

@@ -1,0 +1,92 @@
+"""Metrics: the two operation-duration histograms, recorded from the very outcome that finished the
+span (one object, one string), for every outcome, cancelled included, and whether or not the
+span was sampled.
+
+Tool and server names come from peers, so their metric values are bounded: the first
+``max_metric_names`` distinct names are kept, later ones are recorded as ``_OTHER`` (spans keep
+the real, length-bounded name). Session ids, request ids and URIs never become metric attributes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry.metrics import Meter
+from opentelemetry.trace import SpanKind
+
+from mcp_otel.config import Settings
+from mcp_otel.outcome import CallOutcome
+from mcp_otel.semconv import (
+    DURATION_BUCKETS,
+    DURATION_UNIT,
+    ERROR_TYPE,
+    GEN_AI_TOOL_NAME,
+    MCP_CLIENT_OPERATION_DURATION,
+    MCP_METHOD_NAME,
+    MCP_PROTOCOL_VERSION,
+    MCP_SERVER_NAME,
+    MCP_SERVER_OPERATION_DURATION,
+    NETWORK_TRANSPORT,
+    OTHER_VALUE,
+    TOOL_OUTCOME,
+)
+
+# The span attributes a metric point copies (besides the outcome's).
+_COPIED = (MCP_METHOD_NAME, GEN_AI_TOOL_NAME, MCP_SERVER_NAME, NETWORK_TRANSPORT, MCP_PROTOCOL_VERSION)
+
+
+class NameBound:
+    """Admits the first ``limit`` distinct names; any later one reads ``_OTHER``."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._names: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, name: str) -> str:
+        if name in self._names:
+            return name
+        with self._lock:
+            if name in self._names or len(self._names) < self._limit:
+                self._names.add(name)
+                return name
+        return OTHER_VALUE
+
+
+class CallMetrics:
+    def __init__(self, meter: Meter, settings: Settings) -> None:
+        def histogram(name: str, description: str) -> Any:
+            return meter.create_histogram(
+                name, unit=DURATION_UNIT, description=description, explicit_bucket_boundaries_advisory=DURATION_BUCKETS
+            )
+
+        self._durations = {
+            SpanKind.CLIENT: histogram(
+                MCP_CLIENT_OPERATION_DURATION, "Duration of MCP tools/call requests as the client saw them."
+            ),
+            SpanKind.SERVER: histogram(
+                MCP_SERVER_OPERATION_DURATION, "Duration of MCP tools/call requests as the server handled them."
+            ),
+        }
+        self._bounds = {
+            GEN_AI_TOOL_NAME: NameBound(settings.max_metric_names),
+            MCP_SERVER_NAME: NameBound(settings.max_metric_names),
+        }
+
+    def attributes(self, span_attributes: Mapping[str, Any]) -> dict[str, Any]:
+        """The metric attributes of a call, from its span's (names bounded)."""
+        attributes = {key: span_attributes[key] for key in _COPIED if key in span_attributes}
+        for key, bound in self._bounds.items():
+            if key in attributes:
+                attributes[key] = bound(attributes[key])
+        return attributes
+
+    def record(self, kind: SpanKind, started: float, attributes: Mapping[str, Any], outcome: CallOutcome) -> None:
+        """Record one call: ``started`` is its ``time.perf_counter()`` at start."""
+        point = {**attributes, TOOL_OUTCOME: outcome.outcome.value}
+        if outcome.error_type is not None:
+            point[ERROR_TYPE] = outcome.error_type
+        self._durations[kind].record(time.perf_counter() - started, point)

@@ -1,0 +1,122 @@
+"""The operation-duration histograms, read back exactly with the SDK's in-memory metric reader."""
+
+from __future__ import annotations
+
+import random
+import string
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+from opentelemetry.trace import SpanKind
+
+from mcp_otel import semconv
+from mcp_otel.config import Settings
+from mcp_otel.metrics import CallMetrics, NameBound
+from mcp_otel.outcome import CallOutcome
+from tests.harness import open_session
+from tests.server.test_server_spans import call, client_cancel
+from tests.servers.tools import SERVER_NAME
+
+pytestmark = pytest.mark.anyio
+
+
+def histogram_points(reader: InMemoryMetricReader, name: str) -> list[Any]:
+    data = reader.get_metrics_data()
+    return [
+        point
+        for resource in (data.resource_metrics if data else [])
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == name
+        for point in metric.data.data_points
+    ]
+
+
+def counts(points: list[Any]) -> Counter[tuple[Any, ...]]:
+    """Calls per (tool, outcome, error.type), from the histogram counts."""
+    result: Counter[tuple[Any, ...]] = Counter()
+    for point in points:
+        attributes = point.attributes
+        key = (attributes["gen_ai.tool.name"], attributes["tool.outcome"], attributes.get("error.type"))
+        result[key] += point.count
+    return result
+
+
+async def scripted_calls(session: Any) -> None:
+    for tool in ("ok", "ok", "ok", "tool_error", "tool_error", "rpc_error"):
+        await call(session, tool)
+    await client_cancel(session)
+
+
+@pytest.mark.parametrize("sampled", [True, False], ids=["sampled", "all-traces-dropped"])
+async def test_duration_histograms(sampled: bool, instrument: Callable[..., Any]) -> None:
+    reader = InMemoryMetricReader()
+    tracer_provider = None if sampled else TracerProvider(sampler=ALWAYS_OFF)
+    settings: dict[str, Any] = {"meter_provider": MeterProvider(metric_readers=[reader])}
+    if tracer_provider is not None:
+        settings["tracer_provider"] = tracer_provider
+    instrument(**settings)
+    async with open_session("memory") as session:
+        await session.list_tools()
+        await scripted_calls(session)
+
+    expected = Counter(
+        {
+            ("ok", "ok", None): 3,
+            ("tool_error", "failed", "tool_error"): 2,
+            ("rpc_error", "failed", "-32602"): 1,
+            ("slow", "cancelled", None): 1,
+        }
+    )
+    for name in (semconv.MCP_CLIENT_OPERATION_DURATION, semconv.MCP_SERVER_OPERATION_DURATION):
+        points = histogram_points(reader, name)
+        assert counts(points) == expected, name
+        for point in points:
+            assert tuple(point.explicit_bounds) == semconv.DURATION_BUCKETS
+            assert point.attributes["mcp.method.name"] == "tools/call"
+            assert point.attributes["mcp.server.name"] == SERVER_NAME
+            assert point.attributes["mcp.protocol.version"] == "2025-11-25"
+            # Never per-request or per-session values.
+            assert not {"jsonrpc.request.id", "mcp.session.id"} & set(point.attributes)
+    data = reader.get_metrics_data()
+    units = {
+        metric.name: metric.unit
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+    }
+    assert units == {semconv.MCP_CLIENT_OPERATION_DURATION: "s", semconv.MCP_SERVER_OPERATION_DURATION: "s"}
+
+
+def test_name_bound_keeps_the_first_n() -> None:
+    bound = NameBound(3)
+    assert [bound(name) for name in ["a", "b", "a", "c", "d", "b", "e"]] == [
+        "a",
+        "b",
+        "a",
+        "c",
+        "_OTHER",
+        "b",
+        "_OTHER",
+    ]
+
+
+def test_ten_thousand_random_tool_names_make_at_most_n_plus_one_values() -> None:
+    reader = InMemoryMetricReader()
+    meter = MeterProvider(metric_readers=[reader]).get_meter("test")
+    metrics = CallMetrics(meter, Settings(max_metric_names=50))
+    generator = random.Random(7)
+    for _ in range(10_000):
+        name = "".join(generator.choices(string.printable, k=generator.randint(1, 40)))
+        attributes = metrics.attributes({"gen_ai.tool.name": name, "mcp.server.name": name[:3]})
+        metrics.record(SpanKind.CLIENT, 0.0, attributes, CallOutcome.ok())
+    points = histogram_points(reader, semconv.MCP_CLIENT_OPERATION_DURATION)
+    assert len({point.attributes["gen_ai.tool.name"] for point in points}) == 51
+    assert len({point.attributes["mcp.server.name"] for point in points}) <= 51
+    assert sum(point.count for point in points) == 10_000
