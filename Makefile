@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 SDKS := mcp1 mcp2
 
-.PHONY: demo test lint typecheck unit clean
+.PHONY: demo one-trace test lint typecheck unit clean
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/dev.txt pyproject.toml
@@ -14,8 +14,13 @@ $(VENV)/%/.installed: requirements/%.txt requirements/dev.txt pyproject.toml
 	$(VENV)/$*/bin/pip install --quiet --disable-pip-version-check -r requirements/$*.txt -r requirements/dev.txt -e '.[sdk]'
 	@touch $@
 
+# A scripted agent and three MCP servers, run under `mcp-otel run`: the per-server table.
 demo: $(VENV)/mcp2/.installed
-	$(VENV)/mcp2/bin/python examples/demo.py
+	$(VENV)/mcp2/bin/mcp-otel run --output .cache/demo-telemetry.jsonl -- python examples/demo/agent.py
+
+# One call per outcome, both sides instrumented: each call as the agent and the server saw it.
+one-trace: $(VENV)/mcp2/.installed
+	$(VENV)/mcp2/bin/python examples/one_trace.py
 
 lint: $(VENV)/mcp2/.installed
 	$(VENV)/mcp2/bin/ruff check src tests examples

@@ -1,7 +1,7 @@
-"""A small MCP server for the demo (mcp 2.x ``MCPServer``), run as a stdio subprocess.
+"""A small MCP server for the one-trace example (mcp 2.x ``MCPServer``), run as a stdio subprocess.
 
-When DEMO_SPAN_FILE names a file, the server instruments itself and writes its spans there as
-JSON lines, so the demo can show both sides of each call.
+When ONE_TRACE_SPAN_FILE names a file, the server instruments itself and writes its spans there as
+JSON lines, so the example can show both sides of each call.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 import anyio
 from mcp.server.mcpserver import MCPServer
 
-server = MCPServer("demo-server")
+server = MCPServer("one-trace-server")
 
 
 @server.tool()
@@ -47,6 +47,6 @@ def instrument(span_file: str) -> None:
 
 
 if __name__ == "__main__":
-    if os.environ.get("DEMO_SPAN_FILE"):
-        instrument(os.environ["DEMO_SPAN_FILE"])
+    if os.environ.get("ONE_TRACE_SPAN_FILE"):
+        instrument(os.environ["ONE_TRACE_SPAN_FILE"])
     server.run("stdio")

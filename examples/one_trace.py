@@ -29,11 +29,11 @@ McpInstrumentor().instrument(tracer_provider=provider)
 from mcp import ClientSession, StdioServerParameters  # noqa: E402  (instrumented before import on purpose)
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-SERVER_SCRIPT = str(Path(__file__).with_name("demo_server.py"))
+SERVER_SCRIPT = str(Path(__file__).with_name("one_trace_server.py"))
 
 
 async def agent(server: StdioServerParameters, server_log: TextIO) -> None:
-    print("starting the demo server (stdio subprocess, instrumented too) ...", flush=True)
+    print("starting the server (stdio subprocess, instrumented too) ...", flush=True)
     async with stdio_client(server, errlog=server_log) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         await session.list_tools()
@@ -75,7 +75,7 @@ def show(server_spans: list[dict[str, Any]]) -> None:
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder, open(os.devnull, "w") as server_log:
         span_file = Path(folder) / "server-spans.jsonl"
-        env = {**os.environ, "DEMO_SPAN_FILE": str(span_file)}
+        env = {**os.environ, "ONE_TRACE_SPAN_FILE": str(span_file)}
         server = StdioServerParameters(command=sys.executable, args=[SERVER_SCRIPT], env=env)
         anyio.run(agent, server, server_log)  # the server logs the tool error's traceback
         lines = span_file.read_text().splitlines() if span_file.exists() else []

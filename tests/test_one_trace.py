@@ -1,4 +1,4 @@
-"""The README's first command: the demo prints each call as both sides saw it, joined in one trace."""
+"""The README's first command: the one-trace example prints each call as both sides saw it, joined in one trace."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from tests.harness import REPO_ROOT
 
-pytestmark = pytest.mark.mcp2  # the demo server is an mcp 2.x MCPServer
+pytestmark = pytest.mark.mcp2  # the example server is an mcp 2.x MCPServer
 
 EXPECTED_TABLE = """\
 call               CLIENT span (agent)  SERVER span (server)  same trace
@@ -20,9 +20,9 @@ tools/call slow    cancelled caller     cancelled client      yes
 """
 
 
-def test_demo_output() -> None:
+def test_one_trace_output() -> None:
     completed = subprocess.run(
-        [sys.executable, "examples/demo.py"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "examples/one_trace.py"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.endswith("\n" + EXPECTED_TABLE), completed.stdout

@@ -1,0 +1,138 @@
+"""The ``mcp-otel`` command: ``run`` an agent with its MCP tool calls traced and summarized, and
+``report`` the same summary from OTLP JSON span files.
+
+Exit codes: ``run`` returns the agent's; ``report`` returns 0, 1 when a failure rate is above
+``--fail-above``, and 2 when a file or line could not be read (after reporting what could).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from mcp_otel.report import format_json, format_table, read_calls, summarize
+from mcp_otel.run_configurator import FILE_EXPORTER, RUN_FILE_ENV
+
+CONFIGURATOR_NAME = "mcp_otel"
+EXIT_ABOVE_THRESHOLD = 1
+EXIT_UNREADABLE = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mcp-otel", description="OpenTelemetry for MCP tool calls.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser(
+        "run",
+        help="run a Python agent with MCP tool calls traced, then print a per-server summary",
+        description="Runs COMMAND under opentelemetry-instrument (mcp-otel included). Spans and metrics "
+        "go to --output as OTLP JSON lines, and also to OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set.",
+    )
+    run.add_argument(
+        "--output", type=Path, default=Path("mcp-otel.jsonl"), help="telemetry file (default: %(default)s)"
+    )
+    _summary_options(run)
+    run.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the agent to run")
+
+    report = commands.add_parser("report", help="summarize MCP tool calls from OTLP JSON span files")
+    report.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    _summary_options(report)
+    report.add_argument(
+        "--side", choices=["client", "server"], default="client", help="whose spans to count (default: %(default)s)"
+    )
+    report.add_argument(
+        "--fail-above",
+        type=_rate,
+        metavar="RATE",
+        help="exit 1 if any failure rate (cancels excluded) is above RATE, e.g. 0.05",
+    )
+
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        return _run(parser, args)
+    return _report(args)
+
+
+def _summary_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--by", choices=["server", "tool"], default="server", help="group by (default: %(default)s)")
+    parser.add_argument("--format", choices=["table", "json"], default="table", help="(default: %(default)s)")
+
+
+def _rate(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError("a rate between 0 and 1")
+    return value
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    agent = args.agent[1:] if args.agent[:1] == ["--"] else args.agent
+    if not agent:
+        parser.error("run: give the agent's command after --, e.g. mcp-otel run -- python agent.py")
+    output: Path = args.output.resolve()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("", encoding="utf-8")  # this run's telemetry only
+    env = _run_environment(output)
+    remote = env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    _progress(f"running {' '.join(agent)}")
+    _progress(f"telemetry to {output}" + (f" and to {remote}" if remote else ""))
+    instrument = str(Path(sys.executable).with_name("opentelemetry-instrument"))
+    if not Path(instrument).exists():
+        instrument = shutil.which("opentelemetry-instrument") or "opentelemetry-instrument"
+    returncode = subprocess.call([instrument, *agent], env=env)
+    _progress(f"the agent exited with {returncode}; summarizing {output.name}")
+    calls, problems = read_calls([output])
+    for problem in problems:
+        _progress(problem)
+    summaries = summarize(calls, args.by)
+    print(format_table(summaries, args.by) if args.format == "table" else format_json(summaries), flush=True)
+    return returncode
+
+
+def _run_environment(output: Path) -> dict[str, str]:
+    """The agent's environment: auto-instrumentation through our configurator, the file exporter
+    added to whatever exporters the user configured (OTLP when an endpoint is set)."""
+    env = dict(os.environ)
+    env[RUN_FILE_ENV] = str(output)
+    env["OTEL_PYTHON_CONFIGURATOR"] = CONFIGURATOR_NAME
+    # `python` in the command is this environment's, as if it were activated.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    default = "otlp_proto_http" if env.get("OTEL_EXPORTER_OTLP_ENDPOINT") else ""
+    for variable in ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER"):
+        names = [name.strip() for name in env.get(variable, default).split(",")]
+        env[variable] = ",".join([name for name in names if name and name != "none"] + [FILE_EXPORTER])
+    env.setdefault("OTEL_LOGS_EXPORTER", "none")
+    return env
+
+
+def _report(args: argparse.Namespace) -> int:
+    calls, problems = read_calls(args.files, args.side)
+    summaries = summarize(calls, args.by)
+    print(format_table(summaries, args.by) if args.format == "table" else format_json(summaries))
+    for problem in problems:
+        print(f"mcp-otel report: {problem}", file=sys.stderr)
+    if problems:
+        return EXIT_UNREADABLE
+    if args.fail_above is not None:
+        above = [s for s in summaries if s.failure_rate is not None and s.failure_rate > args.fail_above]
+        for summary in above:
+            rate = f"{summary.failure_rate:.1%}"
+            print(
+                f"mcp-otel report: {summary.name}: failure rate {rate} is above {args.fail_above:.1%}", file=sys.stderr
+            )
+        if above:
+            return EXIT_ABOVE_THRESHOLD
+    return 0
+
+
+def _progress(message: str) -> None:
+    print(f"mcp-otel: {message}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

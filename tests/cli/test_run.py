@@ -1,0 +1,162 @@
+"""``mcp-otel run`` end to end: the demo agent and its three servers, in subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from google.protobuf.json_format import Parse
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from tests.harness import REPO_ROOT
+
+pytestmark = pytest.mark.mcp2  # the demo servers are mcp 2.x MCPServers
+
+MCP_OTEL = str(Path(sys.executable).with_name("mcp-otel"))
+AGENT = ["python", "examples/demo/agent.py"]
+
+
+def expected_rows() -> dict[str, dict[str, Any]]:
+    """What the seeded demo must report, derived from the demo's own rules."""
+    sys.path.insert(0, str(REPO_ROOT / "examples" / "demo"))
+    try:
+        from servers import flaky_verdict  # type: ignore[import-not-found]
+    finally:
+        sys.path.pop(0)
+    verdicts = Counter(flaky_verdict(item) for item in range(20))
+    flaky_failed = verdicts["tool_error"] + verdicts["rpc_error"]
+    errors = {"tool_error": verdicts["tool_error"], "-32603": verdicts["rpc_error"]}
+    return {
+        "flaky": {
+            "calls": 20,
+            "ok": 20 - flaky_failed,
+            "failed": flaky_failed,
+            "cancelled": 0,
+            "failure_rate": flaky_failed / 20,
+            "error_types": {k: v for k, v in errors.items() if v},
+        },
+        "healthy": {"calls": 20, "ok": 20, "failed": 0, "cancelled": 0, "failure_rate": 0.0, "error_types": {}},
+        # 2 cancelled by the agent are in neither the numerator nor the denominator: 2 / (6 + 2).
+        "slow": {
+            "calls": 10,
+            "ok": 6,
+            "failed": 2,
+            "cancelled": 2,
+            "failure_rate": 0.25,
+            "error_types": {"timeout": 2},
+        },
+    }
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
+    return {**env, **extra}
+
+
+def run_demo(output: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    command = [MCP_OTEL, "run", "--output", str(output), "--format", "json", "--", *AGENT]
+    return subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=180)
+
+
+def test_run_the_demo(tmp_path: Path) -> None:
+    output = tmp_path / "telemetry.jsonl"
+    completed = run_demo(output, clean_env())
+    assert completed.returncode == 0, completed.stderr
+    rows = {row["name"]: row for row in json.loads(completed.stdout)}
+    keys = ("calls", "ok", "failed", "cancelled", "failure_rate", "error_types")
+    assert {name: {key: row[key] for key in keys} for name, row in rows.items()} == expected_rows()
+    assert "mcp-otel: running python examples/demo/agent.py" in completed.stderr
+    assert "demo: 20 fetches on flaky" in completed.stderr
+
+    # Every line is OTLP JSON that the OpenTelemetry protobuf schema accepts.
+    documents = [json.loads(line) for line in output.read_text().splitlines()]
+    assert documents
+    for document in documents:
+        message = ExportTraceServiceRequest() if "resourceSpans" in document else ExportMetricsServiceRequest()
+        Parse(json.dumps(document), message)
+
+    # The metrics count the same calls as the spans (one outcome, one string).
+    points: Counter[tuple[str, str]] = Counter()
+    for document in documents:
+        for resource in document.get("resourceMetrics", []):
+            for scope in resource["scopeMetrics"]:
+                for metric in scope["metrics"]:
+                    if metric["name"] != "mcp.client.operation.duration":
+                        continue
+                    assert metric["unit"] == "s"
+                    for point in metric["histogram"]["dataPoints"]:
+                        attributes = {a["key"]: a["value"]["stringValue"] for a in point["attributes"]}
+                        key = (attributes["mcp.server.name"], attributes["tool.outcome"])
+                        points[key] += int(point["count"])
+    for name, row in expected_rows().items():
+        for outcome in ("ok", "failed", "cancelled"):
+            assert points[(name, outcome)] == row[outcome], (name, outcome)
+
+
+class _Collector(BaseHTTPRequestHandler):
+    received: ClassVar[list[tuple[str, bytes]]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append((self.path, body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def otlp_receiver() -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+    """A minimal OTLP/HTTP receiver on 127.0.0.1 that records what it is sent."""
+    _Collector.received = []
+    server = HTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", _Collector.received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_run_exports_otlp_when_an_endpoint_is_set(
+    tmp_path: Path, otlp_receiver: tuple[str, list[tuple[str, bytes]]]
+) -> None:
+    endpoint, received = otlp_receiver
+    completed = run_demo(tmp_path / "telemetry.jsonl", clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint))
+    assert completed.returncode == 0, completed.stderr
+    assert f"and to {endpoint}" in completed.stderr
+    span_names: Counter[str] = Counter()
+    for path, body in received:
+        if path == "/v1/traces":
+            request = ExportTraceServiceRequest.FromString(body)
+            for resource in request.resource_spans:
+                for scope in resource.scope_spans:
+                    span_names.update(span.name for span in scope.spans)
+    assert span_names["tools/call lookup"] == 20
+    assert span_names["tools/call fetch"] == 20
+    assert span_names["tools/call crunch"] == 10
+    assert {path for path, _ in received} >= {"/v1/traces", "/v1/metrics"}
+    # The local file and the summary still come too.
+    assert {row["name"] for row in json.loads(completed.stdout)} == {"flaky", "healthy", "slow"}
+
+
+def test_run_needs_a_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcp_otel.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run"])
+    assert exit_info.value.code == 2
+    assert "give the agent's command after --" in capsys.readouterr().err
