@@ -160,3 +160,15 @@ def test_run_needs_a_command(capsys: pytest.CaptureFixture[str]) -> None:
         main(["run"])
     assert exit_info.value.code == 2
     assert "give the agent's command after --" in capsys.readouterr().err
+
+
+def test_the_readme_shows_the_demo_numbers() -> None:
+    readme = (REPO_ROOT / "README.md").read_text()
+    table = readme.split("```\nserver   calls", 1)[1].split("```", 1)[0]
+    shown = {}
+    for line in table.splitlines()[2:]:
+        cells = line.split()
+        if cells and cells[0] in ("flaky", "healthy", "slow"):
+            shown[cells[0]] = [int(cell) for cell in cells[1:5]]
+    expected = {name: [row[k] for k in ("calls", "ok", "failed", "cancelled")] for name, row in expected_rows().items()}
+    assert shown == expected
