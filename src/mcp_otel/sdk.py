@@ -80,7 +80,10 @@ def session_write_stream(session: Any) -> Any:
 
 def abandon_reason(exc: BaseException) -> str | None:
     """Why a client stopped waiting for a call, as mcp 2.x words it in its courtesy cancel: the
-    caller cancelled, or the SDK's read timeout expired. ``None`` for any other ending."""
+    caller cancelled, or the SDK's read timeout expired. ``None`` for any other ending (and for a
+    closed coroutine, which can no longer send anything)."""
+    if isinstance(exc, GeneratorExit):
+        return None
     if is_cancellation(exc):
         return "caller cancelled"
     error = rpc_error_of(exc)

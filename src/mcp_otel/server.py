@@ -142,7 +142,10 @@ class ServerInstrumentation:
     async def _v1_receive_loop(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         result = await wrapped(*args, **kwargs)
         # Reached only when the loop ended without being cancelled: the peer closed the stream.
-        sdk.mark_v1_eof(instance)
+        try:
+            sdk.mark_v1_eof(instance)
+        except Exception as exc:
+            report_once("could not note a closed connection", exc)
         return result
 
     # --- mcp 2.x ----------------------------------------------------------------------------
