@@ -3,10 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 SDKS := mcp1 mcp2
 
-.PHONY: demo one-trace test lint typecheck unit clean
+.PHONY: demo one-trace test lint typecheck unit bench clean
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
-$(VENV)/%/.installed: requirements/%.txt requirements/dev.txt pyproject.toml
+$(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt pyproject.toml
 	@echo ">> creating $(VENV)/$* ($$(head -n 2 requirements/$*.txt | tail -n 1))"
 	@rm -rf $(VENV)/$*
 	$(PYTHON) -m venv $(VENV)/$*
@@ -37,6 +37,12 @@ unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp1/bin/python $(VENV)/mcp2/bin/pytest $(PYTEST_ARGS)
 
 test: lint typecheck unit
+
+# Per-call overhead against the floor and the peers (docs/benchmarks.md), then the full soak.
+bench: $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed
+	$(VENV)/mcp2/bin/python benchmarks/run.py --python1 $(VENV)/bench-mcp1/bin/python --python2 $(VENV)/mcp2/bin/python
+	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp1/bin/pytest tests/soak -q
+	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp2/bin/pytest tests/soak -q
 
 clean:
 	rm -rf $(VENV)

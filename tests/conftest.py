@@ -20,14 +20,24 @@ from typing import Any
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_otel import McpInstrumentor, safety
 from tests.harness import MCP_MAJOR, REPO_ROOT
 from tests.servers.span_file import SPAN_FILE_ENV
 
-EXPORTER = InMemorySpanExporter()
+
+class PausableExporter(InMemorySpanExporter):
+    """The in-memory exporter; a test can pause it so that nothing accumulates (the soak test)."""
+
+    paused = False
+
+    def export(self, spans: Any) -> SpanExportResult:
+        return SpanExportResult.SUCCESS if self.paused else super().export(spans)
+
+
+EXPORTER = PausableExporter()
 PROVIDER = TracerProvider()
 PROVIDER.add_span_processor(SimpleSpanProcessor(EXPORTER))
 trace.set_tracer_provider(PROVIDER)

@@ -48,10 +48,12 @@ def _is_error_result(result: object) -> bool:
     """``isError`` on a 1.x model, ``is_error`` on a 2.x model, ``"isError"`` in a wire dict."""
     if isinstance(result, dict):
         return result.get("isError") is True
-    is_error = getattr(result, "is_error", None)
-    if is_error is None:
-        is_error = getattr(result, "isError", False)
-    return is_error is True
+    # Pydantic models keep their fields in __dict__; reading it avoids a failing getattr per call.
+    fields = getattr(result, "__dict__", None)
+    if not isinstance(fields, dict):
+        fields = {"is_error": getattr(result, "is_error", None), "isError": getattr(result, "isError", None)}
+    is_error = fields.get("is_error")
+    return (is_error if is_error is not None else fields.get("isError")) is True
 
 
 def classify_client_exception(

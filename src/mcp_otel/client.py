@@ -126,23 +126,26 @@ class ClientInstrumentation:
         try:
             slot = sdk.argument_slot(sdk.plain_function(wrapped), "name")
             tool = tool_name(slot.get(args, kwargs) if slot is not None else None, self._settings)
-            # What needs no session facts goes in first: the span is useful even if those fail.
-            basic = call_attributes(
-                tool, self._settings, server_name=None, server_version=None, protocol_version=None, session_id=None
-            )
-            span = self._tracer.start_span(span_name(tool), kind=SpanKind.CLIENT, attributes=basic)
-            call = _ClientCall(span, session, self._metrics.attributes(basic))
+            request_id = None
+            try:
+                attributes = self._attributes(session, tool)
+                request_id = sdk.next_request_id(session)
+                if request_id is not None:
+                    attributes[JSONRPC_REQUEST_ID] = str(request_id)
+            except Exception as exc:  # the span is still useful without the session's facts
+                report_once("could not read the client session's facts", exc)
+                attributes = call_attributes(
+                    tool, self._settings, server_name=None, server_version=None, protocol_version=None, session_id=None
+                )
+            # All attributes at once: each later set_attributes costs the SDK a lock and a copy.
+            span = self._tracer.start_span(span_name(tool), kind=SpanKind.CLIENT, attributes=attributes)
+            call = _ClientCall(span, session, self._metrics.attributes(attributes))
         except Exception as exc:
             report_once("could not start a client span", exc)
             return None
-        try:
-            attributes = self._attributes(session, tool)
-            span.set_attributes(attributes)
-            call.metric_attributes = self._metrics.attributes(attributes)
-            call.v1_request_id = sdk.next_request_id(session)
-            self._note_request_id(call, call.v1_request_id)
-        except Exception as exc:
-            report_once("could not read the client session's facts", exc)
+        if request_id is not None:
+            call.v1_request_id = request_id
+            self._note_request_id(call, request_id)
         return call
 
     def _attributes(self, session: Any, tool: str | None) -> dict[str, Any]:
@@ -191,7 +194,9 @@ class ClientInstrumentation:
         if call.request_id is not None:
             self._inflight.pop((id(call.session), call.request_id), None)
         record = partial(self._metrics.record, SpanKind.CLIENT, call.started, call.metric_attributes)
-        finish_call(call.span, partial(self._classify, call, result, exc), record)
+        # mcp 2.x: the request id learnt from the dispatcher goes on with the outcome (one write).
+        late = {JSONRPC_REQUEST_ID: call.request_id} if call.request_id and call.v1_request_id is None else None
+        finish_call(call.span, partial(self._classify, call, result, exc), record, late)
 
     @staticmethod
     def _classify(call: _ClientCall, result: Any, exc: BaseException | None) -> CallOutcome:
@@ -220,10 +225,10 @@ class ClientInstrumentation:
             report_once("could not send a courtesy cancel", error, logging.DEBUG)
 
     def _note_request_id(self, call: _ClientCall, request_id: Any) -> None:
+        """Track the call by its request id (to recognize this client's own cancels)."""
         if request_id is None:
             return
         call.request_id = str(request_id)
-        call.span.set_attribute(JSONRPC_REQUEST_ID, call.request_id)
         self._inflight[(id(call.session), call.request_id)] = call
 
     # --- session facts and cancel tracking ----------------------------------------------------

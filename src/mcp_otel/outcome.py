@@ -116,18 +116,24 @@ def finish_span(span: Span, outcome: CallOutcome, extra: Mapping[str, Any] | Non
     The only writer of status and outcome attributes: ok and cancelled leave the status UNSET
     (instrumentations must not set OK), failed sets ERROR with the description.
     """
+    attributes = outcome.attributes()
     if extra:
-        span.set_attributes(extra)
-    span.set_attributes(outcome.attributes())
+        attributes.update(extra)
+    span.set_attributes(attributes)
     if outcome.is_error:
         span.set_status(Status(StatusCode.ERROR, outcome.description))
     span.end()
 
 
-def finish_call(span: Span, classify: Callable[[], CallOutcome], record: Callable[[CallOutcome], None]) -> None:
-    """Classify a call once, write the outcome onto its span and end it, then hand the same
-    outcome to ``record`` (metrics). Fails open: whatever fails here, the span is ended and
-    the failure is logged once."""
+def finish_call(
+    span: Span,
+    classify: Callable[[], CallOutcome],
+    record: Callable[[CallOutcome], None],
+    extra: Mapping[str, Any] | None = None,
+) -> None:
+    """Classify a call once, write the outcome (and ``extra`` attributes learnt late) onto its
+    span and end it, then hand the same outcome to ``record`` (metrics). Fails open: whatever
+    fails here, the span is ended and the failure is logged once."""
     try:
         outcome = classify()
     except Exception as exc:
@@ -135,7 +141,7 @@ def finish_call(span: Span, classify: Callable[[], CallOutcome], record: Callabl
         span.end()
         return
     try:
-        finish_span(span, outcome)
+        finish_span(span, outcome, extra)
     except Exception as exc:
         report_once("could not finish a span", exc)
         span.end()

@@ -1,0 +1,142 @@
+"""The configurations the benchmark compares, each set up in its own process.
+
+Every variant that records telemetry uses the same SDK configuration: a BatchSpanProcessor with
+an exporter that drops spans, and a periodic metric reader (hourly) with one that drops metrics,
+so what is measured is the instrumentation, not an exporter.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+# Variants per SDK major; "peers" are other instrumentations, run where they support the major.
+VARIANTS = {
+    1: ["baseline", "floor", "mcp-otel", "traceloop", "logfire", "openinference"],
+    2: ["baseline", "floor", "mcp-otel", "sdk-builtin"],
+}
+DESCRIPTIONS = {
+    "baseline": "uninstrumented, no TracerProvider",
+    "floor": "uninstrumented call + 2 SDK spans + 2 histogram records by hand, same attributes as mcp-otel's",
+    "mcp-otel": "mcp-otel: CLIENT + SERVER span, 2 histogram records",
+    "sdk-builtin": "mcp 2.x's own spans (SDK TracerProvider set)",
+    "traceloop": "Traceloop opentelemetry-instrumentation-mcp",
+    "logfire": "logfire.instrument_mcp() (sending off)",
+    "openinference": "OpenInference MCP instrumentation (propagation only)",
+}
+
+Call = Callable[[], Awaitable[Any]]
+
+
+def sdk_providers(set_global: bool) -> tuple[Any, Any]:
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, PeriodicExportingMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    class DropSpans(SpanExporter):
+        def export(self, spans: Sequence[Any]) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    class DropMetrics(MetricExporter):
+        def export(self, metrics_data: Any, timeout_millis: float = 10_000, **kwargs: Any) -> MetricExportResult:
+            return MetricExportResult.SUCCESS
+
+        def force_flush(self, timeout_millis: float = 10_000) -> bool:
+            return True
+
+        def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+            pass
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(BatchSpanProcessor(DropSpans()))
+    reader = PeriodicExportingMetricReader(DropMetrics(), export_interval_millis=3_600_000)
+    meter_provider = MeterProvider(metric_readers=[reader])
+    if set_global:
+        trace.set_tracer_provider(tracer_provider)
+        metrics.set_meter_provider(meter_provider)
+    return tracer_provider, meter_provider
+
+
+def set_up(variant: str) -> Callable[[Call], Call]:
+    """Configure this process for ``variant``; returns how to wrap each measured call."""
+    if variant == "baseline":
+        return lambda call: call
+    if variant == "floor":
+        return _floor()
+    if variant == "logfire":
+        import logfire
+
+        logfire.configure(send_to_logfire=False, console=False)
+        logfire.instrument_mcp()
+        return lambda call: call
+    sdk_providers(set_global=True)
+    if variant == "mcp-otel":
+        from mcp_otel import McpInstrumentor
+
+        McpInstrumentor().instrument()
+    elif variant == "traceloop":
+        from opentelemetry.instrumentation.mcp import McpInstrumentor as TraceloopInstrumentor
+
+        TraceloopInstrumentor().instrument()
+    elif variant == "openinference":
+        from openinference.instrumentation.mcp import MCPInstrumentor
+
+        MCPInstrumentor().instrument()
+    elif variant != "sdk-builtin":
+        raise ValueError(variant)
+    return lambda call: call
+
+
+# The attributes mcp-otel's spans and metric points carry for this benchmark's calls: the floor
+# records the same data, so it measures what the SDK costs for it, not fewer attributes.
+SPAN_ATTRIBUTES = {
+    "mcp.method.name": "tools/call",
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": "ok",
+    "mcp.protocol.version": "2025-11-25",
+    "mcp.server.name": "bench",
+    "mcp.server.version": "1.30.0",
+    "network.transport": "pipe",
+    "jsonrpc.request.id": "7",
+}
+END_ATTRIBUTES = {"tool.outcome": "ok"}
+POINT_ATTRIBUTES = {
+    key: SPAN_ATTRIBUTES[key]
+    for key in ("mcp.method.name", "gen_ai.tool.name", "mcp.server.name", "network.transport", "mcp.protocol.version")
+} | END_ATTRIBUTES
+
+
+def _floor() -> Callable[[Call], Call]:
+    """What recording a call costs the SDK at least: two spans and two histogram records with
+    mcp-otel's attributes, with a tracer that is not the global one (so mcp 2.x's own spans stay
+    off), and nothing else: no propagation, no classification, no bookkeeping."""
+    from opentelemetry.trace import SpanKind
+
+    tracer_provider, meter_provider = sdk_providers(set_global=False)
+    tracer = tracer_provider.get_tracer("floor")
+    meter = meter_provider.get_meter("floor")
+    buckets = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
+    client = meter.create_histogram("client", unit="s", explicit_bucket_boundaries_advisory=buckets)
+    server = meter.create_histogram("server", unit="s", explicit_bucket_boundaries_advisory=buckets)
+
+    def wrap(call: Call) -> Call:
+        async def measured() -> Any:
+            started = time.perf_counter()
+            with (
+                tracer.start_as_current_span("tools/call ok", kind=SpanKind.CLIENT, attributes=SPAN_ATTRIBUTES) as a,
+                tracer.start_as_current_span("tools/call ok", kind=SpanKind.SERVER, attributes=SPAN_ATTRIBUTES) as b,
+            ):
+                result = await call()
+                a.set_attributes(END_ATTRIBUTES)
+                b.set_attributes(END_ATTRIBUTES)
+            elapsed = time.perf_counter() - started
+            client.record(elapsed, POINT_ATTRIBUTES)
+            server.record(elapsed, POINT_ATTRIBUTES)
+            return result
+
+        return measured
+
+    return wrap

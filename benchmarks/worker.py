@@ -1,0 +1,87 @@
+"""One benchmark variant in its own process: ``python worker.py VARIANT TRANSPORT``.
+
+Sets the variant up, opens a session to the benchmark server (in memory: in this process; stdio:
+a subprocess set up the same way), warms up, then answers each line "N" on stdin with the mean
+time of N sequential ``tools/call ok`` in nanoseconds, until stdin closes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import anyio
+
+from benchmarks.variants import set_up
+
+WARM_UP = 100
+
+
+@asynccontextmanager
+async def session(transport: str, variant: str) -> AsyncIterator[Any]:
+    from benchmarks.server import build
+
+    major = int(version("mcp").split(".")[0])
+    if transport == "stdio":
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        server = Path(__file__).with_name("server.py")
+        parameters = StdioServerParameters(command=sys.executable, args=[str(server), variant], env=dict(os.environ))
+        async with stdio_client(parameters) as (read, write), ClientSession(read, write) as client_session:
+            await client_session.initialize()
+            yield client_session
+    elif major == 1:
+        from mcp.shared.memory import create_connected_server_and_client_session
+
+        async with create_connected_server_and_client_session(build()) as client_session:
+            yield client_session
+    else:
+        from mcp import Client
+
+        async with Client(build(), mode="legacy") as client:
+            yield client.session
+
+
+async def main(variant: str, transport: str) -> None:
+    wrap = set_up(variant)
+    async with session(transport, variant) as client_session:
+        await client_session.list_tools()
+        call = wrap(lambda: client_session.call_tool("ok", {}))
+        for _ in range(WARM_UP):
+            await call()
+        print(json.dumps({"ready": True, "versions": versions()}), flush=True)
+        while line := await anyio.to_thread.run_sync(sys.stdin.readline):
+            count = int(line)
+            started = time.perf_counter_ns()
+            for _ in range(count):
+                await call()
+            print(json.dumps({"ns_per_call": (time.perf_counter_ns() - started) / count}), flush=True)
+
+
+def versions() -> dict[str, str]:
+    names = [
+        "mcp",
+        "opentelemetry-sdk",
+        "opentelemetry-instrumentation-mcp",
+        "logfire",
+        "openinference-instrumentation-mcp",
+    ]
+    found = {}
+    for name in names:
+        with suppress(PackageNotFoundError):
+            found[name] = version(name)
+    return found
+
+
+if __name__ == "__main__":
+    anyio.run(main, sys.argv[1], sys.argv[2])
