@@ -63,10 +63,11 @@ async def test_client_span(
     exporter.clear()
 
     with recording_sdk_results() as records:
-        instrument()
+        instrumentor = instrument()
         async with open_session(transport) as session:
             await session.list_tools()
             observed = await drive(session, case)
+        instrumentor.uninstrument()  # before the recorder beneath it goes
 
     # Transparent: the same observation, and the very object the SDK produced.
     assert observed.comparable() == uninstrumented.comparable()
