@@ -64,20 +64,22 @@ def plan(calls: int) -> list[str]:
 
 
 async def run_calls(session: Any, modes: list[str], seed: int) -> None:
+    """The calls, IN_FLIGHT at a time: that many workers take the next call as they finish one
+    (spawning every call up front would make the test's own containers grow with the count)."""
     generator = random.Random(seed)
-    limiter = anyio.CapacityLimiter(IN_FLIGHT)
+    pending = iter(modes)
 
-    async def one(mode: str, delay: float) -> None:
-        async with limiter:
+    async def worker() -> None:
+        for mode in pending:
             if mode == "cancel":
-                with anyio.move_on_after(delay):
+                with anyio.move_on_after(generator.uniform(0, 0.02)):
                     await session.call_tool("slow", {"seconds": 0.05})
             else:
                 await session.call_tool(mode, {})
 
     async with anyio.create_task_group() as group:
-        for mode in modes:
-            group.start_soon(one, mode, generator.uniform(0, 0.02))
+        for _ in range(IN_FLIGHT):
+            group.start_soon(worker)
 
 
 @pytest.fixture
@@ -103,7 +105,7 @@ async def test_soak(instrument: Callable[..., Any]) -> None:
         await session.list_tools()
         await run_calls(session, modes[:warm_up], seed=1)
         gc.collect()
-        tracemalloc.start(10)
+        tracemalloc.start(3)
         try:
             await run_calls(session, modes[warm_up:], seed=2)
             await anyio.sleep(0.3)  # cancelled handlers finish on the server
