@@ -92,9 +92,8 @@ class Summary:
         return {
             "name": self.name,
             "calls": self.calls,
-            "ok": self.outcomes[ToolOutcome.OK],
-            "failed": self.outcomes[ToolOutcome.FAILED],
-            "cancelled": self.outcomes[ToolOutcome.CANCELLED],
+            # One string end to end: the outcome values name the columns.
+            **{outcome.value: self.outcomes[outcome] for outcome in ToolOutcome},
             "failure_rate": self.failure_rate,
             "error_types": dict(self.error_types.most_common()),
             "ok_latency_p50_s": self.ok_latency(0.5),
@@ -136,7 +135,16 @@ def summarize(calls: Iterable[Call], by: str = "server") -> list[Summary]:
 
 
 def format_table(summaries: list[Summary], by: str = "server") -> str:
-    header = (by, "calls", "ok", "failed", "cancelled", "failure rate", "top error.type", "ok p50", "ok p95")
+    ok = ToolOutcome.OK.value
+    header = (
+        by,
+        "calls",
+        *(o.value for o in ToolOutcome),
+        "failure rate",
+        f"top {ERROR_TYPE}",
+        f"{ok} p50",
+        f"{ok} p95",
+    )
     rows = [header]
     for summary in summaries:
         rate = summary.failure_rate
@@ -145,9 +153,7 @@ def format_table(summaries: list[Summary], by: str = "server") -> str:
             (
                 summary.name + (" *" if summary.derived else ""),
                 str(summary.calls),
-                str(summary.outcomes[ToolOutcome.OK]),
-                str(summary.outcomes[ToolOutcome.FAILED]),
-                str(summary.outcomes[ToolOutcome.CANCELLED]),
+                *(str(summary.outcomes[outcome]) for outcome in ToolOutcome),
                 "-" if rate is None else f"{rate:.1%}",
                 errors or "-",
                 _duration(summary.ok_latency(0.5)),
