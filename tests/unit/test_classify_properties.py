@@ -1,0 +1,97 @@
+"""Property tests: any combination of facts yields exactly one outcome, and a span written from
+it never disagrees with itself (ADR-191 rules 1 and 4)."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+from hypothesis import given
+from hypothesis import strategies as st
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+from mcp_otel.classify import (
+    SDK_LOCAL_CODES,
+    RpcError,
+    classify_client_exception,
+    classify_client_result,
+    classify_server_call,
+)
+from mcp_otel.outcome import CallOutcome, finish_span, outcome_of_span
+from mcp_otel.semconv import ToolOutcome
+
+codes = st.one_of(st.sampled_from(sorted(SDK_LOCAL_CODES | {-32602, -32603, -32700, -32002, -32042})), st.integers())
+rpc_errors = st.builds(RpcError, codes, st.one_of(st.just("Request cancelled"), st.text(max_size=600)))
+exceptions = st.sampled_from([asyncio.CancelledError(), RuntimeError("x"), ValueError(), KeyboardInterrupt()])
+results = st.one_of(
+    st.none(),
+    st.builds(SimpleNamespace, isError=st.one_of(st.booleans(), st.none(), st.text(max_size=3))),
+    st.builds(SimpleNamespace, is_error=st.one_of(st.booleans(), st.none())),
+    st.dictionaries(st.sampled_from(["isError", "content"]), st.one_of(st.booleans(), st.none())),
+)
+
+EXPORTER = InMemorySpanExporter()
+PROVIDER = TracerProvider()
+PROVIDER.add_span_processor(SimpleSpanProcessor(EXPORTER))
+
+
+def assert_consistent(outcome: CallOutcome) -> None:
+    assert isinstance(outcome.outcome, ToolOutcome)
+    assert (outcome.error_type is not None) == (outcome.outcome is ToolOutcome.FAILED)
+    assert (outcome.cancel_reason is not None) == (outcome.outcome is ToolOutcome.CANCELLED)
+    assert outcome.is_error == (outcome.outcome is ToolOutcome.FAILED and not outcome.caller_fault)
+    assert outcome.rpc_code is None or int(outcome.rpc_code) not in SDK_LOCAL_CODES
+    # Written onto a real span and read back, it says the same thing.
+    EXPORTER.clear()
+    finish_span(PROVIDER.get_tracer("p").start_span("tools/call x"), outcome)
+    (span,) = EXPORTER.get_finished_spans()
+    is_error = span.status.status_code is StatusCode.ERROR
+    assert is_error == outcome.is_error
+    assert ("error.type" in span.attributes) == (outcome.outcome is ToolOutcome.FAILED)
+    assert outcome_of_span(span.attributes, is_error) is outcome.outcome
+    if not is_error:
+        assert span.status.description is None
+
+
+@given(
+    exc=exceptions,
+    rpc=st.one_of(st.none(), rpc_errors),
+    cancellation=st.booleans(),
+    sent=st.booleans(),
+    closed=st.booleans(),
+)
+def test_any_client_exception_has_one_consistent_outcome(
+    exc: BaseException, rpc: RpcError | None, cancellation: bool, sent: bool, closed: bool
+) -> None:
+    outcome = classify_client_exception(
+        exc, is_cancellation=cancellation, rpc_error=rpc, cancel_sent=sent, transport_closed=closed
+    )
+    assert_consistent(outcome)
+    if cancellation:
+        assert outcome.outcome is ToolOutcome.CANCELLED
+
+
+@given(result=results)
+def test_any_result_has_one_consistent_outcome(result: object) -> None:
+    assert_consistent(classify_client_result(result))
+
+
+@given(
+    answer=results,
+    rpc=st.one_of(st.none(), rpc_errors),
+    peer=st.booleans(),
+    cancellation=st.booleans(),
+    closed=st.booleans(),
+)
+def test_any_server_ending_has_one_consistent_outcome(
+    answer: object, rpc: RpcError | None, peer: bool, cancellation: bool, closed: bool
+) -> None:
+    outcome = classify_server_call(
+        answer=answer, rpc_error=rpc, peer_cancelled=peer, is_cancellation=cancellation, transport_closed=closed
+    )
+    assert_consistent(outcome)
+    if peer:  # the client's cancel wins: no answer reached it
+        assert outcome.outcome is ToolOutcome.CANCELLED
