@@ -304,11 +304,5 @@ class ClientInstrumentation:
 
 @contextmanager
 def _without_fastmcp_spans(wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[Any]:
-    try:
-        from fastmcp.telemetry import suppress_fastmcp_telemetry
-    except ImportError:
-        suppress: Any = nullcontext()
-    else:
-        suppress = suppress_fastmcp_telemetry()
-    with suppress, wrapped(*args, **kwargs) as span:
+    with sdk.fastmcp_spans_suppressed(), wrapped(*args, **kwargs) as span:
         yield span

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import sys
 import weakref
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -76,6 +78,14 @@ def session_write_stream(session: Any) -> Any:
     dispatcher = getattr(session, "_dispatcher", None)
     owner = dispatcher if dispatcher is not None else session
     return getattr(owner, "_write_stream", None)
+
+
+def fastmcp_spans_suppressed() -> Any:
+    """fastmcp's own scoped switch that turns its spans off (``suppress_fastmcp_telemetry``), or a
+    no-op where fastmcp is not loaded (then it makes no spans)."""
+    telemetry = sys.modules.get("fastmcp.telemetry")
+    suppress = getattr(telemetry, "suppress_fastmcp_telemetry", None)
+    return suppress() if suppress is not None else nullcontext()
 
 
 def abandon_reason(exc: BaseException) -> str | None:

@@ -15,7 +15,6 @@ HTTP server span) becomes a link. The tool's own code runs with our span current
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -199,9 +198,7 @@ class ServerInstrumentation:
     def _without_fastmcp_spans(self) -> Any:
         if self._settings.sdk_spans is not SdkSpans.SUPPRESS:
             return nullcontext()
-        telemetry = sys.modules.get("fastmcp.telemetry")
-        suppress = getattr(telemetry, "suppress_fastmcp_telemetry", None)
-        return suppress() if suppress is not None else nullcontext()
+        return sdk.fastmcp_spans_suppressed()
 
     # --- both majors --------------------------------------------------------------------------
 
