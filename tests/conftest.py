@@ -7,7 +7,6 @@ the global provider; tests must see those spans to prove that we suppress (or ke
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_otel import McpInstrumentor, safety
-from tests.harness import MCP_MAJOR, REPO_ROOT
+from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel
 from tests.servers.span_file import SPAN_FILE_ENV
 
 
@@ -101,11 +100,10 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     span_file = tmp_path_factory.mktemp("http-server") / "spans.jsonl"
-    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.servers.highlevel_server", "http", str(port)],
         cwd=REPO_ROOT,
-        env={**env, "PYTHONPATH": str(REPO_ROOT), SPAN_FILE_ENV: str(span_file)},
+        env=env_without_otel(PYTHONPATH=str(REPO_ROOT), **{SPAN_FILE_ENV: str(span_file)}),
     )
     try:
         deadline = time.monotonic() + 30

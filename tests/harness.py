@@ -47,6 +47,12 @@ def build_server() -> Any:
     return server_module.build_server()
 
 
+def env_without_otel(**extra: str) -> dict[str, str]:
+    """This environment minus OTEL_* variables (a subprocess configures its own telemetry)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
+    return {**env, **extra}
+
+
 def stdio_parameters(module: str | None = None, span_file: Path | None = None, python: str | None = None) -> Any:
     """How to start a test server as a stdio subprocess (``module`` and its arguments); it
     records its spans in ``span_file``."""
@@ -55,8 +61,7 @@ def stdio_parameters(module: str | None = None, span_file: Path | None = None, p
     from tests.servers.span_file import SPAN_FILE_ENV
 
     module = module or server_module.__name__
-    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
-    env["PYTHONPATH"] = str(REPO_ROOT)
+    env = env_without_otel(PYTHONPATH=str(REPO_ROOT))
     if span_file is not None:
         env[SPAN_FILE_ENV] = str(span_file)
     command = python or sys.executable

@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from mcp_otel import McpInstrumentor
 from mcp_otel.patching import Patch, Patcher
 from tests.conftest import tool_call_spans
-from tests.harness import MCP_MAJOR, REPO_ROOT, build_server, open_session
+from tests.harness import MCP_MAJOR, REPO_ROOT, build_server, env_without_otel, open_session
 
 # Every attribute the instrumentation may replace, on this major: (module, owner path, attribute).
 TARGETS = [
@@ -144,11 +144,6 @@ def test_missing_patch_target_is_skipped(
     assert isinstance(current_targets()[("mcp.client.session", "ClientSession", "call_tool")], wrapt.FunctionWrapper)
 
 
-def _subprocess_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    return {**env, "PYTHONPATH": str(REPO_ROOT), **extra}
-
-
 def test_opentelemetry_instrument_runs_an_uninstrumented_agent() -> None:
     command = [
         os.path.join(os.path.dirname(sys.executable), "opentelemetry-instrument"),
@@ -156,7 +151,8 @@ def test_opentelemetry_instrument_runs_an_uninstrumented_agent() -> None:
         "-m",
         "tests.agents.simple_agent",
     ]
-    env = _subprocess_env(
+    env = env_without_otel(
+        PYTHONPATH=str(REPO_ROOT),
         OTEL_TRACES_EXPORTER="console",
         OTEL_METRICS_EXPORTER="none",
         OTEL_LOGS_EXPORTER="none",
@@ -179,7 +175,7 @@ def test_opentelemetry_instrument_runs_an_uninstrumented_agent() -> None:
 def test_instrumenting_before_mcp_is_imported() -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "tests.agents.instrument_first"],
-        env=_subprocess_env(),
+        env=env_without_otel(PYTHONPATH=str(REPO_ROOT)),
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

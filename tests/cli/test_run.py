@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ from google.protobuf.json_format import Parse
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from tests.harness import REPO_ROOT
+from tests.harness import REPO_ROOT, env_without_otel
 
 pytestmark = pytest.mark.mcp2  # the demo servers are mcp 2.x MCPServers
 
@@ -58,11 +57,6 @@ def expected_rows() -> dict[str, dict[str, Any]]:
     }
 
 
-def clean_env(**extra: str) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
-    return {**env, **extra}
-
-
 def run_demo(output: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     command = [MCP_OTEL, "run", "--output", str(output), "--format", "json", "--", *AGENT]
     return subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=180)
@@ -70,7 +64,7 @@ def run_demo(output: Path, env: dict[str, str]) -> subprocess.CompletedProcess[s
 
 def test_run_the_demo(tmp_path: Path) -> None:
     output = tmp_path / "telemetry.jsonl"
-    completed = run_demo(output, clean_env())
+    completed = run_demo(output, env_without_otel())
     assert completed.returncode == 0, completed.stderr
     rows = {row["name"]: row for row in json.loads(completed.stdout)}
     keys = ("calls", "ok", "failed", "cancelled", "failure_rate", "error_types")
@@ -135,7 +129,7 @@ def test_run_exports_otlp_when_an_endpoint_is_set(
     tmp_path: Path, otlp_receiver: tuple[str, list[tuple[str, bytes]]]
 ) -> None:
     endpoint, received = otlp_receiver
-    completed = run_demo(tmp_path / "telemetry.jsonl", clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint))
+    completed = run_demo(tmp_path / "telemetry.jsonl", env_without_otel(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint))
     assert completed.returncode == 0, completed.stderr
     assert f"and to {endpoint}" in completed.stderr
     span_names: Counter[str] = Counter()
