@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 SDKS := mcp1 mcp2
 
-.PHONY: demo one-trace test lint typecheck unit bench clean
+.PHONY: demo one-trace test lint typecheck unit bench clean collector jaeger prometheus stack stack-up stack-demo stack-down
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt pyproject.toml
@@ -23,8 +23,8 @@ one-trace: $(VENV)/mcp2/.installed
 	$(VENV)/mcp2/bin/python examples/one_trace.py
 
 lint: $(VENV)/mcp2/.installed
-	$(VENV)/mcp2/bin/ruff check src tests examples
-	$(VENV)/mcp2/bin/ruff format --check src tests examples
+	$(VENV)/mcp2/bin/ruff check src tests examples benchmarks grafana
+	$(VENV)/mcp2/bin/ruff format --check src tests examples benchmarks grafana
 
 typecheck: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 	@for sdk in $(SDKS); do echo ">> mypy against $$sdk"; $(VENV)/$$sdk/bin/mypy || exit 1; done
@@ -36,13 +36,59 @@ unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 	@echo ">> pytest with mcp 2.x"
 	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp1/bin/python $(VENV)/mcp2/bin/pytest $(PYTEST_ARGS)
 
-test: lint typecheck unit
+test: lint typecheck stack unit
 
 # Per-call overhead against the floor and the peers (docs/benchmarks.md), then the full soak.
 bench: $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed
 	$(VENV)/mcp2/bin/python benchmarks/run.py --python1 $(VENV)/bench-mcp1/bin/python --python2 $(VENV)/mcp2/bin/python
 	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp1/bin/pytest tests/soak -q
 	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp2/bin/pytest tests/soak -q
+
+# The stack's programs, built from the Go module proxy into an ignored cache and reused while
+# their go.mod/go.sum/sources are unchanged. Cold builds take minutes; warm ones are a no-op.
+STACK_BIN := .cache/bin
+GO_BUILD := env GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -ldflags='-s -w'
+
+$(STACK_BIN)/mcp-otelcol: collector-config/build/otelcol/go.mod collector-config/build/otelcol/go.sum collector-config/build/otelcol/*.go
+	@echo ">> building the collector (v0.161.0) into $@"
+	@mkdir -p $(STACK_BIN)
+	@start=$$(date +%s); cd collector-config/build/otelcol && $(GO_BUILD) -o $(CURDIR)/$@ . && echo ">> built $@ in $$(( $$(date +%s) - start )) s"
+
+$(STACK_BIN)/jaeger: collector-config/build/jaeger/go.mod collector-config/build/jaeger/go.sum
+	@echo ">> building Jaeger v2 (github.com/jaegertracing/jaeger v1.76.0 cmd/jaeger) into $@"
+	@mkdir -p $(STACK_BIN)
+	@start=$$(date +%s); cd collector-config/build/jaeger && $(GO_BUILD) -o $(CURDIR)/$@ github.com/jaegertracing/jaeger/cmd/jaeger && echo ">> built $@ in $$(( $$(date +%s) - start )) s"
+
+collector: $(STACK_BIN)/mcp-otelcol
+jaeger: $(STACK_BIN)/jaeger
+
+# Prometheus and promtool 2.42 from Debian (apt), when missing.
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+prometheus:
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
+		echo ">> installing prometheus from Debian"; \
+		$(SUDO) apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; }
+
+# Grafana's TraceQL grammar, to parse the dashboards' TraceQL (tests/stack/test_dashboard.py).
+TRACEQL := tests/stack/traceql/node_modules/.package-lock.json
+$(TRACEQL): tests/stack/traceql/package.json tests/stack/traceql/package-lock.json
+	cd tests/stack/traceql && npm ci --no-audit --no-fund --loglevel=error
+
+# Everything the stack tests run.
+stack: collector jaeger prometheus $(TRACEQL)
+
+# The full stack without Docker, on 127.0.0.1 (what docker-compose.yml runs): Prometheus :9090,
+# Jaeger UI :16686, collector OTLP :4317/:4318. Then `make stack-demo`; `make stack-down` stops it.
+stack-up: stack
+	collector-config/stack.sh up
+
+stack-demo: $(VENV)/mcp2/.installed
+	OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_SERVICE_NAME=mcp-demo-agent \
+		$(VENV)/mcp2/bin/mcp-otel run --output .cache/demo-telemetry.jsonl -- python examples/demo/agent.py
+
+stack-down:
+	collector-config/stack.sh down
 
 clean:
 	rm -rf $(VENV)

@@ -7,10 +7,7 @@ the global provider; tests must see those spans to prove that we suppress (or ke
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from mcp_otel import McpInstrumentor, safety
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel
+from tests.processes import LOOPBACK, free_port, running
 from tests.servers.span_file import SPAN_FILE_ENV
 
 
@@ -96,32 +94,12 @@ class HttpServer:
 def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     """The high-level test server over streamable HTTP: an instrumented subprocess on 127.0.0.1
     writing its spans to a file, stopped by PID afterwards."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     span_file = tmp_path_factory.mktemp("http-server") / "spans.jsonl"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.servers.highlevel_server", "http", str(port)],
-        cwd=REPO_ROOT,
-        env=env_without_otel(PYTHONPATH=str(REPO_ROOT), **{SPAN_FILE_ENV: str(span_file)}),
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the HTTP test server did not start") from None
-                time.sleep(0.1)
-        yield HttpServer(f"http://127.0.0.1:{port}/mcp", span_file)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    command = [sys.executable, "-m", "tests.servers.highlevel_server", "http", str(port)]
+    env = env_without_otel(PYTHONPATH=str(REPO_ROOT), **{SPAN_FILE_ENV: str(span_file)})
+    with running(command, ports=[port], env=env, cwd=REPO_ROOT, timeout=30):
+        yield HttpServer(f"http://{LOOPBACK}:{port}/mcp", span_file)
 
 
 def tool_call_spans(spans: Any, kind: trace.SpanKind = trace.SpanKind.CLIENT) -> list[ReadableSpan]:

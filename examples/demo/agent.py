@@ -1,7 +1,12 @@
 """The demo agent: a scripted agent (no LLM, no network) using three MCP servers over stdio.
 
 It knows nothing about OpenTelemetry: run it under ``mcp-otel run`` to get the per-server table.
-It reports progress on stderr.
+It reports progress on stderr. When OTEL_EXPORTER_OTLP_ENDPOINT is set (the full stack), the
+servers run under ``opentelemetry-instrument`` too and export their spans and metrics there, as
+services ``mcp-demo-<role>``.
+
+MCP_OTEL_DEMO_ROUNDS (default 1) repeats the script; with MCP_OTEL_DEMO_GATE naming a file, each
+later round waits until that file exists (the stack test lets Prometheus see one round at a time).
 
 healthy  20 lookups.
 flaky    20 fetches; the server fails a seeded share of them.
@@ -22,16 +27,32 @@ from mcp.client.stdio import stdio_client
 
 SERVERS = Path(__file__).with_name("servers.py")
 LOOKUPS, FETCHES, CRUNCHES = 20, 20, 10
-SLOW_CALL, PATIENCE = 2.0, 0.2
+SLOW_CALL, FAST_CALL, PATIENCE = 2.0, 0.05, 0.2
+CANCELLED_CRUNCHES, TIMED_OUT_CRUNCHES = (2, 5), (3, 7)
 
 
 SERVER_LOG = open(os.devnull, "w")  # noqa: SIM115 (the servers log tool errors' tracebacks)
 
 
-async def connect(stack: AsyncExitStack, role: str) -> ClientSession:
-    # Servers inherit this environment; they need no telemetry of their own here.
+def server_command(role: str) -> tuple[str, list[str], dict[str, str]]:
+    """How to start a server: plain, or (a stack to export to) under opentelemetry-instrument."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("OTEL_", "MCP_OTEL_"))}
-    parameters = StdioServerParameters(command=sys.executable, args=[str(SERVERS), role], env=env)
+    if not os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        return sys.executable, [str(SERVERS), role], env
+    exported = ("OTEL_EXPORTER_OTLP_", "OTEL_BSP_", "OTEL_METRIC_EXPORT_", "OTEL_INSTRUMENTATION_MCP_")
+    env.update({key: value for key, value in os.environ.items() if key.startswith(exported)})
+    env.update(
+        OTEL_SERVICE_NAME=f"mcp-demo-{role}",
+        OTEL_TRACES_EXPORTER="otlp_proto_http",
+        OTEL_METRICS_EXPORTER="otlp_proto_http",
+        OTEL_LOGS_EXPORTER="none",
+    )
+    return str(Path(sys.executable).with_name("opentelemetry-instrument")), [sys.executable, str(SERVERS), role], env
+
+
+async def connect(stack: AsyncExitStack, role: str) -> ClientSession:
+    command, args, env = server_command(role)
+    parameters = StdioServerParameters(command=command, args=args, env=env)
     read, write = await stack.enter_async_context(stdio_client(parameters, errlog=SERVER_LOG))
     session = await stack.enter_async_context(ClientSession(read, write))
     await session.initialize()
@@ -44,26 +65,38 @@ async def main() -> None:
         print("demo: starting the healthy, flaky and slow servers ...", file=sys.stderr, flush=True)
         healthy, flaky, slow = [await connect(stack, role) for role in ("healthy", "flaky", "slow")]
 
-        print(f"demo: {LOOKUPS} lookups on healthy ...", file=sys.stderr, flush=True)
-        for key in range(LOOKUPS):
-            await healthy.call_tool("lookup", {"key": f"k{key}"})
-
-        print(f"demo: {FETCHES} fetches on flaky ...", file=sys.stderr, flush=True)
-        for item in range(FETCHES):
-            with suppress(Exception):  # a JSON-RPC error: the agent carries on
-                await flaky.call_tool("fetch", {"item": item})
-
-        print(f"demo: {CRUNCHES} crunches on slow (some cancelled, some timing out) ...", file=sys.stderr, flush=True)
-        for index in range(CRUNCHES):
-            if index in (2, 5):  # the agent gives up waiting: a cancel
-                with anyio.move_on_after(PATIENCE):
-                    await slow.call_tool("crunch", {"seconds": SLOW_CALL})
-            elif index in (3, 7):  # the SDK's read timeout expires: a failure
-                with suppress(Exception):
-                    await slow.call_tool("crunch", {"seconds": SLOW_CALL}, read_timeout_seconds=PATIENCE)
-            else:
-                await slow.call_tool("crunch", {"seconds": 0.05})
+        rounds = int(os.environ.get("MCP_OTEL_DEMO_ROUNDS", "1"))
+        gate = os.environ.get("MCP_OTEL_DEMO_GATE")
+        for number in range(1, rounds + 1):
+            if number > 1 and gate:
+                print(f"demo: round {number} waits for {gate}", file=sys.stderr, flush=True)
+                while not await anyio.Path(gate).exists():  # noqa: ASYNC110 (another process makes it)
+                    await anyio.sleep(0.1)
+            await one_round(healthy, flaky, slow)
+            print(f"demo: round {number} done", file=sys.stderr, flush=True)
         print("demo: done", file=sys.stderr, flush=True)
+
+
+async def one_round(healthy: ClientSession, flaky: ClientSession, slow: ClientSession) -> None:
+    print(f"demo: {LOOKUPS} lookups on healthy ...", file=sys.stderr, flush=True)
+    for key in range(LOOKUPS):
+        await healthy.call_tool("lookup", {"key": f"k{key}"})
+
+    print(f"demo: {FETCHES} fetches on flaky ...", file=sys.stderr, flush=True)
+    for item in range(FETCHES):
+        with suppress(Exception):  # a JSON-RPC error: the agent carries on
+            await flaky.call_tool("fetch", {"item": item})
+
+    print(f"demo: {CRUNCHES} crunches on slow (some cancelled, some timing out) ...", file=sys.stderr, flush=True)
+    for index in range(CRUNCHES):
+        if index in CANCELLED_CRUNCHES:  # the agent gives up waiting: a cancel
+            with anyio.move_on_after(PATIENCE):
+                await slow.call_tool("crunch", {"seconds": SLOW_CALL})
+        elif index in TIMED_OUT_CRUNCHES:  # the SDK's read timeout expires: a failure
+            with suppress(Exception):
+                await slow.call_tool("crunch", {"seconds": SLOW_CALL}, read_timeout_seconds=PATIENCE)
+        else:
+            await slow.call_tool("crunch", {"seconds": FAST_CALL})
 
 
 if __name__ == "__main__":

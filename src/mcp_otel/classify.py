@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mcp_otel.outcome import CallOutcome
-from mcp_otel.semconv import CancelReason, ErrorType
+from mcp_otel.semconv import CALLER_FAULT_CODES, CancelReason, ErrorType
 
 # Codes the Python SDKs raise locally, or answer a cancel with. They are not a server's verdict
 # on the call, so they never go into rpc.response.status_code.
@@ -20,10 +20,9 @@ CONNECTION_CLOSED_CODE = -32000  # both majors: transport closed while waiting
 V1_CANCEL_REPLY = (0, "Request cancelled")  # mcp 1.x server's answer to notifications/cancelled
 REQUEST_CANCELLED_CODE = -32800  # mcp 2.x streamable HTTP (2025 era) answer to a cancel
 SDK_LOCAL_CODES = SDK_TIMEOUT_CODES | {CONNECTION_CLOSED_CODE, 0, REQUEST_CANCELLED_CODE}
-# Server side: codes that say the caller sent a request the server could not serve. Not errors on
-# SERVER spans (semantic-conventions-genai mcp.md @4172e394); we keep error.type on them
-# (documented deviation) so dashboards can keep caller mistakes out of server-fault rates.
-CALLER_FAULT_CODES = frozenset({-32700, -32600, -32601, -32602, -32002})
+# Server side, CALLER_FAULT_CODES are not errors on SERVER spans (semantic-conventions-genai mcp.md
+# @4172e394); we keep error.type on them (documented deviation) so dashboards can keep caller
+# mistakes out of server-fault rates.
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,10 @@ OPERATION_EXECUTE_TOOL: Final = "execute_tool"
 TRANSPORT_PIPE: Final = "pipe"  # stdio
 TRANSPORT_TCP: Final = "tcp"  # streamable HTTP, SSE
 
+# JSON-RPC codes that say the caller sent a request the server could not serve (parse error,
+# invalid request, method not found, invalid params; MCP 2025-06-18 resource not found -32002).
+CALLER_FAULT_CODES: Final = frozenset({-32700, -32600, -32601, -32602, -32002})
+
 # The instrumentation scope name of every span and metric we create.
 INSTRUMENTATION_SCOPE: Final = "mcp_otel"
 
@@ -93,3 +97,35 @@ class ErrorType:
     TIMEOUT: Final = "timeout"  # the SDK's read timeout expired (named by the error.type guidance)
     CONNECTION_CLOSED: Final = "connection_closed"  # transport closed / server process died
     SHUTDOWN: Final = "shutdown"  # server shutting down with the call in flight
+
+
+# --- The same names as Prometheus stores them (collector-config/, grafana/) ---
+# The collector's span metrics connector (opentelemetry-collector-contrib v0.161.0
+# connector/spanmetricsconnector: namespace traces.span.metrics, metrics "calls" and "duration",
+# default dimensions span.kind and status.code with SPAN_KIND_* / STATUS_CODE_* values) through its
+# Prometheus exporters (pkg/translator/prometheus: "." -> "_", unit and _total suffixes); Grafana
+# Tempo's metrics-generator (docs metrics-from-traces/span-metrics @ad33aa8) names them
+# traces_spanmetrics_*. collector-config/collector.yaml pins the namespace and the unit (s).
+SPAN_METRICS_CALLS: Final = ("traces_span_metrics_calls_total", "traces_spanmetrics_calls_total")
+SPAN_METRICS_DURATION_BUCKETS: Final = (
+    "traces_span_metrics_duration_seconds_bucket",
+    "traces_spanmetrics_latency_bucket",
+)
+SPAN_KIND_LABEL: Final = "span_kind"
+SPAN_KIND_CLIENT: Final = "SPAN_KIND_CLIENT"
+SPAN_KIND_SERVER: Final = "SPAN_KIND_SERVER"
+STATUS_CODE_LABEL: Final = "status_code"
+STATUS_CODE_ERROR: Final = "STATUS_CODE_ERROR"
+SERVICE_NAME_LABEL: Final = "service_name"
+# Their error.type values (error.type of a JSON-RPC error is its code).
+CALLER_FAULT_ERROR_TYPES: Final = tuple(str(code) for code in sorted(CALLER_FAULT_CODES, reverse=True))
+
+
+def prometheus_label(attribute: str) -> str:
+    """An attribute's Prometheus label name (the collector's and Tempo's sanitising: "." -> "_")."""
+    return attribute.replace(".", "_")
+
+
+def prometheus_histogram(metric: str, suffix: str) -> str:
+    """A histogram's Prometheus series name (unit DURATION_UNIT, seconds): ``_bucket|_count|_sum``."""
+    return f"{prometheus_label(metric)}_seconds_{suffix}"

@@ -132,16 +132,25 @@ def test_run_exports_otlp_when_an_endpoint_is_set(
     completed = run_demo(tmp_path / "telemetry.jsonl", env_without_otel(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint))
     assert completed.returncode == 0, completed.stderr
     assert f"and to {endpoint}" in completed.stderr
-    span_names: Counter[str] = Counter()
+    # The agent's CLIENT spans, and (the servers export to the endpoint too) their SERVER spans.
+    spans: Counter[tuple[str, str, int]] = Counter()
     for path, body in received:
         if path == "/v1/traces":
             request = ExportTraceServiceRequest.FromString(body)
             for resource in request.resource_spans:
+                service = next(a.value.string_value for a in resource.resource.attributes if a.key == "service.name")
                 for scope in resource.scope_spans:
-                    span_names.update(span.name for span in scope.spans)
-    assert span_names["tools/call lookup"] == 20
-    assert span_names["tools/call fetch"] == 20
-    assert span_names["tools/call crunch"] == 10
+                    if scope.scope.name == "mcp_otel":
+                        spans.update((service, span.name, span.kind) for span in scope.spans)
+    client, server = 3, 2  # OTLP's SPAN_KIND_CLIENT, SPAN_KIND_SERVER
+    assert spans == {
+        ("unknown_service:python", "tools/call lookup", client): 20,
+        ("unknown_service:python", "tools/call fetch", client): 20,
+        ("unknown_service:python", "tools/call crunch", client): 10,
+        ("mcp-demo-healthy", "tools/call lookup", server): 20,
+        ("mcp-demo-flaky", "tools/call fetch", server): 20,
+        ("mcp-demo-slow", "tools/call crunch", server): 10,
+    }
     assert {path for path, _ in received} >= {"/v1/traces", "/v1/metrics"}
     # The local file and the summary still come too.
     assert {row["name"] for row in json.loads(completed.stdout)} == {"flaky", "healthy", "slow"}

@@ -1,0 +1,128 @@
+"""The observability stack the tests run: where its programs and assets are, and how to start
+Prometheus and query it. The programs are built or installed by `make stack` (the Makefile's
+test target runs it first): the collector and Jaeger v2 from the Go module proxy, Prometheus
+and promtool from Debian, the TraceQL grammar from npm."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.harness import REPO_ROOT
+from tests.processes import LOOPBACK, free_port, running
+
+BIN = REPO_ROOT / ".cache" / "bin"
+COLLECTOR = BIN / "mcp-otelcol"
+JAEGER = BIN / "jaeger"
+COLLECTOR_CONFIG = REPO_ROOT / "collector-config" / "collector.yaml"
+JAEGER_CONFIG = REPO_ROOT / "collector-config" / "jaeger.yaml"
+GRAFANA = REPO_ROOT / "grafana"
+RULES = GRAFANA / "rules" / "mcp-tool-calls.rules.yml"
+PROMETHEUS_CONFIG = GRAFANA / "prometheus" / "prometheus.yml"
+# The flags the shipped configuration needs (its header comment says so; docker-compose.yml passes them).
+PROMETHEUS_FLAGS = ("--web.enable-remote-write-receiver", "--enable-feature=exemplar-storage")
+RULE_TESTS = GRAFANA / "rules" / "tests" / "mcp-tool-calls.test.yml"
+DASHBOARDS = sorted((GRAFANA / "dashboards").glob("*.json"))
+TRACEQL = Path(__file__).with_name("traceql")
+
+
+def program(path_or_name: Path | str) -> str:
+    """The program's path; missing, the test fails in CI (it must be installed) or skips locally."""
+    found = str(path_or_name) if Path(path_or_name).is_file() else shutil.which(str(path_or_name))
+    if found:
+        return found
+    message = f"{path_or_name} is missing: `make stack` builds and installs the stack's programs"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def load_yaml(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def dashboards() -> list[dict[str, Any]]:
+    return [json.loads(path.read_text(encoding="utf-8")) for path in DASHBOARDS]
+
+
+def prometheus_targets(dashboard: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    for panel in dashboard["panels"]:
+        for target in panel.get("targets", []):
+            if "expr" in target:
+                yield panel, target
+
+
+def promtool(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([program("promtool"), *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+class Prometheus:
+    """A Prometheus server on 127.0.0.1 and its HTTP API."""
+
+    def __init__(self, port: int) -> None:
+        self.url = f"http://{LOOPBACK}:{port}"
+
+    def get(self, path: str, **params: str | float) -> Any:
+        query = urllib.parse.urlencode({key: str(value) for key, value in params.items()})
+        with urllib.request.urlopen(f"{self.url}{path}?{query}", timeout=30) as response:
+            body = json.load(response)
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def query(self, expr: str, at: float) -> list[dict[str, Any]]:
+        data = self.get("/api/v1/query", query=expr, time=at)
+        assert data["resultType"] == "vector", data
+        result: list[dict[str, Any]] = data["result"]
+        return result
+
+
+@contextmanager
+def prometheus(directory: Path, with_rules: bool = True) -> Iterator[Prometheus]:
+    """Prometheus with the shipped configuration (PROMETHEUS_CONFIG), receiving remote writes;
+    only its rule evaluation runs every second instead of every 15 s."""
+    port = free_port()
+    shipped = load_yaml(PROMETHEUS_CONFIG)
+    rule_files = [str((PROMETHEUS_CONFIG.parent / path).resolve()) for path in shipped["rule_files"]]
+    config = directory / "prometheus.yml"
+    config.write_text(
+        yaml.safe_dump(
+            {**shipped, "global": {"evaluation_interval": "1s"}, "rule_files": rule_files if with_rules else []}
+        )
+    )
+    command = [
+        program("prometheus"),
+        f"--config.file={config}",
+        f"--storage.tsdb.path={directory / 'data'}",
+        f"--web.listen-address={LOOPBACK}:{port}",
+        *PROMETHEUS_FLAGS,
+    ]
+    with running(command, ports=[port], log=directory / "prometheus.log"):
+        yield Prometheus(port)
+
+
+def substitute(expr: str, *, source: str, side: str, window: str, min_calls: int = 1) -> str:
+    """A panel's query as Grafana sends it: variables replaced (all servers and tools)."""
+    values = {
+        "source": source,
+        "side": side,
+        "server": ".*",
+        "tool": ".*",
+        "__rate_interval": window,
+        "__range": window,
+        "min_calls": str(min_calls),
+    }
+    for name, value in values.items():
+        expr = expr.replace(f"${{{name}}}", value).replace(f"${name}", value)
+    assert "$" not in expr, expr
+    return expr

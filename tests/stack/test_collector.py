@@ -1,0 +1,101 @@
+"""The collector configuration: accepted by the collector it was written for (`validate`), built
+with exactly the components it uses, and saying what the dashboards and rules rely on (names,
+unit, buckets, flush interval, dimensions). Jaeger v2 accepts its configuration too; both run
+end to end in test_end_to_end.py."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from mcp_otel.semconv import (
+    ERROR_TYPE,
+    GEN_AI_TOOL_NAME,
+    INSTRUMENTATION_SCOPE,
+    MCP_METHOD_NAME,
+    MCP_SERVER_NAME,
+    METHOD_TOOLS_CALL,
+    TOOL_OUTCOME,
+)
+from tests.stack.stack import COLLECTOR, COLLECTOR_CONFIG, JAEGER, JAEGER_CONFIG, load_yaml, program
+
+# The stack's assets do not depend on the SDK major: checked once, in the mcp 2.x run.
+pytestmark = pytest.mark.mcp2
+
+CONFIG: dict[str, Any] = load_yaml(COLLECTOR_CONFIG)
+
+
+def _validate(binary: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [program(binary), "validate", "--config", str(config)], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("binary", "config"), [(COLLECTOR, COLLECTOR_CONFIG), (JAEGER, JAEGER_CONFIG)], ids=["collector", "jaeger"]
+)
+def test_the_program_accepts_its_configuration(binary: Path, config: Path) -> None:
+    validated = _validate(binary, config)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+def test_validate_rejects_a_misspelt_component(tmp_path: Path) -> None:
+    broken = tmp_path / "collector.yaml"
+    broken.write_text(COLLECTOR_CONFIG.read_text().replace("span_metrics:", "span_metric:", 1))
+    validated = _validate(COLLECTOR, broken)
+    assert validated.returncode != 0
+    assert "span_metric" in validated.stderr
+
+
+def test_the_collector_is_built_with_exactly_the_components_the_config_uses() -> None:
+    listed = yaml.safe_load(
+        subprocess.run(
+            [program(COLLECTOR), "components"], capture_output=True, text=True, check=True, timeout=60
+        ).stdout
+    )
+    for kind in ("receivers", "processors", "exporters", "connectors"):
+        built = {component["name"] for component in listed[kind]}
+        used = {name.split("/")[0] for name in CONFIG[kind]}
+        assert built == used, kind
+    assert listed["buildinfo"]["version"] == "0.161.0"
+
+
+def test_go_modules_are_pinned_to_one_collector_release() -> None:
+    go_mod = (COLLECTOR_CONFIG.parent / "build" / "otelcol" / "go.mod").read_text()
+    versions = {
+        line.split()[1]
+        for line in go_mod.splitlines()
+        if line.strip().startswith(
+            ("go.opentelemetry.io/collector/", "github.com/open-telemetry/opentelemetry-collector-contrib/")
+        )
+    }
+    assert versions == {"v0.161.0", "v1.67.0"}  # v0.161.0 and its stable modules
+
+
+def test_span_metrics_make_the_dashboards_series() -> None:
+    connector = CONFIG["connectors"]["span_metrics"]
+    assert connector["namespace"] == "traces.span.metrics"
+    assert connector["histogram"]["unit"] == "s"
+    assert connector["histogram"]["explicit"]["buckets"][-1] == "120s"
+    assert connector["metrics_flush_interval"] == "15s"
+    assert connector["exemplars"]["enabled"] is True
+    assert connector["aggregation_cardinality_limit"] > 0
+    assert [d["name"] for d in connector["dimensions"]] == [MCP_SERVER_NAME, GEN_AI_TOOL_NAME, TOOL_OUTCOME]
+    assert [d["name"] for d in connector["calls_dimensions"]] == [ERROR_TYPE]  # on calls only
+
+
+def test_only_tool_call_spans_become_span_metrics_and_every_trace_is_kept() -> None:
+    pipelines = CONFIG["service"]["pipelines"]
+    assert "span_metrics" in pipelines["traces/tool_calls"]["exporters"]
+    assert pipelines["metrics/spans"]["receivers"] == ["span_metrics"]
+    assert "filter/tool_calls" in pipelines["traces/tool_calls"]["processors"]
+    assert pipelines["traces/store"]["processors"] == ["memory_limiter", "batch"]  # nothing dropped
+    conditions = CONFIG["processors"]["filter/tool_calls"]["traces"]["span"]
+    assert conditions == [
+        f'instrumentation_scope.name != "{INSTRUMENTATION_SCOPE}"',
+        f'attributes["{MCP_METHOD_NAME}"] != "{METHOD_TOOLS_CALL}"',
+    ]

@@ -1,0 +1,488 @@
+"""The whole stack on 127.0.0.1, with the real programs: the demo agent (instrumented, its three
+servers too) exports OTLP to the built collector, which sends traces to Jaeger v2 and span
+metrics plus the in-process metrics to Prometheus (remote write), which evaluates the generated
+rules.
+
+The demo runs two identical rounds; Prometheus sees the first one settle before the second starts,
+and every query covers the second round only. (A counter's first value is invisible to rate(), so
+the first round only creates the series.) Ratios must then equal the seeded demo's exactly. Rates
+are Prometheus' extrapolations over each series' own sample times, so they are compared as
+proportions within one server (one process's or one flush's samples): exact too. Only "calls by
+outcome" from the three server processes' own metrics adds series sampled at different times.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_otel.semconv import (
+    CALLER_FAULT_ERROR_TYPES,
+    MCP_CLIENT_OPERATION_DURATION,
+    MCP_SERVER_OPERATION_DURATION,
+    SPAN_METRICS_CALLS,
+    ErrorType,
+    ToolOutcome,
+    prometheus_histogram,
+)
+from tests.harness import MCP_MAJOR, REPO_ROOT
+from tests.processes import LOOPBACK, free_port, running
+from tests.stack.generated import generate
+from tests.stack.stack import (
+    COLLECTOR,
+    COLLECTOR_CONFIG,
+    JAEGER,
+    JAEGER_CONFIG,
+    RULES,
+    Prometheus,
+    dashboards,
+    load_yaml,
+    program,
+    prometheus,
+    substitute,
+)
+
+if MCP_MAJOR != 2:
+    pytest.skip("the demo's servers are mcp 2.x MCPServer", allow_module_level=True)
+
+DEMO = REPO_ROOT / "examples" / "demo"
+AGENT_SERVICE = "mcp-demo-agent"
+OK, FAILED, CANCELLED = ToolOutcome.OK.value, ToolOutcome.FAILED.value, ToolOutcome.CANCELLED.value
+Call = tuple[str, str, str]  # (server, outcome, error type or "")
+
+
+def expected_calls(side: str) -> Counter[Call]:
+    """One round of the demo, from its own definitions (examples/demo)."""
+    sys.path.insert(0, str(DEMO))
+    try:
+        import agent  # type: ignore[import-not-found]
+        import servers  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(DEMO))
+    calls: Counter[Call] = Counter({("healthy", OK, ""): agent.LOOKUPS})
+    for item in range(agent.FETCHES):
+        verdict = servers.flaky_verdict(item)
+        error = {"ok": "", "tool_error": ErrorType.TOOL_ERROR, "rpc_error": str(servers.BACKEND_UNAVAILABLE)}[verdict]
+        calls["flaky", FAILED if error else OK, error] += 1
+    cancelled, timed_out = len(agent.CANCELLED_CRUNCHES), len(agent.TIMED_OUT_CRUNCHES)
+    calls["slow", OK, ""] = agent.CRUNCHES - cancelled - timed_out
+    calls["slow", CANCELLED, ""] = cancelled
+    if side == "client":
+        calls["slow", FAILED, ErrorType.TIMEOUT] = timed_out
+    else:
+        # When its read timeout expires, the client cancels the request (notifications/cancelled):
+        # the server saw a cancel, not a failure.
+        calls["slow", CANCELLED, ""] += timed_out
+    return calls
+
+
+EXPECTED = {side: expected_calls(side) for side in ("client", "server")}
+
+
+@dataclass
+class Stack:
+    prometheus: Prometheus
+    jaeger_url: str
+    at: float  # evaluation time: after the second round
+    window: str  # covers the second round only
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    for binary in (COLLECTOR, JAEGER):
+        program(binary)
+    directory = tmp_path_factory.mktemp("stack")
+    ports = {name: free_port() for name in ("grpc", "http", "jaeger_otlp", "jaeger_http", "jaeger_grpc")}
+    with prometheus(directory) as server:
+        env = {
+            **os.environ,
+            "MCP_OTEL_COLLECTOR_GRPC": f"{LOOPBACK}:{ports['grpc']}",
+            "MCP_OTEL_COLLECTOR_HTTP": f"{LOOPBACK}:{ports['http']}",
+            "MCP_OTEL_PROMETHEUS_REMOTE_WRITE": f"{server.url}/api/v1/write",
+            "MCP_OTEL_TRACES_OTLP": f"{LOOPBACK}:{ports['jaeger_otlp']}",
+            "MCP_OTEL_JAEGER_OTLP_GRPC": f"{LOOPBACK}:{ports['jaeger_otlp']}",
+            "MCP_OTEL_JAEGER_QUERY_HTTP": f"{LOOPBACK}:{ports['jaeger_http']}",
+            "MCP_OTEL_JAEGER_QUERY_GRPC": f"{LOOPBACK}:{ports['jaeger_grpc']}",
+            "MCP_OTEL_PROMETHEUS_URL": server.url,
+        }
+        jaeger = [str(JAEGER), "--config", str(JAEGER_CONFIG)]
+        collector = [str(COLLECTOR), "--config", str(COLLECTOR_CONFIG)]
+        with (
+            running(jaeger, ports=[ports["jaeger_otlp"], ports["jaeger_http"]], env=env, log=directory / "jaeger.log"),
+            running(collector, ports=[ports["grpc"], ports["http"]], env=env, log=directory / "collector.log"),
+        ):
+            at, window = _run_demo(directory, server, f"http://{LOOPBACK}:{ports['http']}")
+            yield Stack(server, f"http://{LOOPBACK}:{ports['jaeger_http']}", at, window)
+
+
+def _run_demo(directory: Path, server: Prometheus, otlp: str) -> tuple[float, str]:
+    gate, log = directory / "gate", directory / "demo.log"
+    env = {
+        **{key: value for key, value in os.environ.items() if not key.startswith("OTEL_")},
+        "OTEL_EXPORTER_OTLP_ENDPOINT": otlp,
+        "OTEL_SERVICE_NAME": AGENT_SERVICE,
+        "OTEL_METRIC_EXPORT_INTERVAL": "200",  # each process samples often: see CROSS_PROCESS
+        "OTEL_BSP_SCHEDULE_DELAY": "200",
+        "MCP_OTEL_DEMO_ROUNDS": "2",
+        "MCP_OTEL_DEMO_GATE": str(gate),
+    }
+    command = [str(Path(sys.executable).with_name("mcp-otel")), "run", "--output", str(directory / "demo.jsonl")]
+    with open(log, "wb") as output:
+        demo = subprocess.Popen(
+            [*command, "--", sys.executable, str(DEMO / "agent.py")], env=env, stdout=output, stderr=subprocess.STDOUT
+        )
+        try:
+            _wait(lambda: "round 1 done" in log.read_text(), 120, "the first round", log)
+            start = _wait_for_totals(server, rounds=1) - 0.5
+            gate.touch()
+            assert demo.wait(timeout=120) == 0, log.read_text()
+            _wait_for_totals(server, rounds=2)
+        finally:
+            if demo.poll() is None:
+                demo.kill()
+    at = time.time()
+    return at, f"{math.floor((at - start) * 1000)}ms"
+
+
+def _wait_for_totals(server: Prometheus, rounds: int) -> float:
+    """Until every source's calls of both sides, as Prometheus has them, add up to ``rounds``;
+    returns the oldest of those series' latest sample times (each holds the settled value)."""
+    calls = sum(sum(EXPECTED[side].values()) for side in EXPECTED) * rounds
+    sdk = [
+        prometheus_histogram(metric, "count")
+        for metric in (MCP_CLIENT_OPERATION_DURATION, MCP_SERVER_OPERATION_DURATION)
+    ]
+    selectors = [f'{{__name__=~"{"|".join(names)}"}}' for names in (SPAN_METRICS_CALLS, sdk)]
+
+    def settled() -> bool:
+        values = [server.query(f"sum({selector})", time.time()) for selector in selectors]
+        return all(v and float(v[0]["value"][1]) == calls for v in values)
+
+    _wait(settled, 90, f"{calls} calls in Prometheus from both sources", None)
+    now = time.time()
+    return min(float(server.query(f"min(timestamp({selector}))", now)[0]["value"][1]) for selector in selectors)
+
+
+def _wait(condition: Callable[[], bool], seconds: float, what: str, log: Path | None) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}" + (f":\n{log.read_text()[-3000:]}" if log else ""))
+        time.sleep(0.5)
+
+
+# --- Expected figures ---
+
+
+def _per_server(side: str, keep: Callable[[Call], bool], among: Callable[[Call], bool]) -> dict[tuple[str, ...], float]:
+    calls = EXPECTED[side]
+    ratios = {}
+    for server in {call[0] for call in calls}:
+        whole = sum(n for call, n in calls.items() if call[0] == server and among(call))
+        if whole:
+            part = sum(n for call, n in calls.items() if call[0] == server and among(call) and keep(call))
+            ratios[(server,)] = part / whole
+    return ratios
+
+
+def _valid(call: Call) -> bool:
+    return call[1] in (OK, FAILED)
+
+
+def _failed(call: Call) -> bool:
+    return call[1] == FAILED
+
+
+def _server_fault(call: Call) -> bool:
+    return call[1] == FAILED and call[2] not in CALLER_FAULT_ERROR_TYPES
+
+
+def _proportions(
+    side: str, key: Callable[[Call], tuple[str, ...]], keep: Callable[[Call], bool] = bool
+) -> dict[tuple[str, ...], float]:
+    """Each key's share of the calls; (server, ...) keys: within that server."""
+    counts: Counter[tuple[str, ...]] = Counter()
+    for call, n in EXPECTED[side].items():
+        if keep(call):
+            counts[key(call)] += n
+    return _as_proportions(counts)
+
+
+def _vector(result: list[dict[str, Any]], labels: tuple[str, ...]) -> dict[tuple[str, ...], float]:
+    return {tuple(sample["metric"].get(label, "") for label in labels): float(sample["value"][1]) for sample in result}
+
+
+SERVERS = ("healthy", "flaky", "slow")
+# Rates compared across the three server processes' own metrics: each process's samples (every
+# 0.2 s, later under load) fall at other times, so Prometheus extrapolates each over a slightly
+# different span of the ~16 s window (seen: 5% apart on a loaded machine).
+CROSS_PROCESS = 0.15
+
+
+def _as_proportions(values: Mapping[tuple[str, ...], float]) -> dict[tuple[str, ...], float]:
+    def group(labels: tuple[str, ...]) -> str:
+        return labels[0] if len(labels) > 1 and labels[0] in SERVERS else ""
+
+    totals: Counter[str] = Counter()
+    for labels, value in values.items():
+        totals[group(labels)] += value
+    return {labels: value / totals[group(labels)] for labels, value in values.items()}
+
+
+def _assert_close(
+    actual: dict[tuple[str, ...], float], expected: dict[tuple[str, ...], float], what: str, rel: float = 1e-9
+) -> None:
+    assert actual.keys() == expected.keys(), what
+    for labels, value in expected.items():
+        assert actual[labels] == pytest.approx(value, rel=rel, abs=1e-12), (what, labels, actual)
+
+
+# --- Prometheus: every dashboard query and every recording rule ---
+
+DASHBOARD = next(d for d in dashboards() if d["uid"] == generate.DASHBOARD_UID)
+PANELS = {panel["title"]: panel for panel in DASHBOARD["panels"]}
+SOURCES = list(generate.SOURCE_PATTERNS)
+SIDES = ["client", "server"]
+
+
+def test_every_panel_query_is_answered_by_a_test() -> None:
+    checked = {
+        "Failure rate by server (cancels excluded)",
+        "Server-fault rate by server",
+        "Cancel rate by server",
+        "Calls by outcome",
+        "Failures by error.type",
+        "Latency of ok calls (p50, p95)",
+        "Worst tools",
+        "Failed calls in Jaeger",
+        "Failed calls in Tempo",  # Tempo is not run (AGPL): its query is parsed (test_dashboard)
+    }
+    assert set(PANELS) == checked
+
+
+def _panel(stack: Stack, title: str, source: str, side: str, ref: str = "A") -> list[dict[str, Any]]:
+    target = next(t for t in PANELS[title]["targets"] if t["refId"] == ref)
+    expr = substitute(target["expr"], source=generate.SOURCE_PATTERNS[source], side=side, window=stack.window)
+    return stack.prometheus.query(expr, stack.at)
+
+
+@pytest.mark.parametrize("side", SIDES)
+@pytest.mark.parametrize("source", SOURCES)
+def test_ratio_panels_give_the_demos_exact_figures(stack: Stack, source: str, side: str) -> None:
+    server = ("mcp_server_name",)
+    panels = {
+        "Failure rate by server (cancels excluded)": _per_server(side, _failed, _valid),
+        "Server-fault rate by server": _per_server(side, _server_fault, _valid),
+        "Cancel rate by server": _per_server(side, lambda call: call[1] == CANCELLED, bool),
+    }
+    for title, expected in panels.items():
+        _assert_close(_vector(_panel(stack, title, source, side), server), expected, title)
+    # Worst tools: each demo server has one tool, so its failure rate is its server's.
+    tools = {"healthy": "lookup", "flaky": "fetch", "slow": "crunch"}
+    worst = _vector(_panel(stack, "Worst tools", source, side), ("mcp_server_name", "gen_ai_tool_name"))
+    expected = {
+        (name, tools[name]): ratio for (name,), ratio in panels["Failure rate by server (cancels excluded)"].items()
+    }
+    _assert_close(worst, expected, "Worst tools")
+
+
+@pytest.mark.parametrize("side", SIDES)
+@pytest.mark.parametrize("source", SOURCES)
+def test_rate_panels_are_in_the_demos_exact_proportions(stack: Stack, source: str, side: str) -> None:
+    by_outcome = _vector(_panel(stack, "Calls by outcome", source, side), ("tool_outcome",))
+    # Summed over the three server processes' own samples (taken at different times): close.
+    rel = CROSS_PROCESS if (source, side) == ("sdk", "server") else 1e-9
+    _assert_close(_as_proportions(by_outcome), _proportions(side, lambda call: (call[1],)), "Calls by outcome", rel)
+    by_error = _vector(_panel(stack, "Failures by error.type", source, side), ("mcp_server_name", "error_type"))
+    expected = _proportions(side, lambda call: (call[0], call[2]), _failed)
+    _assert_close(_as_proportions(by_error), expected, "Failures by error.type")
+
+
+@pytest.mark.parametrize("side", SIDES)
+@pytest.mark.parametrize("source", SOURCES)
+def test_latency_panel_places_each_server_in_its_bucket(stack: Stack, source: str, side: str) -> None:
+    p50 = _vector(_panel(stack, "Latency of ok calls (p50, p95)", source, side, "A"), ("mcp_server_name",))
+    p95 = _vector(_panel(stack, "Latency of ok calls (p50, p95)", source, side, "B"), ("mcp_server_name",))
+    assert set(p50) == set(p95) == {("healthy",), ("flaky",), ("slow",)}
+    # slow's ok calls sleep 0.05 s: its median lies above that bucket boundary; the others answer at once.
+    assert 0.05 < p50[("slow",)] <= 0.2
+    assert p50[("healthy",)] < 0.05
+    assert p50[("flaky",)] < 0.05
+    assert all(p50[name] <= p95[name] for name in p50)
+
+
+RECORDS = {
+    rule["record"]: rule["expr"] for group in load_yaml(RULES)["groups"] for rule in group["rules"] if "record" in rule
+}
+
+
+RECORD_REFERENCE = re.compile(
+    "(" + "|".join(map(re.escape, sorted(RECORDS, key=len, reverse=True))) + r")(?![\w:])(?:\{([^{}]*)\})?"
+)
+
+
+def _inlined(expr: str, window: str) -> str:
+    """A rule's expression with the records it reads replaced by their own expressions (a record's
+    label matchers moved onto the raw series it sums by those labels), and every range replaced by
+    ``window``: the same figures, over the second round only."""
+
+    def inline(reference: re.Match[str]) -> str:
+        name, matchers = reference.groups()
+        inner = _inlined(RECORDS[name], window)
+        if matchers:
+            inner = re.sub(r"\{([^{}]*)\}\[", lambda selector: f"{{{selector.group(1)}, {matchers}}}[", inner)
+        return f"({inner})"
+
+    return re.sub(r"\[\d+[mhd]\]", f"[{window}]", RECORD_REFERENCE.sub(inline, expr))
+
+
+def test_every_recording_rule_gives_the_demos_figures(stack: Stack) -> None:
+    groups = ("source", "side")
+    for record, expr in RECORDS.items():
+        result = stack.prometheus.query(_inlined(expr, stack.window), stack.at)
+        for source in SOURCES:
+            for side in SIDES:
+                mine = [s for s in result if (s["metric"]["source"], s["metric"]["side"]) == (source, side)]
+                if record.startswith("mcp:tool_calls:"):
+                    labels = ("mcp_server_name", "tool_outcome", "error_type")
+                    expected = _proportions(side, lambda call: call)
+                elif ":tool_calls_valid:" in record:
+                    labels, expected = ("mcp_server_name",), _proportions(side, lambda call: (call[0],), _valid)
+                else:
+                    labels = ("mcp_server_name",)
+                    keep, among = {
+                        "server_fault": (_server_fault, _valid),
+                        "failure": (_failed, _valid),
+                        "cancel": (lambda call: call[1] == CANCELLED, bool),
+                    }[record.split(":")[1].removeprefix("tool_call_").removesuffix("_ratio")]
+                    _assert_close(_vector(mine, labels), _per_server(side, keep, among), f"{record} {source} {side}")
+                    continue
+                rel = CROSS_PROCESS if (source, side, labels) == ("sdk", "server", ("mcp_server_name",)) else 1e-9
+                _assert_close(_as_proportions(_vector(mine, labels)), expected, f"{record} {source} {side}", rel)
+        assert {tuple(s["metric"][g] for g in groups) for s in result} == {(s, d) for s in SOURCES for d in SIDES}, (
+            record
+        )
+
+
+def test_prometheus_evaluates_every_rule_without_error(stack: Stack) -> None:
+    rules = [rule for group in stack.prometheus.get("/api/v1/rules")["groups"] for rule in group["rules"]]
+    assert len(rules) == len(RECORDS) + 2
+    assert [(rule["name"], rule["health"], rule.get("lastError")) for rule in rules if rule["health"] != "ok"] == []
+    # The recorded series exist for every source and side.
+    live = stack.prometheus.query("mcp_server:tool_call_failure_ratio:rate5m", stack.at)
+    assert {(s["metric"]["source"], s["metric"]["side"]) for s in live} == {(s, d) for s in SOURCES for d in SIDES}, (
+        live
+    )
+
+
+def test_span_metrics_carry_exemplars_of_real_traces(stack: Stack) -> None:
+    exemplars = stack.prometheus.get(
+        "/api/v1/query_exemplars",
+        query="traces_span_metrics_duration_seconds_bucket",
+        start=stack.at - 600,
+        end=stack.at,
+    )
+    trace_ids = {e["labels"]["trace_id"] for series in exemplars for e in series["exemplars"]}
+    assert trace_ids
+    known = {trace["traceID"] for trace in _jaeger_traces(stack, AGENT_SERVICE)}
+    assert trace_ids <= known
+
+
+# --- Jaeger ---
+
+
+def _jaeger(stack: Stack, path: str, **params: Any) -> Any:
+    url = f"{stack.jaeger_url}{path}?{urllib.parse.urlencode(params)}"
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return json.load(response)["data"]
+
+
+def _jaeger_traces(stack: Stack, service: str, **params: Any) -> list[dict[str, Any]]:
+    traces: list[dict[str, Any]] = _jaeger(stack, "/api/traces", service=service, limit=1000, lookback="1h", **params)
+    return traces
+
+
+def _tags(span: dict[str, Any]) -> dict[str, Any]:
+    return {tag["key"]: tag["value"] for tag in span["tags"]}
+
+
+def _is_tool_call(span: dict[str, Any]) -> bool:
+    return bool(_tags(span).get("mcp.method.name") == "tools/call")
+
+
+def test_jaeger_has_each_call_as_one_trace_with_its_client_and_server_span(stack: Stack) -> None:
+    services = set(_jaeger(stack, "/api/services"))
+    assert {AGENT_SERVICE, "mcp-demo-healthy", "mcp-demo-flaky", "mcp-demo-slow"} <= services
+    traces = _jaeger_traces(stack, AGENT_SERVICE)
+    # The agent's other traces are the MCP SDK's own spans of initialize and tools/list (client and
+    # server side), one per server.
+    others = Counter(span["operationName"] for trace in traces for span in trace["spans"] if not _is_tool_call(span))
+    assert others == Counter(
+        {name: 3 for name in ("MCP send initialize", "initialize", "MCP send tools/list", "tools/list")}
+    )
+    traces = [trace for trace in traces if any(map(_is_tool_call, trace["spans"]))]
+    assert len(traces) == 2 * sum(EXPECTED["client"].values())
+    seen: dict[str, Counter[Call]] = {"client": Counter(), "server": Counter()}
+    for trace in traces:
+        kinds = Counter(_tags(span).get("span.kind") for span in trace["spans"])
+        assert kinds == Counter({"client": 1, "server": 1}), trace["traceID"]
+        for span in trace["spans"]:
+            tags = _tags(span)
+            call = (tags["mcp.server.name"], tags["tool.outcome"], tags.get("error.type", ""))
+            seen[tags["span.kind"]][call] += 1
+            # Only failed calls carry the error tag; a cancelled call is not an error.
+            assert (tags.get("error") is True) == (call[1] == FAILED), (trace["traceID"], tags)
+    for side in SIDES:
+        assert seen[side] == Counter({call: 2 * n for call, n in EXPECTED[side].items()}), side
+
+
+def test_jaeger_search_for_failed_calls_finds_exactly_them(stack: Stack) -> None:
+    """The dashboard's Jaeger panel query: tag tool.outcome=failed."""
+    target = next(t for t in PANELS["Failed calls in Jaeger"]["targets"])
+    key, value = target["tags"].split("=")
+    traces = _jaeger_traces(stack, AGENT_SERVICE, tags=json.dumps({key: value}))
+    failed = sum(n for call, n in EXPECTED["client"].items() if call[1] == FAILED)
+    assert len(traces) == 2 * failed
+    for trace in traces:
+        assert FAILED in {_tags(span).get("tool.outcome") for span in trace["spans"]}
+
+
+def test_jaeger_monitor_tab_reads_the_collectors_span_metrics(stack: Stack) -> None:
+    """Jaeger's SPM (Monitor tab) reads the collector's span metrics from Prometheus: the agent's
+    tool calls have a call rate, and an error rate that counts failed calls (status ERROR) only."""
+    params = {
+        "service": AGENT_SERVICE,
+        "spanKind": "client",
+        "endTs": int(stack.at * 1000),
+        "lookback": 120_000,
+        "step": 1000,
+        "ratePer": 60_000,
+    }
+    figures = {}
+    for name in ("calls", "errors"):
+        url = f"{stack.jaeger_url}/api/metrics/{name}?{urllib.parse.urlencode(params)}"
+        with urllib.request.urlopen(url, timeout=30) as response:
+            figures[name] = json.load(response)
+    [calls] = figures["calls"]["metrics"]
+    assert calls["labels"] == [{"name": "service_name", "value": AGENT_SERVICE}]
+    assert calls["metricPoints"][-1]["gaugeValue"]["doubleValue"] > 0
+    # Jaeger's own error rate: ERROR among all calls. Cancelled calls are not errors (UNSET) but,
+    # unlike in our dashboards, they stay in its denominator.
+    [errors] = figures["errors"]["metrics"]
+    failed = sum(n for call, n in EXPECTED["client"].items() if call[1] == FAILED)
+    expected = failed / sum(EXPECTED["client"].values())
+    assert errors["metricPoints"][-1]["gaugeValue"]["doubleValue"] == pytest.approx(expected, rel=1e-9)
