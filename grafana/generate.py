@@ -63,7 +63,8 @@ VALID = f'{OUTCOME}=~"{OK}|{FAILED}"'
 IS_FAILED = f'{OUTCOME}="{FAILED}"'
 IS_OK = f'{OUTCOME}="{OK}"'
 IS_CANCELLED = f'{OUTCOME}="{CANCELLED}"'
-ANY_OUTCOME = f'{OUTCOME}=~".+"'
+# Tool calls only: Tempo's span metrics (unlike our collector's) may count other spans, outcome-less.
+ANY_OUTCOME = f'{OUTCOME}=~"{OK}|{FAILED}|{CANCELLED}"'
 SERVER_FAULT = f'{OUTCOME}="{FAILED}", {ERROR}!~"{"|".join(CALLER_FAULT_ERROR_TYPES)}"'
 
 SLO_OBJECTIVE = 0.99
@@ -86,7 +87,6 @@ class Source:
     name: str
     title: str
     calls: dict[str, str]  # side -> selector matchers for that side's call counter
-    durations: dict[str, str]  # side -> selector matchers for that side's duration buckets
 
 
 def _names(names: tuple[str, ...] | list[str]) -> str:
@@ -97,30 +97,21 @@ def _kind(kind: str) -> str:
     return f'{SPAN_KIND_LABEL}="{kind}"'
 
 
+# Each side's span kind (span metrics) and in-process histogram.
+SIDES = {
+    "client": (SPAN_KIND_CLIENT, MCP_CLIENT_OPERATION_DURATION),
+    "server": (SPAN_KIND_SERVER, MCP_SERVER_OPERATION_DURATION),
+}
 SOURCES = (
     Source(
         "span_metrics",
         "span metrics (collector or Tempo)",
-        calls={
-            side: f'__name__=~"{_names(SPAN_METRICS_CALLS)}", {_kind(kind)}'
-            for side, kind in (("client", SPAN_KIND_CLIENT), ("server", SPAN_KIND_SERVER))
-        },
-        durations={
-            side: f'__name__=~"{_names(SPAN_METRICS_DURATION_BUCKETS)}", {_kind(kind)}'
-            for side, kind in (("client", SPAN_KIND_CLIENT), ("server", SPAN_KIND_SERVER))
-        },
+        calls={side: f'__name__=~"{_names(SPAN_METRICS_CALLS)}", {_kind(kind)}' for side, (kind, _) in SIDES.items()},
     ),
     Source(
         "sdk",
         "in-process metrics (mcp-otel)",
-        calls={
-            side: f'__name__="{prometheus_histogram(metric, "count")}"'
-            for side, metric in (("client", MCP_CLIENT_OPERATION_DURATION), ("server", MCP_SERVER_OPERATION_DURATION))
-        },
-        durations={
-            side: f'__name__="{prometheus_histogram(metric, "bucket")}"'
-            for side, metric in (("client", MCP_CLIENT_OPERATION_DURATION), ("server", MCP_SERVER_OPERATION_DURATION))
-        },
+        calls={side: f'__name__="{prometheus_histogram(metric, "count")}"' for side, (_, metric) in SIDES.items()},
     ),
 )
 
@@ -150,7 +141,7 @@ def _normalized_rate(window: str) -> str:
     terms = []
     for source in SOURCES:
         for side, matchers in source.calls.items():
-            summed = f"{_by(SERVER, TOOL, OUTCOME, ERROR)} (rate({{{matchers}}}[{window}]))"
+            summed = f"{_by(SERVER, TOOL, OUTCOME, ERROR)} (rate({{{matchers}, {ANY_OUTCOME}}}[{window}]))"
             terms.append(
                 f'label_replace(label_replace({summed}, "source", "{source.name}", "", ""), "side", "{side}", "", "")'
             )
@@ -275,6 +266,23 @@ def _timeseries(
     }
 
 
+def _table(
+    panel_id: int, title: str, description: str, target: dict[str, Any], grid: dict[str, int], unit: str = "none"
+) -> dict[str, Any]:
+    metrics = target["datasource"] is PROMETHEUS
+    return {
+        "id": panel_id,
+        "type": "table",
+        "title": title,
+        "description": description,
+        "datasource": target["datasource"],
+        "gridPos": grid,
+        "fieldConfig": {"defaults": {"unit": unit, "links": _server_links() if metrics else []}, "overrides": []},
+        "options": {"sortBy": [{"displayName": "Value", "desc": True}]} if metrics else {},
+        "targets": [target],
+    }
+
+
 def _target(ref: str, expr: str, legend: str, **extra: Any) -> dict[str, Any]:
     return {
         "refId": ref,
@@ -338,7 +346,7 @@ def dashboard() -> dict[str, Any]:
             "Calls by outcome",
             "Tool calls per second by tool.outcome (ok, failed, cancelled).",
             "reqps",
-            [_target("A", f"sum by ({OUTCOME}) ({_calls()})", f"{{{{{OUTCOME}}}}}")],
+            [_target("A", f"sum by ({OUTCOME}) ({_calls(ANY_OUTCOME)})", f"{{{{{OUTCOME}}}}}")],
             {"h": 8, "w": 12, "x": 12, "y": 8},
         ),
         _timeseries(
@@ -366,65 +374,43 @@ def dashboard() -> dict[str, Any]:
             ],
             {"h": 8, "w": 12, "x": 12, "y": 16},
         ),
-        {
-            "id": 7,
-            "type": "table",
-            "title": "Worst tools",
-            "description": "Tools by failure rate (cancels excluded) over the dashboard's time range, "
+        _table(
+            7,
+            "Worst tools",
+            "Tools by failure rate (cancels excluded) over the dashboard's time range, "
             "with at least $min_calls valid calls." + NOTE,
-            "datasource": PROMETHEUS,
-            "gridPos": {"h": 8, "w": 24, "x": 0, "y": 24},
-            "fieldConfig": {"defaults": {"unit": "percentunit", "links": _server_links()}, "overrides": []},
-            "options": {"sortBy": [{"displayName": "Value", "desc": True}]},
-            "targets": [
-                {
-                    "refId": "A",
-                    "datasource": PROMETHEUS,
-                    "expr": _worst_tools(),
-                    "instant": True,
-                    "format": "table",
-                    "legendFormat": "",
-                }
-            ],
-        },
-        {
-            "id": 8,
-            "type": "table",
-            "title": "Failed calls in Jaeger",
-            "description": "Traces with a failed tool call (tag tool.outcome=failed) of the service $service.",
-            "datasource": JAEGER,
-            "gridPos": {"h": 8, "w": 12, "x": 0, "y": 32},
-            "fieldConfig": {"defaults": {"unit": "none"}, "overrides": []},
-            "targets": [
-                {
-                    "refId": "A",
-                    "datasource": JAEGER,
-                    "queryType": "search",
-                    "service": "$service",
-                    "tags": f"{TOOL_OUTCOME}={FAILED}",
-                    "limit": 20,
-                }
-            ],
-        },
-        {
-            "id": 9,
-            "type": "table",
-            "title": "Failed calls in Tempo",
-            "description": "Traces with a failed tool call of the chosen servers (TraceQL).",
-            "datasource": TEMPO,
-            "gridPos": {"h": 8, "w": 12, "x": 12, "y": 32},
-            "fieldConfig": {"defaults": {"unit": "none"}, "overrides": []},
-            "targets": [
-                {
-                    "refId": "A",
-                    "datasource": TEMPO,
-                    "queryType": "traceql",
-                    "query": f'{{ span.{TOOL_OUTCOME} = "{FAILED}" && span.{MCP_SERVER_NAME} =~ "${{server:regex}}" }}',
-                    "limit": 20,
-                    "tableType": "traces",
-                }
-            ],
-        },
+            {"refId": "A", "datasource": PROMETHEUS, "expr": _worst_tools(), "instant": True, "format": "table"},
+            {"h": 8, "w": 24, "x": 0, "y": 24},
+            unit="percentunit",
+        ),
+        _table(
+            8,
+            "Failed calls in Jaeger",
+            f"Traces with a failed tool call (tag {TOOL_OUTCOME}={FAILED}) of the service $service.",
+            {
+                "refId": "A",
+                "datasource": JAEGER,
+                "queryType": "search",
+                "service": "$service",
+                "tags": f"{TOOL_OUTCOME}={FAILED}",
+                "limit": 20,
+            },
+            {"h": 8, "w": 12, "x": 0, "y": 32},
+        ),
+        _table(
+            9,
+            "Failed calls in Tempo",
+            "Traces with a failed tool call of the chosen servers (TraceQL).",
+            {
+                "refId": "A",
+                "datasource": TEMPO,
+                "queryType": "traceql",
+                "query": f'{{ span.{TOOL_OUTCOME} = "{FAILED}" && span.{MCP_SERVER_NAME} =~ "${{server:regex}}" }}',
+                "limit": 20,
+                "tableType": "traces",
+            },
+            {"h": 8, "w": 12, "x": 12, "y": 32},
+        ),
     ]
     return {
         "id": None,
