@@ -41,6 +41,9 @@ class Settings:
     # mcp 1.x clients: send notifications/cancelled for calls the caller cancelled or the SDK
     # timed out (mcp 2.x clients always do), so servers stop the work and record a cancel.
     send_cancel: bool = False
+    # Servers: parent each span to the context the client put in params._meta (semconv). Off for
+    # servers exposed to untrusted clients: that context is then only a link.
+    trust_remote_context: bool = True
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -97,5 +100,6 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "server_version": _parse_text,
     "max_name_length": _parse_positive_int,
     "send_cancel": _parse_bool,
+    "trust_remote_context": _parse_bool,
     "max_metric_names": _parse_positive_int,
 }

@@ -12,7 +12,7 @@ import importlib
 import inspect
 import sys
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
@@ -177,13 +177,24 @@ def v2_server_request(runner: Any, dctx: Any, params: Any) -> ServerRequest:
     )
 
 
-def meta_carrier(meta: Any) -> dict[str, str]:
-    """The string entries of ``params._meta``: what a propagator may read."""
+# The longest propagation value read from params._meta: W3C baggage's own limit (traceparent is 55
+# characters). A peer's longer value is not read at all.
+MAX_CARRIER_VALUE = 8192
+
+
+def meta_carrier(meta: Any, fields: Collection[str]) -> dict[str, str]:
+    """The entries of ``params._meta`` a propagator reads (its ``fields``): strings of bounded
+    length only. A peer's ``_meta`` can be anything, any size, with any number of keys."""
     if meta is not None and not isinstance(meta, Mapping):
         meta = getattr(meta, "model_extra", None)  # mcp 1.x RequestParams.Meta keeps extras here
     if not isinstance(meta, Mapping):
         return {}
-    return {key: value for key, value in meta.items() if isinstance(key, str) and isinstance(value, str)}
+    carrier = {}
+    for field in fields:
+        value = meta.get(field)
+        if isinstance(value, str) and len(value) <= MAX_CARRIER_VALUE:
+            carrier[field] = value
+    return carrier
 
 
 def http_peer(http_request: Any) -> tuple[str | None, int | None]:

@@ -220,15 +220,20 @@ class ServerInstrumentation:
         return _ServerCall(span, self._metrics.attributes(attributes), owner, dispatch)
 
     def _parent_and_links(self, meta: Any) -> tuple[otel_context.Context | None, list[Link]]:
-        """Parent: the context in ``params._meta`` (semconv); the ambient span becomes a link."""
+        """Parent: the context in ``params._meta`` (semconv); the ambient span becomes a link.
+        Not trusting remote context (setting), the remote span is only a link: the span stays in
+        the server's own trace (or starts one), and a client cannot pick its trace id or sampling."""
+        ambient = trace.get_current_span().get_span_context()
         try:
-            remote = propagate.extract(sdk.meta_carrier(meta), context=otel_context.Context())
+            carrier = sdk.meta_carrier(meta, propagate.get_global_textmap().fields)
+            remote = propagate.extract(carrier, context=otel_context.Context())
         except Exception:  # a malformed carrier is no context
             return None, []
         remote_span = trace.get_current_span(remote).get_span_context()
         if not remote_span.is_valid:
             return None, []
-        ambient = trace.get_current_span().get_span_context()
+        if not self._settings.trust_remote_context:
+            return None, [Link(remote_span)]
         links = [Link(ambient)] if ambient.is_valid and ambient.span_id != remote_span.span_id else []
         return remote, links
 
