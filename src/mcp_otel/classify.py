@@ -62,6 +62,7 @@ def classify_client_exception(
     rpc_error: RpcError | None,
     cancel_sent: bool,
     transport_closed: bool,
+    keep_message: bool = False,
 ) -> CallOutcome:
     """An exception that left ``call_tool``.
 
@@ -69,11 +70,13 @@ def classify_client_exception(
     ``GeneratorExit``: the awaiting coroutine was closed). ``rpc_error``: ``exc`` is the SDK's
     MCP error. ``cancel_sent``: this client sent ``notifications/cancelled`` for the request.
     ``transport_closed``: ``exc`` is the stream library's "the other end is gone" exception.
+    ``keep_message``: a server's JSON-RPC error message may become the description (it is the
+    tool's own text, recorded only when the user opted in to content capture).
     """
     if is_cancellation:
         return CallOutcome.cancelled(CancelReason.CALLER)
     if rpc_error is not None:
-        return _classify_rpc_error(rpc_error, cancel_sent)
+        return _classify_rpc_error(rpc_error, cancel_sent, keep_message)
     if transport_closed:
         return CallOutcome.failed(ErrorType.CONNECTION_CLOSED, type(exc).__qualname__)
     # Other exceptions (e.g. the SDK's output-schema RuntimeError) can quote tool output in their
@@ -81,7 +84,7 @@ def classify_client_exception(
     return CallOutcome.failed(type(exc).__qualname__)
 
 
-def _classify_rpc_error(error: RpcError, cancel_sent: bool) -> CallOutcome:
+def _classify_rpc_error(error: RpcError, cancel_sent: bool, keep_message: bool) -> CallOutcome:
     if error.code in SDK_TIMEOUT_CODES:
         return CallOutcome.failed(ErrorType.TIMEOUT, error.message)
     if error.code == CONNECTION_CLOSED_CODE:
@@ -89,7 +92,7 @@ def _classify_rpc_error(error: RpcError, cancel_sent: bool) -> CallOutcome:
     if cancel_sent and error.is_cancel_reply():
         return CallOutcome.cancelled(CancelReason.CALLER)
     wire_code = None if error.code in SDK_LOCAL_CODES else error.code
-    return CallOutcome.failed(str(error.code), error.message, rpc_code=wire_code)
+    return CallOutcome.failed(str(error.code), error.message if keep_message else None, rpc_code=wire_code)
 
 
 def classify_server_call(
@@ -99,6 +102,7 @@ def classify_server_call(
     peer_cancelled: bool = False,
     is_cancellation: bool = False,
     transport_closed: bool = False,
+    keep_message: bool = False,
 ) -> CallOutcome:
     """How a ``tools/call`` ended on the server.
 
@@ -107,7 +111,8 @@ def classify_server_call(
     client's ``notifications/cancelled`` arrived before the answer was written, so no answer
     reached it. ``is_cancellation``: the handler was cancelled by the async library.
     ``transport_closed``: the client closed the connection, or on 2026-07-28 HTTP the
-    request's stream, before the answer.
+    request's stream, before the answer. ``keep_message``: the JSON-RPC error's message (the
+    tool's own text) may become the description (content capture opted in).
     """
     if peer_cancelled:
         return CallOutcome.cancelled(CancelReason.CLIENT)
@@ -119,7 +124,8 @@ def classify_server_call(
         if rpc_error.code in CALLER_FAULT_CODES:
             return CallOutcome.caller_fault_error(rpc_error.code)
         wire_code = None if rpc_error.code in SDK_LOCAL_CODES else rpc_error.code
-        return CallOutcome.failed(str(rpc_error.code), rpc_error.message, rpc_code=wire_code)
+        message = rpc_error.message if keep_message else None
+        return CallOutcome.failed(str(rpc_error.code), message, rpc_code=wire_code)
     if _is_error_result(answer):
         return CallOutcome.failed(ErrorType.TOOL_ERROR)
     return CallOutcome.ok()

@@ -33,6 +33,7 @@ from mcp_otel import sdk
 from mcp_otel.attributes import call_attributes, span_name, tool_name
 from mcp_otel.classify import classify_client_exception, classify_client_result
 from mcp_otel.config import SdkSpans, Settings
+from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, finish_call
 from mcp_otel.patching import Patch
@@ -137,8 +138,14 @@ class ClientInstrumentation:
                 attributes = call_attributes(
                     tool, self._settings, server_name=None, server_version=None, protocol_version=None, session_id=None
                 )
+            content = {}
+            if self._settings.capture_content:
+                arguments = sdk.argument_slot(sdk.plain_function(wrapped), "arguments")
+                content = arguments_attributes(arguments.get(args, kwargs) if arguments else None, self._settings)
             # All attributes at once: each later set_attributes costs the SDK a lock and a copy.
-            span = self._tracer.start_span(span_name(tool), kind=SpanKind.CLIENT, attributes=attributes)
+            span = self._tracer.start_span(
+                span_name(tool), kind=SpanKind.CLIENT, attributes={**attributes, **content} if content else attributes
+            )
             call = _ClientCall(span, session, self._metrics.attributes(attributes))
         except Exception as exc:
             report_once("could not start a client span", exc)
@@ -195,11 +202,13 @@ class ClientInstrumentation:
             self._inflight.pop((id(call.session), call.request_id), None)
         record = partial(self._metrics.record, SpanKind.CLIENT, call.started, call.metric_attributes)
         # mcp 2.x: the request id learnt from the dispatcher goes on with the outcome (one write).
-        late = {JSONRPC_REQUEST_ID: call.request_id} if call.request_id and call.v1_request_id is None else None
-        finish_call(call.span, partial(self._classify, call, result, exc), record, late)
+        late = {JSONRPC_REQUEST_ID: call.request_id} if call.request_id and call.v1_request_id is None else {}
+        late.update(result_attributes(result, self._settings))
+        classify = partial(self._classify, call, result, exc, self._settings.capture_content)
+        finish_call(call.span, classify, record, late)
 
     @staticmethod
-    def _classify(call: _ClientCall, result: Any, exc: BaseException | None) -> CallOutcome:
+    def _classify(call: _ClientCall, result: Any, exc: BaseException | None, keep_message: bool) -> CallOutcome:
         if exc is None:
             return classify_client_result(result)
         return classify_client_exception(
@@ -208,6 +217,7 @@ class ClientInstrumentation:
             rpc_error=sdk.rpc_error_of(exc),
             cancel_sent=call.cancel_sent,
             transport_closed=sdk.is_transport_closed(exc),
+            keep_message=keep_message,
         )
 
     async def _courtesy_cancel(self, call: _ClientCall, exc: BaseException) -> None:

@@ -17,6 +17,8 @@ from typing import Any
 _LOG = logging.getLogger(__name__)
 
 ENV_PREFIX = "OTEL_INSTRUMENTATION_MCP_"
+# Variables read, in order, when a setting's own is unset.
+_FALLBACK_ENV = {"capture_content": ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",)}
 
 
 class SdkSpans(str, Enum):
@@ -44,6 +46,11 @@ class Settings:
     # Servers: parent each span to the context the client put in params._meta (semconv). Off for
     # servers exposed to untrusted clients: that context is then only a link.
     trust_remote_context: bool = True
+    # Record tool arguments and results on spans (secret-looking keys redacted, cut to
+    # max_content_length). Off by default; when unset, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
+    # decides, as for the other GenAI instrumentations.
+    capture_content: bool = False
+    max_content_length: int = 4096
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -54,9 +61,9 @@ class Settings:
             parse = _PARSERS[field.name]
             raw = overrides.get(field.name)
             source = f"keyword argument {field.name}"
-            if raw is None:
-                raw = environ.get(ENV_PREFIX + field.name.upper())
-                source = ENV_PREFIX + field.name.upper()
+            for variable in (ENV_PREFIX + field.name.upper(), *_FALLBACK_ENV.get(field.name, ())):
+                if raw is None:
+                    raw, source = environ.get(variable), variable
             if raw is None:
                 continue
             try:
@@ -93,6 +100,16 @@ def _parse_text(raw: Any) -> str:
     return raw.strip()
 
 
+# OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT's newer values (opentelemetry-util-genai):
+# content on spans or not.
+_CAPTURE_MODES = {"span_only": True, "span_and_event": True, "event_only": False, "no_content": False}
+
+
+def _parse_capture(raw: Any) -> bool:
+    mode = _CAPTURE_MODES.get(str(raw).strip().lower()) if not isinstance(raw, bool) else None
+    return mode if mode is not None else _parse_bool(raw)
+
+
 _PARSERS: dict[str, Callable[[Any], Any]] = {
     "sdk_spans": lambda raw: SdkSpans(str(raw).strip().lower()),
     "propagate": _parse_bool,
@@ -101,5 +118,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "max_name_length": _parse_positive_int,
     "send_cancel": _parse_bool,
     "trust_remote_context": _parse_bool,
+    "capture_content": _parse_capture,
+    "max_content_length": _parse_positive_int,
     "max_metric_names": _parse_positive_int,
 }

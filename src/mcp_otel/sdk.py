@@ -126,6 +126,7 @@ class ServerRequest:
     """What the server patches read about one incoming ``tools/call``, on either major."""
 
     tool: Any
+    arguments: Any
     request_id: Any
     meta: Any  # params._meta as the SDK holds it (a dict, or a 1.x pydantic model)
     protocol_version: str | None
@@ -148,6 +149,7 @@ def v1_server_request(server: Any, responder: Any, request: Any, session: Any) -
     client_params = getattr(session, "client_params", None)
     return ServerRequest(
         tool=getattr(params, "name", None),
+        arguments=getattr(params, "arguments", None),
         request_id=getattr(responder, "request_id", None),
         meta=getattr(responder, "request_meta", None),
         protocol_version=_str_or_none(getattr(client_params, "protocolVersion", None)),
@@ -166,6 +168,7 @@ def v2_server_request(runner: Any, dctx: Any, params: Any) -> ServerRequest:
     http_request = getattr(getattr(dctx, "message_metadata", None), "request_context", None)
     return ServerRequest(
         tool=params.get("name"),
+        arguments=params.get("arguments"),
         request_id=getattr(dctx, "request_id", None),
         meta=params.get("_meta"),
         protocol_version=_str_or_none(getattr(connection, "protocol_version", None)),

@@ -29,6 +29,10 @@ MCP_PROTOCOL_VERSION: Final = "mcp.protocol.version"
 MCP_SESSION_ID: Final = "mcp.session.id"
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+# Opt-in (sensitive): the call's arguments and result as JSON (semantic-conventions-genai
+# gen-ai-spans.md "Execute tool span", Opt-In attributes).
+GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 
 # --- General attributes (semantic-conventions v1.44.0) ---
 ERROR_TYPE: Final = "error.type"

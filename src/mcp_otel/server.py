@@ -30,6 +30,7 @@ from mcp_otel import sdk
 from mcp_otel.attributes import call_attributes, span_name, tool_name
 from mcp_otel.classify import RpcError, classify_server_call
 from mcp_otel.config import SdkSpans, Settings
+from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, bounded, finish_call
 from mcp_otel.patching import Patch
@@ -99,7 +100,7 @@ class ServerInstrumentation:
             except BaseException as exc:
                 self._finish(call, partial(self._v1_outcome, call, exc))
                 raise
-        self._finish(call, partial(self._v1_outcome, call, None))
+        self._finish(call, partial(self._v1_outcome, call, None), getattr(call.answer, "root", call.answer))
         return result
 
     def _v1_call(self, wrapped: Any, server: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _ServerCall | None:
@@ -108,8 +109,7 @@ class ServerInstrumentation:
             return None
         return self._call(sdk.v1_server_request(server, responder, request, session), session, responder)
 
-    @staticmethod
-    def _v1_outcome(call: _ServerCall, exc: BaseException | None) -> CallOutcome:
+    def _v1_outcome(self, call: _ServerCall, exc: BaseException | None) -> CallOutcome:
         session, responder = call.owner, call.dispatch
         peer_cancelled = sdk.v1_peer_cancelled(responder)
         transport_closed = sdk.v1_transport_closed(session)
@@ -128,6 +128,7 @@ class ServerInstrumentation:
             peer_cancelled=peer_cancelled,
             is_cancellation=cancelled,
             transport_closed=transport_closed,
+            keep_message=self._settings.capture_content,
         )
 
     async def _v1_respond(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -159,7 +160,7 @@ class ServerInstrumentation:
             except BaseException as exc:
                 self._finish(call, partial(self._v2_outcome, call, None, exc))
                 raise
-        self._finish(call, partial(self._v2_outcome, call, result, None))
+        self._finish(call, partial(self._v2_outcome, call, result, None), result)
         return result
 
     def _v2_call(self, wrapped: Any, runner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _ServerCall | None:
@@ -168,8 +169,7 @@ class ServerInstrumentation:
             return None
         return self._call(sdk.v2_server_request(runner, dctx, params), runner, dctx)
 
-    @staticmethod
-    def _v2_outcome(call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome:
+    def _v2_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome:
         runner, dctx = call.owner, call.dispatch
         cancelled = exc is not None and sdk.is_cancellation(exc)
         return classify_server_call(
@@ -178,6 +178,7 @@ class ServerInstrumentation:
             peer_cancelled=sdk.v2_peer_cancelled(dctx) or (cancelled and sdk.v2_direct(dctx)),
             is_cancellation=cancelled,
             transport_closed=sdk.v2_transport_closed(dctx),
+            keep_message=self._settings.capture_content,
         )
 
     async def _v2_sdk_middleware(
@@ -214,8 +215,9 @@ class ServerInstrumentation:
         tool = tool_name(request.tool, self._settings)
         parent, links = self._parent_and_links(request.meta)
         attributes = self._attributes(request, tool)
+        span_attributes = {**attributes, **arguments_attributes(request.arguments, self._settings)}
         span = self._tracer.start_span(
-            span_name(tool), context=parent, kind=SpanKind.SERVER, attributes=attributes, links=links
+            span_name(tool), context=parent, kind=SpanKind.SERVER, attributes=span_attributes, links=links
         )
         return _ServerCall(span, self._metrics.attributes(attributes), owner, dispatch)
 
@@ -272,9 +274,9 @@ class ServerInstrumentation:
             otel_context.detach(context_token)
             _ACTIVE_SERVER_CALL.reset(call_token)
 
-    def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome]) -> None:
+    def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome], result: Any = None) -> None:
         record = partial(self._metrics.record, SpanKind.SERVER, call.started, call.metric_attributes)
-        finish_call(call.span, classify, record)
+        finish_call(call.span, classify, record, result_attributes(result, self._settings))
 
     def _stdio_server(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return RegisteringTransport(wrapped(*args, **kwargs), self._transports, TransportInfo(TRANSPORT_PIPE))

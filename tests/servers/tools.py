@@ -10,6 +10,9 @@ stubborn     ignores cancellation: sleeps `seconds` (default 1) shielded, then r
 bad_output   declares an output schema and returns structured content that violates it
 die          the server goes away mid-call (stdio: the process exits; in-memory: streams close)
 whoami       returns the request's _meta as JSON text
+echo         answers with argument `text` where each outcome carries a text: `how` = "tool_error"
+             (isError result), "rpc_error" (-32603 message), "crash" (exception message), or
+             anything else (an ok result)
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ TOOL_NAMES = (
     "bad_output",
     "die",
     "whoami",
+    "echo",
 )
 
 
@@ -80,6 +84,13 @@ async def run_tool(kit: ToolKit, name: str, arguments: dict[str, Any], meta: dic
         await anyio.sleep(5)
     if name == "whoami":
         return kit.result(json.dumps(meta), False)
+    if name == "echo":
+        text, how = str(arguments.get("text")), arguments.get("how")
+        if how == "rpc_error":
+            raise kit.error(SERVER_ERROR_CODE, text)
+        if how == "crash":
+            raise ValueError(text)
+        return kit.result(text, how == "tool_error")
     return kit.result("ok", False)
 
 

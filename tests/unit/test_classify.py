@@ -43,9 +43,16 @@ def classify(
     cancellation: bool = False,
     cancel_sent: bool = False,
     closed: bool = False,
+    keep_message: bool = True,
 ) -> CallOutcome:
+    """With the server's message kept (content capture on); test_messages_* cover the default."""
     return classify_client_exception(
-        exc, is_cancellation=cancellation, rpc_error=rpc, cancel_sent=cancel_sent, transport_closed=closed
+        exc,
+        is_cancellation=cancellation,
+        rpc_error=rpc,
+        cancel_sent=cancel_sent,
+        transport_closed=closed,
+        keep_message=keep_message,
     )
 
 
@@ -151,7 +158,21 @@ CALLER_FAULTS = (-32700, -32600, -32601, -32602, -32002)
     ],
 )
 def test_server_calls(facts: dict[str, object], expected: CallOutcome) -> None:
-    assert classify_server_call(**facts) == expected  # type: ignore[arg-type]
+    assert classify_server_call(**facts, keep_message=True) == expected  # type: ignore[arg-type]
+
+
+def test_messages_of_peers_are_not_kept_by_default() -> None:
+    """A JSON-RPC error's message is the tool's own text: without content capture only its code
+    is recorded. The SDK's own messages (timeouts, closed connections) stay."""
+    assert classify(ERR, RpcError(-32603, "secret"), keep_message=False) == CallOutcome.failed(
+        "-32603", rpc_code=-32603
+    )
+    assert classify(ERR, RpcError(0, "secret"), keep_message=False) == CallOutcome.failed("0")
+    assert classify(ERR, RpcError(408, "Timed out"), keep_message=False) == CallOutcome.failed("timeout", "Timed out")
+    assert classify(ERR, RpcError(-32000, "Connection closed"), keep_message=False) == CallOutcome.failed(
+        "connection_closed", "Connection closed"
+    )
+    assert classify_server_call(rpc_error=RpcError(-32603, "secret")) == CallOutcome.failed("-32603", rpc_code=-32603)
 
 
 @pytest.mark.parametrize("code", CALLER_FAULTS)
