@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 SDKS := mcp1 mcp2
 
-.PHONY: demo one-trace test lint typecheck unit bench clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance
+.PHONY: demo one-trace test lint typecheck unit bench clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt pyproject.toml
@@ -36,7 +36,7 @@ unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 	@echo ">> pytest with mcp 2.x"
 	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp1/bin/python $(VENV)/mcp2/bin/pytest $(PYTEST_ARGS)
 
-test: lint typecheck stack conformance unit
+test: lint typecheck stack conformance third-party unit
 
 # Per-call overhead against the floor and the peers (docs/benchmarks.md), then the full soak.
 bench: $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed
@@ -80,6 +80,12 @@ CONFORMANCE := tests/conformance/node_modules/.package-lock.json
 $(CONFORMANCE): tests/conformance/package.json tests/conformance/package-lock.json
 	cd tests/conformance && npm ci --no-audit --no-fund --loglevel=error
 conformance: $(CONFORMANCE)
+
+# Real third-party MCP servers from npm (tests/third_party; mcp-server-time comes from PyPI).
+THIRD_PARTY := tests/third_party/node_modules/.package-lock.json
+$(THIRD_PARTY): tests/third_party/package.json tests/third_party/package-lock.json
+	cd tests/third_party && npm ci --no-audit --no-fund --loglevel=error
+third-party: $(THIRD_PARTY)
 
 # Everything the stack tests run.
 stack: collector jaeger prometheus $(TRACEQL)

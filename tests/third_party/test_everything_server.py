@@ -1,0 +1,78 @@
+"""A real third-party server from npm, ``@modelcontextprotocol/server-everything`` (the MCP
+reference server, TypeScript SDK), over stdio: an instrumented client (mcp 1.x or 2.x) sees exactly
+what an uninstrumented one sees, including a long-running operation it cancels (after which the
+session goes on), and each call's span states its outcome."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.client.stdio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from mcp_otel import semconv
+from tests.conftest import tool_call_spans
+from tests.harness import env_without_otel
+
+pytestmark = pytest.mark.anyio
+
+SERVER = Path(__file__).with_name("node_modules") / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+LONG = "trigger-long-running-operation"
+CALLS: list[tuple[str, dict[str, Any], str, str | None]] = [
+    # (tool, arguments, outcome, error.type); the server answers bad input with isError results.
+    ("echo", {"message": "hi"}, "ok", None),
+    ("get-sum", {"a": 2, "b": 3}, "ok", None),
+    ("get-structured-content", {"location": "New York"}, "ok", None),
+    ("get-sum", {"a": "two"}, "failed", "tool_error"),
+    ("no-such-tool", {}, "failed", "tool_error"),
+    (LONG, {"duration": 0.4, "steps": 2}, "ok", None),
+    (LONG, {"duration": 10, "steps": 10}, "cancelled", None),  # the agent stops waiting after 0.5 s
+    ("echo", {"message": "after the cancel"}, "ok", None),
+]
+
+
+async def _observe() -> list[Any]:
+    parameters = StdioServerParameters(command="node", args=[str(SERVER), "stdio"], env=env_without_otel())
+    seen: list[Any] = []
+    with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 (the server's log, not read)
+        # Looked up at call time: the instrumented stdio_client (see README, Known limits).
+        async with (
+            mcp.client.stdio.stdio_client(parameters, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            for tool, arguments, outcome, _ in CALLS:
+                if outcome == "cancelled":
+                    with anyio.move_on_after(0.5):
+                        await session.call_tool(tool, arguments)
+                    seen.append("gave up")
+                    continue
+                seen.append((await session.call_tool(tool, arguments)).model_dump(mode="json", exclude_none=True))
+    return seen
+
+
+async def test_the_everything_server_answers_the_same_and_each_call_states_its_outcome(
+    instrument: Callable[..., Any], exporter: InMemorySpanExporter
+) -> None:
+    if not (SERVER.exists() and shutil.which("node")):
+        message = "server-everything is missing: `make third-party` installs it"
+        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+    uninstrumented = await _observe()
+    exporter.clear()
+    instrument()
+    instrumented = await _observe()
+    assert instrumented == uninstrumented
+    spans = tool_call_spans(exporter.get_finished_spans(), SpanKind.CLIENT)
+    assert [(span.attributes or {}).get(semconv.GEN_AI_TOOL_NAME) for span in spans] == [call[0] for call in CALLS]
+    for span, (_, _, outcome, error_type) in zip(spans, CALLS, strict=True):
+        attributes = span.attributes or {}
+        assert (attributes[semconv.TOOL_OUTCOME], attributes.get(semconv.ERROR_TYPE)) == (outcome, error_type)
+        assert attributes[semconv.NETWORK_TRANSPORT] == "pipe"
