@@ -2,8 +2,10 @@
 its server scenarios) run against a reference Python server (mcp 2.x, streamable HTTP) gives
 the same verdict for every check with mcp-otel instrumenting the server as without it.
 
-The suite's client scenarios need a client program of the suite's own shape (it drives the
-client by command line per scenario); they are not run here.
+Its client scenarios drive a Python client program (``conformance_client.py``, mcp 2.x) by
+command line, plain and under ``mcp-otel run``: the deterministic ones (initialize, tools_call,
+and SEP-1034 elicitation defaults, which the client does not play) give the same verdicts too.
+The auth scenarios (no OAuth client here) and SSE retry timing are not compared.
 """
 
 from __future__ import annotations
@@ -39,26 +41,34 @@ def _verdicts(directory: Path, span_file: Path | None) -> dict[str, list[tuple[s
     env = env_without_otel(PYTHONPATH=str(REPO_ROOT), **({SPAN_FILE_ENV: str(span_file)} if span_file else {}))
     server = [sys.executable, "-m", "tests.servers.conformance_server", str(port)]
     with running(server, ports=[port], env=env, cwd=REPO_ROOT, log=directory / "server.log"):
-        suite_env = {**os.environ, "PATH": f"{SUITE.parent}{os.pathsep}{os.environ['PATH']}"}
         url = f"http://{LOOPBACK}:{port}/mcp"
-        subprocess.run(
-            [str(SUITE), "server", "--url", url, "-o", str(directory / "results")],
-            env=suite_env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        command = [str(SUITE), "server", "--url", url, "-o", str(directory / "results")]
+        subprocess.run(command, env=_suite_env(), capture_output=True, text=True, timeout=600)
+    return _read_verdicts(directory / "results")
+
+
+def _require_suite() -> None:
+    if not SUITE.exists():
+        message = "the conformance suite is missing: `make conformance` installs it"
+        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+
+
+def _suite_env() -> dict[str, str]:
+    return {**env_without_otel(PYTHONPATH=str(REPO_ROOT)), "PATH": f"{SUITE.parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _read_verdicts(results: Path) -> dict[str, list[tuple[str, str]]]:
     verdicts: dict[str, list[tuple[str, str]]] = {}
-    for checks in sorted((directory / "results").glob("*/checks.json")):
+    for checks in sorted(results.rglob("checks.json")):
         scenario = re.sub(r"-\d{4}-\d\d-\d\dT[\d-]+Z$", "", checks.parent.name)  # without its timestamp
-        verdicts[scenario] = [(check["id"], check["status"]) for check in json.loads(checks.read_text())]
+        # INFO entries log the exchange as it happened (their order can vary): verdicts only.
+        checked = [(check["id"], check["status"]) for check in json.loads(checks.read_text())]
+        verdicts[scenario] = [(name, status) for name, status in checked if status != "INFO"]
     return verdicts
 
 
 def test_the_suite_gives_the_same_verdicts_with_mcp_otel(tmp_path: Path) -> None:
-    if not SUITE.exists():
-        message = "the conformance suite is missing: `make conformance` installs it"
-        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+    _require_suite()
     (tmp_path / "plain").mkdir()
     (tmp_path / "traced").mkdir()
     plain = _verdicts(tmp_path / "plain", None)
@@ -78,3 +88,36 @@ def test_the_suite_gives_the_same_verdicts_with_mcp_otel(tmp_path: Path) -> None
     assert outcomes["test_simple_text"] == "ok"
     assert outcomes["test_error_handling"] == "failed"
     assert len(outcomes) >= 8
+
+
+CLIENT_SCENARIOS = ("initialize", "tools_call", "elicitation-sep1034-client-defaults")
+
+
+def _client_verdicts(directory: Path, telemetry: Path | None) -> dict[str, list[tuple[str, str]]]:
+    """Each client scenario's verdicts; with ``telemetry`` (a folder), the client runs under
+    ``mcp-otel run`` and writes each scenario's telemetry there."""
+    for scenario in CLIENT_SCENARIOS:
+        client = f"{sys.executable} {HERE / 'conformance_client.py'}"
+        if telemetry is not None:
+            output = telemetry / f"{scenario}.jsonl"
+            client = f"{Path(sys.executable).with_name('mcp-otel')} run --output {output} -- {client}"
+        command = [str(SUITE), "client", "--command", client, "--scenario", scenario, "-o", str(directory)]
+        subprocess.run(command, env=_suite_env(), capture_output=True, text=True, timeout=300)
+    return _read_verdicts(directory)
+
+
+def test_client_scenarios_give_the_same_verdicts_with_mcp_otel(tmp_path: Path) -> None:
+    _require_suite()
+    plain = _client_verdicts(tmp_path / "plain", None)
+    telemetry = tmp_path / "telemetry"
+    telemetry.mkdir()
+    traced = _client_verdicts(tmp_path / "traced", telemetry)
+    assert set(plain) == set(CLIENT_SCENARIOS)
+    assert traced == plain
+    assert all(status == "SUCCESS" for scenario in ("initialize", "tools_call") for _, status in plain[scenario])
+    # And the client was traced: its add_numbers call (tools_call) is an ok CLIENT span.
+    from mcp_otel.report import read_calls
+
+    calls, problems = read_calls([telemetry / "tools_call.jsonl"])
+    assert problems == []
+    assert [(call.tool, call.outcome.value) for call in calls] == [("add_numbers", "ok")]
