@@ -10,6 +10,9 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
+
+import pytest
 
 LOOPBACK = "127.0.0.1"
 
@@ -61,3 +64,12 @@ def running(
             process.wait()
         if log:
             output.close()  # type: ignore[union-attr]
+
+
+def missing(what: str, make_target: str) -> NoReturn:
+    """Something a test runs is not installed: in CI that fails (the test command installs it);
+    elsewhere the test is skipped, saying how to install it."""
+    message = f"{what} is missing: `make {make_target}` installs it"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel
-from tests.processes import LOOPBACK, free_port, running
+from tests.processes import LOOPBACK, free_port, missing, running
 from tests.servers.span_file import SPAN_FILE_ENV
 
 if MCP_MAJOR != 2:
@@ -49,8 +49,7 @@ def _verdicts(directory: Path, span_file: Path | None) -> dict[str, list[tuple[s
 
 def _require_suite() -> None:
     if not SUITE.exists():
-        message = "the conformance suite is missing: `make conformance` installs it"
-        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+        missing("the conformance suite", "conformance")
 
 
 def _suite_env() -> dict[str, str]:

@@ -6,7 +6,6 @@ and promtool from Debian, the TraceQL grammar from npm."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import urllib.parse
@@ -16,11 +15,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tests.harness import REPO_ROOT
-from tests.processes import LOOPBACK, free_port, running
+from tests.processes import LOOPBACK, free_port, missing, running
 
 BIN = REPO_ROOT / ".cache" / "bin"
 COLLECTOR = BIN / "mcp-otelcol"
@@ -42,10 +40,7 @@ def program(path_or_name: Path | str) -> str:
     found = str(path_or_name) if Path(path_or_name).is_file() else shutil.which(str(path_or_name))
     if found:
         return found
-    message = f"{path_or_name} is missing: `make stack` builds and installs the stack's programs"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
+    missing(str(path_or_name), "stack")
 
 
 def load_yaml(path: Path) -> Any:

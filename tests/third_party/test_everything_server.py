@@ -21,6 +21,7 @@ from opentelemetry.trace import SpanKind
 from mcp_otel import semconv
 from tests.conftest import tool_call_spans
 from tests.harness import env_without_otel
+from tests.processes import missing
 
 pytestmark = pytest.mark.anyio
 
@@ -63,8 +64,7 @@ async def test_the_everything_server_answers_the_same_and_each_call_states_its_o
     instrument: Callable[..., Any], exporter: InMemorySpanExporter
 ) -> None:
     if not (SERVER.exists() and shutil.which("node")):
-        message = "server-everything is missing: `make third-party` installs it"
-        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+        missing("server-everything", "third-party")
     uninstrumented = await _observe()
     exporter.clear()
     instrument()
