@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from mcp_otel.config import Settings
-from mcp_otel.content import REDACTED, redacted
+from mcp_otel.content import REDACTED, arguments_attributes, redacted, result_attributes
 from mcp_otel.semconv import GEN_AI_TOOL_CALL_ARGUMENTS, GEN_AI_TOOL_CALL_RESULT
 from tests.conftest import tool_call_spans
 from tests.harness import open_session
@@ -134,3 +134,17 @@ def test_redaction_reaches_every_depth_and_keeps_the_rest() -> None:
         "Password": REDACTED,
         "items": [{"token": REDACTED, "n": 1}, ["x", {"client_secret": REDACTED}]],
     }
+
+
+def test_capture_fails_open() -> None:
+    class Hostile:
+        @property
+        def content(self) -> Any:
+            raise RuntimeError("no")
+
+        def model_dump(self, **kwargs: Any) -> Any:
+            raise RuntimeError("no")
+
+    settings = Settings.load({}, capture_content=True)
+    assert result_attributes(Hostile(), settings) == {}
+    assert arguments_attributes(Hostile(), settings) == {}

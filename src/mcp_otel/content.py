@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp_otel.config import Settings
@@ -46,15 +46,25 @@ def redacted(value: Any, depth: int = 0) -> Any:
     return str(value)
 
 
-def _captured(key: str, value: Any, settings: Settings) -> dict[str, str]:
+def _captured(key: str, value: Any, settings: Settings, is_content: Callable[[Any], bool] = bool) -> dict[str, str]:
+    """``{key: JSON}`` when capture is on and ``value`` is content; fails open (``{}``, logged once)."""
     if not settings.capture_content or value is None:
         return {}
     try:
+        if not is_content(value):
+            return {}
         text = json.dumps(redacted(value), ensure_ascii=False, default=str)
-    except Exception as exc:  # fails open: the call goes on without the attribute
+    except Exception as exc:  # the call goes on without the attribute
         report_once("could not capture tool content", exc)
         return {}
     return {key: bounded(text, settings.max_content_length)}
+
+
+def _is_result(result: Any) -> bool:
+    """A tool result (content, structured content, isError); a JSON-RPC error is no result."""
+    if isinstance(result, Mapping):
+        return "content" in result or "structuredContent" in result
+    return hasattr(result, "content")
 
 
 def arguments_attributes(arguments: Any, settings: Settings) -> dict[str, str]:
@@ -62,9 +72,4 @@ def arguments_attributes(arguments: Any, settings: Settings) -> dict[str, str]:
 
 
 def result_attributes(result: Any, settings: Settings) -> dict[str, str]:
-    """A tool result's (content, structured content, isError); a JSON-RPC error is no result."""
-    if isinstance(result, Mapping):
-        is_result = "content" in result or "structuredContent" in result
-    else:
-        is_result = hasattr(result, "content")
-    return _captured(GEN_AI_TOOL_CALL_RESULT, result, settings) if is_result else {}
+    return _captured(GEN_AI_TOOL_CALL_RESULT, result, settings, _is_result)
