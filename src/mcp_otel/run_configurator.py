@@ -2,17 +2,28 @@
 the environment, plus, when ``MCP_OTEL_RUN_FILE`` names a file, spans and metrics written there
 as OTLP JSON lines (the OpenTelemetry OTLP JSON file exporter).
 
+Exit is bounded: with the collector down or hanging, the SDK's shutdown would wait out the
+export in flight and then the export timeout again for the last spans and the last metrics. Here
+the OTLP exporters get one budget, the export timeout, from the moment the process starts
+exiting; an OTLP export that would start after it gives up at once (the local file still gets
+everything).
+
 ``mcp-otel run`` selects it with ``OTEL_PYTHON_CONFIGURATOR=mcp_otel``. Loaded any other way
 (without the variable) it configures exactly what the SDK's default configurator does.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
+import time
 from typing import Any
 
+from opentelemetry import metrics, trace
 from opentelemetry.sdk._configuration import _OTelSDKConfigurator
+
+from mcp_otel.safety import report_once
 
 RUN_FILE_ENV = "MCP_OTEL_RUN_FILE"
 FILE_EXPORTER = "otlp_json_file"  # the file exporter's entry point name, for traces and metrics
@@ -49,3 +60,88 @@ class RunConfigurator(_OTelSDKConfigurator):
             stream = LineStream(path)
             kwargs["exporter_args_map"] = {FileSpanExporter: {"stream": stream}, FileMetricExporter: {"stream": stream}}
         super()._configure(**kwargs)  # type: ignore[no-untyped-call]
+        try:
+            bound_exit(trace.get_tracer_provider(), metrics.get_meter_provider())
+        except Exception as exc:
+            report_once("could not bound the exporters' time at exit", exc)
+
+
+class _ExitBudget:
+    """The time by which exports must be over, once the process exits (``None`` until then)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline: float | None = None
+
+    def start(self) -> None:
+        self.deadline = time.monotonic() + self.seconds
+
+    def spent(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+
+class _BoundedExporter:
+    """An OTLP exporter whose exports, once the process exits, end by the exit budget: one that
+    would start after it fails at once, one still running at it is abandoned (else: the exporter)."""
+
+    def __init__(self, inner: Any, budget: _ExitBudget, failure: Any) -> None:
+        self._inner = inner
+        self._budget = budget
+        self._failure = failure
+
+    def export(self, *args: Any, **kwargs: Any) -> Any:
+        deadline = self._budget.deadline
+        if deadline is None:
+            return self._inner.export(*args, **kwargs)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return self._failure
+        outcome = [self._failure]
+
+        def export() -> None:
+            try:
+                outcome[0] = self._inner.export(*args, **kwargs)
+            except Exception as exc:
+                report_once("an exporter failed at exit", exc)
+
+        # A daemon thread: what the budget abandons does not keep the process alive.
+        worker = threading.Thread(target=export, name="mcp-otel-exit-export", daemon=True)
+        worker.start()
+        worker.join(remaining)
+        return self._failure if worker.is_alive() else outcome[0]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _export_timeout() -> float:
+    try:
+        return float(os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT") or 10)
+    except ValueError:
+        return 10.0
+
+
+def bound_exit(tracer_provider: Any, meter_provider: Any) -> _ExitBudget | None:
+    """Wrap the providers' OTLP exporters in one exit budget (SDK internals, feature-checked:
+    anything unexpected leaves the exporters as they are)."""
+    from opentelemetry.sdk.metrics.export import MetricExportResult
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    budget = _ExitBudget(_export_timeout())
+    holders: list[tuple[Any, Any]] = []  # (object holding _exporter, failure result)
+    processors = getattr(getattr(tracer_provider, "_active_span_processor", None), "_span_processors", ())
+    for processor in processors:
+        holders.append((getattr(processor, "_batch_processor", None), SpanExportResult.FAILURE))
+    for reader in getattr(meter_provider, "_metric_readers", ()):
+        holders.append((reader, MetricExportResult.FAILURE))
+    wrapped = 0
+    for holder, failure in holders:
+        exporter = getattr(holder, "_exporter", None)
+        if type(exporter).__module__.startswith("opentelemetry.exporter.otlp.proto"):
+            holder._exporter = _BoundedExporter(exporter, budget, failure)
+            wrapped += 1
+    if not wrapped:
+        return None
+    # Registered after the providers' own exit handlers, so it runs before them (atexit is LIFO).
+    atexit.register(budget.start)
+    return budget
