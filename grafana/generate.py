@@ -76,8 +76,9 @@ BURN_ALERTS = (
     ("ticket", "1d", "2h", 3),
     ("ticket", "3d", "6h", 1),
 )
-WINDOWS = ("5m", "30m", "1h", "2h", "6h", "1d", "3d")
+# The rate windows the rules record, and their length.
 SECONDS = {"5m": 300, "30m": 1800, "1h": 3600, "2h": 7200, "6h": 21600, "1d": 86400, "3d": 259200}
+WINDOWS = tuple(SECONDS)
 
 
 @dataclass(frozen=True)

@@ -76,9 +76,6 @@ class _ExitBudget:
     def start(self) -> None:
         self.deadline = time.monotonic() + self.seconds
 
-    def spent(self) -> bool:
-        return self.deadline is not None and time.monotonic() >= self.deadline
-
 
 class _BoundedExporter:
     """An OTLP exporter whose exports, once the process exits, end by the exit budget: one that

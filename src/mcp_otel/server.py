@@ -215,7 +215,8 @@ class ServerInstrumentation:
         tool = tool_name(request.tool, self._settings)
         parent, links = self._parent_and_links(request.meta)
         attributes = self._attributes(request, tool)
-        span_attributes = {**attributes, **arguments_attributes(request.arguments, self._settings)}
+        content = arguments_attributes(request.arguments, self._settings)
+        span_attributes = {**attributes, **content} if content else attributes
         span = self._tracer.start_span(
             span_name(tool), context=parent, kind=SpanKind.SERVER, attributes=span_attributes, links=links
         )
