@@ -6,12 +6,15 @@ and promtool from Debian, the TraceQL grammar from npm."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
+import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +83,25 @@ class Prometheus:
         assert data["resultType"] == "vector", data
         result: list[dict[str, Any]] = data["result"]
         return result
+
+    def wait_for_rule_evaluation(self, after: float, timeout: float = 60) -> None:
+        """Until every rule group has started an evaluation later than ``after`` (epoch seconds)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            groups = self.get("/api/v1/rules")["groups"]
+            if groups and all(_epoch(group["lastEvaluation"]) > after for group in groups):
+                return
+            assert time.monotonic() < deadline, f"no rule evaluation after {after}: {groups}"
+            time.sleep(0.2)
+
+
+def _epoch(rfc3339: str) -> float:
+    """Prometheus' (Go's) timestamps carry nanoseconds, which datetime does not parse."""
+    match = re.fullmatch(r"([^.]+?)(\.\d+)?(Z|[+-]\d\d:\d\d)", rfc3339)
+    assert match, rfc3339
+    seconds, fraction, zone = match.groups()
+    moment = datetime.fromisoformat(seconds + ("+00:00" if zone == "Z" else zone))
+    return moment.timestamp() + float(fraction or 0)
 
 
 @contextmanager

@@ -154,6 +154,9 @@ def _run_demo(directory: Path, server: Prometheus, otlp: str) -> tuple[float, st
         finally:
             if demo.poll() is None:
                 demo.kill()
+    # The recorded series must have seen the settled data: a span-metrics series gets its second
+    # sample (its first rate) only with the second round's flush.
+    server.wait_for_rule_evaluation(after=time.time() + 1)
     at = time.time()
     return at, f"{math.floor((at - start) * 1000)}ms"
 
