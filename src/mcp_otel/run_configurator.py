@@ -4,9 +4,10 @@ as OTLP JSON lines (the OpenTelemetry OTLP JSON file exporter).
 
 Exit is bounded: with the collector down or hanging, the SDK's shutdown would wait out the
 export in flight and then the export timeout again for the last spans and the last metrics. Here
-the OTLP exporters get one budget, the export timeout, from the moment the process starts
-exiting; an OTLP export that would start after it gives up at once (the local file still gets
-everything).
+each OTLP exporter gets one budget, its export timeout (``OTEL_EXPORTER_OTLP_{TRACES,METRICS}_TIMEOUT``,
+else ``OTEL_EXPORTER_OTLP_TIMEOUT``, else 10 s, as the SDK resolves it), counted from the moment
+the process starts exiting; an OTLP export that would start after it gives up at once (the local
+file still gets everything). Exit is thus delayed by at most the longest of those timeouts.
 
 ``mcp-otel run`` selects it with ``OTEL_PYTHON_CONFIGURATOR=mcp_otel``. Loaded any other way
 (without the variable) it configures exactly what the SDK's default configurator does.
@@ -66,31 +67,31 @@ class RunConfigurator(_OTelSDKConfigurator):
             report_once("could not bound the exporters' time at exit", exc)
 
 
-class _ExitBudget:
-    """The time by which exports must be over, once the process exits (``None`` until then)."""
+class _ExitClock:
+    """When the process started exiting (``None`` until then)."""
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.deadline: float | None = None
+    def __init__(self) -> None:
+        self.started: float | None = None
 
     def start(self) -> None:
-        self.deadline = time.monotonic() + self.seconds
+        self.started = time.monotonic()
 
 
 class _BoundedExporter:
-    """An OTLP exporter whose exports, once the process exits, end by the exit budget: one that
-    would start after it fails at once, one still running at it is abandoned (else: the exporter)."""
+    """An OTLP exporter whose exports, once the process exits, end ``seconds`` after that: one
+    that would start later fails at once, one still running then is abandoned (else: the exporter)."""
 
-    def __init__(self, inner: Any, budget: _ExitBudget, failure: Any) -> None:
+    def __init__(self, inner: Any, clock: _ExitClock, seconds: float, failure: Any) -> None:
         self._inner = inner
-        self._budget = budget
+        self._clock = clock
+        self._seconds = seconds
         self._failure = failure
 
     def export(self, *args: Any, **kwargs: Any) -> Any:
-        deadline = self._budget.deadline
-        if deadline is None:
+        started = self._clock.started
+        if started is None:
             return self._inner.export(*args, **kwargs)
-        remaining = deadline - time.monotonic()
+        remaining = started + self._seconds - time.monotonic()
         if remaining <= 0:
             return self._failure
         outcome = [self._failure]
@@ -111,34 +112,45 @@ class _BoundedExporter:
         return getattr(self._inner, name)
 
 
-def _export_timeout() -> float:
+DEFAULT_EXPORT_TIMEOUT = 10.0  # seconds, the SDK's
+
+
+def export_timeout(signal: str) -> float:
+    """The export timeout of the SDK's OTLP exporter for ``signal`` ("traces", "metrics"),
+    resolved as the SDK does: its own variable, else the shared one, else the default (also
+    when the value is not a number)."""
+    raw = (
+        os.environ.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_TIMEOUT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT")
+        or DEFAULT_EXPORT_TIMEOUT
+    )
     try:
-        return float(os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT") or 10)
+        return float(raw)
     except ValueError:
-        return 10.0
+        return DEFAULT_EXPORT_TIMEOUT
 
 
-def bound_exit(tracer_provider: Any, meter_provider: Any) -> _ExitBudget | None:
-    """Wrap the providers' OTLP exporters in one exit budget (SDK internals, feature-checked:
-    anything unexpected leaves the exporters as they are)."""
+def bound_exit(tracer_provider: Any, meter_provider: Any) -> _ExitClock | None:
+    """Bound the providers' OTLP exporters at exit (SDK internals, feature-checked: anything
+    unexpected leaves the exporters as they are)."""
     from opentelemetry.sdk.metrics.export import MetricExportResult
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    budget = _ExitBudget(_export_timeout())
-    holders: list[tuple[Any, Any]] = []  # (object holding _exporter, failure result)
+    clock = _ExitClock()
+    holders: list[tuple[Any, str, Any]] = []  # (object holding _exporter, signal, failure result)
     processors = getattr(getattr(tracer_provider, "_active_span_processor", None), "_span_processors", ())
     for processor in processors:
-        holders.append((getattr(processor, "_batch_processor", None), SpanExportResult.FAILURE))
+        holders.append((getattr(processor, "_batch_processor", None), "traces", SpanExportResult.FAILURE))
     for reader in getattr(meter_provider, "_metric_readers", ()):
-        holders.append((reader, MetricExportResult.FAILURE))
+        holders.append((reader, "metrics", MetricExportResult.FAILURE))
     wrapped = 0
-    for holder, failure in holders:
+    for holder, signal, failure in holders:
         exporter = getattr(holder, "_exporter", None)
         if type(exporter).__module__.startswith("opentelemetry.exporter.otlp.proto"):
-            holder._exporter = _BoundedExporter(exporter, budget, failure)
+            holder._exporter = _BoundedExporter(exporter, clock, export_timeout(signal), failure)
             wrapped += 1
     if not wrapped:
         return None
     # Registered after the providers' own exit handlers, so it runs before them (atexit is LIFO).
-    atexit.register(budget.start)
-    return budget
+    atexit.register(clock.start)
+    return clock
