@@ -2,14 +2,17 @@
 PYTHON ?= python3
 VENV := .venv
 SDKS := mcp1 mcp2
+# mcp 1.x runs on the oldest Python we support (requires-python >= 3.10) when this machine has
+# one (pyenv's, or python3.10 on PATH), so both ends of the range are tested; else on $(PYTHON).
+PYTHON_mcp1 ?= $(or $(wildcard $(shell pyenv prefix 3.10 2>/dev/null)/bin/python3.10),$(shell command -v python3.10 2>/dev/null),$(PYTHON))
 
 .PHONY: demo one-trace test lint typecheck unit bench clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt pyproject.toml
-	@echo ">> creating $(VENV)/$* ($$(head -n 2 requirements/$*.txt | tail -n 1))"
+	@echo ">> creating $(VENV)/$* ($$(head -n 2 requirements/$*.txt | tail -n 1), $$($(or $(PYTHON_$*),$(PYTHON)) --version))"
 	@rm -rf $(VENV)/$*
-	$(PYTHON) -m venv $(VENV)/$*
+	$(or $(PYTHON_$*),$(PYTHON)) -m venv $(VENV)/$*
 	$(VENV)/$*/bin/pip install --quiet --disable-pip-version-check --upgrade pip
 	$(VENV)/$*/bin/pip install --quiet --disable-pip-version-check -r requirements/$*.txt -r requirements/dev.txt -e '.[sdk]'
 	@touch $@
