@@ -23,6 +23,11 @@ from typing import Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.sdk._configuration import _OTelSDKConfigurator
+from opentelemetry.sdk.environment_variables import (
+    OTEL_EXPORTER_OTLP_METRICS_TIMEOUT,
+    OTEL_EXPORTER_OTLP_TIMEOUT,
+    OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
+)
 
 from mcp_otel.safety import report_once
 
@@ -113,6 +118,7 @@ class _BoundedExporter:
 
 
 DEFAULT_EXPORT_TIMEOUT = 10.0  # seconds, the SDK's
+_SIGNAL_TIMEOUT = {"traces": OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, "metrics": OTEL_EXPORTER_OTLP_METRICS_TIMEOUT}
 
 
 def export_timeout(signal: str) -> float:
@@ -120,9 +126,7 @@ def export_timeout(signal: str) -> float:
     resolved as the SDK does: its own variable, else the shared one, else the default (also
     when the value is not a number)."""
     raw = (
-        os.environ.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_TIMEOUT")
-        or os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT")
-        or DEFAULT_EXPORT_TIMEOUT
+        os.environ.get(_SIGNAL_TIMEOUT[signal]) or os.environ.get(OTEL_EXPORTER_OTLP_TIMEOUT) or DEFAULT_EXPORT_TIMEOUT
     )
     try:
         return float(raw)
