@@ -91,6 +91,13 @@ def _classify_rpc_error(error: RpcError, cancel_sent: bool, keep_message: bool) 
         return CallOutcome.failed(ErrorType.CONNECTION_CLOSED, error.message)
     if cancel_sent and error.is_cancel_reply():
         return CallOutcome.cancelled(CancelReason.CALLER)
+    return _rpc_failure(error, keep_message)
+
+
+def _rpc_failure(error: RpcError, keep_message: bool) -> CallOutcome:
+    """A JSON-RPC error that failed the call, either side: its code is the error type; only a
+    code from the wire is the response status code; its message (the tool's own text) only
+    with content capture."""
     wire_code = None if error.code in SDK_LOCAL_CODES else error.code
     return CallOutcome.failed(str(error.code), error.message if keep_message else None, rpc_code=wire_code)
 
@@ -123,9 +130,7 @@ def classify_server_call(
     if rpc_error is not None:
         if rpc_error.code in CALLER_FAULT_CODES:
             return CallOutcome.caller_fault_error(rpc_error.code)
-        wire_code = None if rpc_error.code in SDK_LOCAL_CODES else rpc_error.code
-        message = rpc_error.message if keep_message else None
-        return CallOutcome.failed(str(rpc_error.code), message, rpc_code=wire_code)
+        return _rpc_failure(rpc_error, keep_message)
     if _is_error_result(answer):
         return CallOutcome.failed(ErrorType.TOOL_ERROR)
     return CallOutcome.ok()

@@ -226,7 +226,6 @@ class ServerInstrumentation:
         """Parent: the context in ``params._meta`` (semconv); the ambient span becomes a link.
         Not trusting remote context (setting), the remote span is only a link: the span stays in
         the server's own trace (or starts one), and a client cannot pick its trace id or sampling."""
-        ambient = trace.get_current_span().get_span_context()
         try:
             carrier = sdk.meta_carrier(meta, propagate.get_global_textmap().fields)
             remote = propagate.extract(carrier, context=otel_context.Context())
@@ -237,6 +236,7 @@ class ServerInstrumentation:
             return None, []
         if not self._settings.trust_remote_context:
             return None, [Link(remote_span)]
+        ambient = trace.get_current_span().get_span_context()
         links = [Link(ambient)] if ambient.is_valid and ambient.span_id != remote_span.span_id else []
         return remote, links
 
