@@ -1,5 +1,6 @@
 """Programs the tests start: a free port on 127.0.0.1, and a process that is waited for until it
-listens and is always stopped by PID (terminate, then kill), its output kept in a log file."""
+listens and is always stopped by PID (terminate, then kill), its output kept in a log file; and
+waiting for what such a program does in its own time."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
@@ -30,6 +31,15 @@ def listening(port: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def wait_until(condition: Callable[[], bool], seconds: float, what: str, log: Path | None = None) -> None:
+    """Poll ``condition`` until it holds; after ``seconds`` fail, naming ``what`` (and the end of ``log``)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}" + (f":\n{log.read_text()[-3000:]}" if log else ""))
+        time.sleep(0.2)
 
 
 @contextmanager

@@ -3,7 +3,6 @@ address, session id, the parent across processes, and how each protocol era canc
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.conftest import HttpServer, tool_call_spans
 from tests.harness import open_http_session
+from tests.processes import wait_until
 from tests.server.test_server_spans import client_cancel
 
 pytestmark = pytest.mark.anyio
@@ -22,13 +22,14 @@ pytestmark = pytest.mark.anyio
 def server_span_of(http_server: HttpServer, client_span: ReadableSpan, timeout: float = 5) -> dict[str, Any]:
     """The one SERVER span whose parent is ``client_span`` (waits for the server to end it)."""
     parent = f"0x{client_span.get_span_context().span_id:016x}"
-    deadline = time.monotonic() + timeout
-    while True:
-        matches = [s for s in http_server.spans() if s["parent_id"] == parent and s["kind"] == "SpanKind.SERVER"]
-        if matches or time.monotonic() > deadline:
-            assert len(matches) == 1, matches
-            return matches[0]
-        time.sleep(0.05)
+
+    def children() -> list[dict[str, Any]]:
+        return [s for s in http_server.spans() if s["parent_id"] == parent and s["kind"] == "SpanKind.SERVER"]
+
+    wait_until(lambda: bool(children()), timeout, f"the SERVER span under {parent}")
+    matches = children()
+    assert len(matches) == 1, matches
+    return matches[0]
 
 
 async def test_http_server_spans(

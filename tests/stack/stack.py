@@ -9,7 +9,6 @@ import json
 import re
 import shutil
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from typing import Any
 import yaml
 
 from tests.harness import REPO_ROOT
-from tests.processes import LOOPBACK, free_port, missing, running
+from tests.processes import LOOPBACK, free_port, missing, running, wait_until
 
 BIN = REPO_ROOT / ".cache" / "bin"
 COLLECTOR = BIN / "mcp-otelcol"
@@ -86,13 +85,12 @@ class Prometheus:
 
     def wait_for_rule_evaluation(self, after: float, timeout: float = 60) -> None:
         """Until every rule group has started an evaluation later than ``after`` (epoch seconds)."""
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def evaluated() -> bool:
             groups = self.get("/api/v1/rules")["groups"]
-            if groups and all(_epoch(group["lastEvaluation"]) > after for group in groups):
-                return
-            assert time.monotonic() < deadline, f"no rule evaluation after {after}: {groups}"
-            time.sleep(0.2)
+            return bool(groups) and all(_epoch(group["lastEvaluation"]) > after for group in groups)
+
+        wait_until(evaluated, timeout, f"a rule evaluation after {after}")
 
 
 def _epoch(rfc3339: str) -> float:

@@ -7,6 +7,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -23,7 +24,7 @@ from mcp_otel.semconv import (
     SPAN_METRICS_CALLS,
     TOOL_OUTCOME,
 )
-from tests.processes import LOOPBACK, free_port, running
+from tests.processes import LOOPBACK, free_port, running, wait_until
 from tests.stack.stack import COLLECTOR, COLLECTOR_CONFIG, Prometheus, program, prometheus
 
 # The stack's assets do not depend on the SDK major: checked once, in the mcp 2.x run.
@@ -84,15 +85,13 @@ def _send_spans(endpoint: str) -> None:
 
 def _wait_for_series(server: Prometheus, log: Path) -> dict[tuple[str, str], float]:
     selector = f'{{__name__=~"{"|".join(SPAN_METRICS_CALLS)}", service_name="{SERVICE}"}}'
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        result = server.query(f"sum by (mcp_server_name, tool_outcome) ({selector})", time.time())
-        if sum(float(sample["value"][1]) for sample in result) >= 5:
-            time.sleep(16)  # one more flush: anything else that was coming has come
-            result = server.query(f"sum by (mcp_server_name, tool_outcome) ({selector})", time.time())
-            return {(s["metric"]["mcp_server_name"], s["metric"]["tool_outcome"]): float(s["value"][1]) for s in result}
-        time.sleep(0.5)
-    raise AssertionError(f"no span metrics arrived:\n{log.read_text()[-3000:]}")
+
+    def series() -> list[dict[str, Any]]:
+        return server.query(f"sum by (mcp_server_name, tool_outcome) ({selector})", time.time())
+
+    wait_until(lambda: sum(float(sample["value"][1]) for sample in series()) >= 5, 60, "span metrics", log)
+    time.sleep(16)  # one more flush: anything else that was coming has come
+    return {(s["metric"]["mcp_server_name"], s["metric"]["tool_outcome"]): float(s["value"][1]) for s in series()}
 
 
 def test_only_our_tool_call_spans_become_span_metrics(span_metrics: dict[tuple[str, str], float]) -> None:

@@ -40,7 +40,7 @@ from mcp_otel.semconv import (
     prometheus_histogram,
 )
 from tests.harness import MCP_MAJOR, REPO_ROOT
-from tests.processes import LOOPBACK, free_port, running
+from tests.processes import LOOPBACK, free_port, running, wait_until
 from tests.stack.generated import generate
 from tests.stack.stack import (
     COLLECTOR,
@@ -146,7 +146,7 @@ def _run_demo(directory: Path, server: Prometheus, otlp: str) -> tuple[float, st
             [*command, "--", sys.executable, str(DEMO / "agent.py")], env=env, stdout=output, stderr=subprocess.STDOUT
         )
         try:
-            _wait(lambda: "round 1 done" in log.read_text(), 120, "the first round", log)
+            wait_until(lambda: "round 1 done" in log.read_text(), 120, "the first round", log)
             start = _wait_for_totals(server, rounds=1) - 0.5
             gate.touch()
             assert demo.wait(timeout=120) == 0, log.read_text()
@@ -175,17 +175,9 @@ def _wait_for_totals(server: Prometheus, rounds: int) -> float:
         values = [server.query(f"sum({selector})", time.time()) for selector in selectors]
         return all(v and float(v[0]["value"][1]) == calls for v in values)
 
-    _wait(settled, 90, f"{calls} calls in Prometheus from both sources", None)
+    wait_until(settled, 90, f"{calls} calls in Prometheus from both sources")
     now = time.time()
     return min(float(server.query(f"min(timestamp({selector}))", now)[0]["value"][1]) for selector in selectors)
-
-
-def _wait(condition: Callable[[], bool], seconds: float, what: str, log: Path | None) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}" + (f":\n{log.read_text()[-3000:]}" if log else ""))
-        time.sleep(0.5)
 
 
 # --- Expected figures ---
