@@ -50,8 +50,8 @@ async def agent(server: StdioServerParameters, server_log: TextIO) -> None:
 
 
 def outcome(attributes: Any) -> str:
-    words = [attributes.get("tool.outcome", "-")]
-    words += [attributes[key] for key in ("error.type", "tool.cancel.reason") if key in attributes]
+    words = [attributes.get("mcp.request.outcome", "-")]
+    words += [attributes[key] for key in ("error.type", "mcp.request.cancel.reason") if key in attributes]
     return " ".join(words)
 
 
@@ -60,7 +60,7 @@ def show(server_spans: list[dict[str, Any]]) -> None:
     rows = [("call", "CLIENT span (agent)", "SERVER span (server)", "same trace")]
     for span in exporter.get_finished_spans():
         if span.instrumentation_scope is None or span.instrumentation_scope.name != "mcp_otel":
-            continue  # mcp 2.x's own spans for initialize and tools/list
+            continue  # another instrumentation's
         context = span.get_span_context()
         server = by_parent.get(f"0x{context.span_id:016x}")
         joined = server is not None and server["context"]["trace_id"] == f"0x{context.trace_id:032x}"

@@ -13,6 +13,8 @@ pytestmark = pytest.mark.mcp2  # the example server is an mcp 2.x MCPServer
 
 EXPECTED_TABLE = """\
 call               CLIENT span (agent)  SERVER span (server)  same trace
+initialize         ok                   ok                    yes
+tools/list         ok                   ok                    yes
 tools/call add     ok                   ok                    yes
 tools/call divide  failed tool_error    failed tool_error     yes
 tools/call slow    failed timeout       cancelled client      yes

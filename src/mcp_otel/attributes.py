@@ -1,26 +1,98 @@
-"""The attributes CLIENT and SERVER spans of a tool call share, built the same way on both sides.
+"""The attributes CLIENT and SERVER spans of a request share, built the same way on both sides.
 
-Names come from peers (tool names from whoever calls, server names from whoever answers), so
-every such value is cut to the configured ``max_name_length`` here, once.
+What depends on the method lives in :data:`METHODS`: which parameter names the span's target
+(tool or prompt name, never a URI) and which attribute holds it, whether the request carries a
+resource URI. Methods not listed there (extensions, ``tasks/*``) are handled by name alone.
+
+Names come from peers (method and tool names from whoever sends, server names from whoever
+answers), so every such value is cut to the configured ``max_name_length`` here, once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_otel.config import Settings
 from mcp_otel.outcome import bounded
 from mcp_otel.semconv import (
     GEN_AI_OPERATION_NAME,
+    GEN_AI_PROMPT_NAME,
     GEN_AI_TOOL_NAME,
+    KNOWN_METHODS,
     MCP_METHOD_NAME,
     MCP_PROTOCOL_VERSION,
+    MCP_RESOURCE_URI,
     MCP_SERVER_NAME,
     MCP_SERVER_VERSION,
     MCP_SESSION_ID,
+    METHOD_PROMPTS_GET,
     METHOD_TOOLS_CALL,
     OPERATION_EXECUTE_TOOL,
+    RESOURCE_URI_METHODS,
 )
+
+
+@dataclass(frozen=True)
+class MethodShape:
+    """What one MCP method contributes to its spans (semantic-conventions-genai mcp.md)."""
+
+    target_attribute: str | None = None  # names the target; its value is params.name
+    operation: str | None = None  # gen_ai.operation.name
+    has_uri: bool = False  # params.uri is mcp.resource.uri
+
+
+METHODS: Mapping[str, MethodShape] = {
+    METHOD_TOOLS_CALL: MethodShape(GEN_AI_TOOL_NAME, OPERATION_EXECUTE_TOOL),
+    METHOD_PROMPTS_GET: MethodShape(GEN_AI_PROMPT_NAME),
+    **{method: MethodShape(has_uri=True) for method in RESOURCE_URI_METHODS},
+}
+_GENERIC = MethodShape()
+
+
+def shape(method: str) -> MethodShape:
+    return METHODS.get(method, _GENERIC)
+
+
+def param(params: Any, key: str) -> Any:
+    """A request parameter, from the wire dict (mcp 2.x) or the typed params (mcp 1.x)."""
+    if params is None:
+        return None
+    if isinstance(params, Mapping):
+        return params.get(key)
+    return getattr(params, key, None)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as both sides describe it: its method and what its parameters name."""
+
+    method: str
+    target: str | None = None  # tool or prompt name (bounded)
+    uri: str | None = None  # mcp.resource.uri (bounded)
+
+    @classmethod
+    def of(cls, method: Any, params: Any, settings: Settings) -> Request:
+        method = str(method) if method else "unknown"
+        if method not in KNOWN_METHODS:  # a peer's own method name
+            method = bounded(method, settings.max_name_length)
+        method_shape = shape(method)
+        target = param(params, "name") if method_shape.target_attribute else None
+        uri = param(params, "uri") if method_shape.has_uri else None
+        return cls(
+            method,
+            None if target is None else bounded(str(target), settings.max_name_length),
+            None if uri is None else bounded(str(uri), settings.max_content_length),
+        )
+
+    @property
+    def is_tool_call(self) -> bool:
+        return self.method == METHOD_TOOLS_CALL
+
+    def span_name(self) -> str:
+        """``{mcp.method.name} {target}``, or the method alone (semconv: no URI in the name)."""
+        return f"{self.method} {self.target}" if self.target else self.method
 
 
 def tool_name(raw: Any, settings: Settings) -> str | None:
@@ -29,7 +101,39 @@ def tool_name(raw: Any, settings: Settings) -> str | None:
 
 def span_name(tool: str | None) -> str:
     """``tools/call {gen_ai.tool.name}``, or the method alone when there is no name (semconv)."""
-    return f"{METHOD_TOOLS_CALL} {tool}" if tool else METHOD_TOOLS_CALL
+    return Request(METHOD_TOOLS_CALL, tool).span_name()
+
+
+def request_attributes(
+    request: Request,
+    settings: Settings,
+    *,
+    server_name: str | None,
+    server_version: str | None,
+    protocol_version: str | None,
+    session_id: str | None,
+) -> dict[str, Any]:
+    """The attributes of a request's span that do not depend on the side or transport.
+    ``server_name``/``server_version``: what the server says it is; the settings override them."""
+    limit = settings.max_name_length
+    method_shape = shape(request.method)
+    attributes: dict[str, Any] = {MCP_METHOD_NAME: request.method}
+    if method_shape.operation:
+        attributes[GEN_AI_OPERATION_NAME] = method_shape.operation
+    if method_shape.target_attribute and request.target:
+        attributes[method_shape.target_attribute] = request.target
+    if request.uri:
+        attributes[MCP_RESOURCE_URI] = request.uri
+    optional = {
+        MCP_PROTOCOL_VERSION: protocol_version,
+        MCP_SESSION_ID: session_id,
+        MCP_SERVER_NAME: settings.server_name or server_name,
+        MCP_SERVER_VERSION: settings.server_version or server_version,
+    }
+    for key, value in optional.items():
+        if value:
+            attributes[key] = bounded(value, limit)
+    return attributes
 
 
 def call_attributes(
@@ -41,18 +145,12 @@ def call_attributes(
     protocol_version: str | None,
     session_id: str | None,
 ) -> dict[str, Any]:
-    """The attributes of a ``tools/call`` span that do not depend on the side or transport.
-    ``server_name``/``server_version``: what the server says it is; the settings override them."""
-    limit = settings.max_name_length
-    attributes: dict[str, Any] = {MCP_METHOD_NAME: METHOD_TOOLS_CALL, GEN_AI_OPERATION_NAME: OPERATION_EXECUTE_TOOL}
-    optional = {
-        GEN_AI_TOOL_NAME: tool,
-        MCP_PROTOCOL_VERSION: protocol_version,
-        MCP_SESSION_ID: session_id,
-        MCP_SERVER_NAME: settings.server_name or server_name,
-        MCP_SERVER_VERSION: settings.server_version or server_version,
-    }
-    for key, value in optional.items():
-        if value:
-            attributes[key] = bounded(value, limit)
-    return attributes
+    """:func:`request_attributes` of a ``tools/call`` of ``tool``."""
+    return request_attributes(
+        Request(METHOD_TOOLS_CALL, tool),
+        settings,
+        server_name=server_name,
+        server_version=server_version,
+        protocol_version=protocol_version,
+        session_id=session_id,
+    )

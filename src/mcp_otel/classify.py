@@ -134,3 +134,9 @@ def classify_server_call(
     if _is_error_result(answer):
         return CallOutcome.failed(ErrorType.TOOL_ERROR)
     return CallOutcome.ok()
+
+
+def classify_callback_crash(exception_name: str, wire_code: int) -> CallOutcome:
+    """An agent's callback raised while answering its server's request: the agent's own failure,
+    whatever code the SDK answers for it (mcp 1.x answers -32602, a caller-fault code)."""
+    return CallOutcome.failed(exception_name, rpc_code=wire_code)

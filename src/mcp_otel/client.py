@@ -1,12 +1,22 @@
-"""Client patches: every ``tools/call`` made through ``ClientSession.call_tool`` becomes one CLIENT span.
+"""Sender patches: every request a process sends becomes one CLIENT span.
 
-``ClientSession.call_tool`` is the common path of mcp 1.x and 2.x, ``mcp.Client``,
-``ClientSessionGroup`` and fastmcp's ``Client``. Around it:
+That is every request a client sends its server (``initialize``, ``tools/list``,
+``resources/read``, any method) and every request a server sends its client
+(``elicitation/create``, ``sampling/createMessage``, ``roots/list``, ``ping``):
 
-* the span carries the session's facts (server identity, protocol version, transport);
+* mcp 1.x: ``BaseSession.send_request``, the path of both ``ClientSession`` and ``ServerSession``;
+* mcp 2.x: ``ClientSession.send_request`` and ``send_discover``, ``ServerSession.send_request``
+  and ``Connection.send_raw_request``;
+* ``ClientSession.call_tool`` (both majors; ``mcp.Client``, ``ClientSessionGroup``, fastmcp's
+  ``Client``) makes the ``tools/call`` span itself, so that it covers all the caller waits for
+  (the SDK's output validation included); the ``tools/call`` request it sends gets no second span.
+
+Around each:
+
+* the span carries the connection's facts (server identity, protocol version, transport);
 * the configured propagator's fields go into ``params._meta`` while our span is current;
-* mcp 2.x's and fastmcp's own CLIENT spans for the same call are suppressed (setting
-  ``sdk_spans``), so a call has exactly one CLIENT span and the wire carries our context;
+* mcp 2.x's and fastmcp's own CLIENT spans for the same request are suppressed (setting
+  ``sdk_spans``), so a request has exactly one CLIENT span and the wire carries our context;
 * ``notifications/cancelled`` sent by this client are noted, so the mcp 1.x server's
   ``code 0 "Request cancelled"`` reply to it reads as a cancel, not a failure.
 
@@ -19,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from functools import partial
@@ -30,7 +40,7 @@ from opentelemetry import context, propagate, trace
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
 
 from mcp_otel import sdk
-from mcp_otel.attributes import call_attributes, span_name, tool_name
+from mcp_otel.attributes import Request, param, request_attributes
 from mcp_otel.classify import classify_client_exception, classify_client_result
 from mcp_otel.config import SdkSpans, Settings
 from mcp_otel.content import arguments_attributes, result_attributes
@@ -41,6 +51,8 @@ from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     JSONRPC_REQUEST_ID,
     MCP_METHOD_NAME,
+    METHOD_INITIALIZE,
+    METHOD_SERVER_DISCOVER,
     METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
     SERVER_ADDRESS,
@@ -48,29 +60,44 @@ from mcp_otel.semconv import (
     TRANSPORT_PIPE,
     TRANSPORT_TCP,
 )
+from mcp_otel.server import handled_request_attributes
 from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportRegistry
 
 
 class _ClientCall:
-    """Our bookkeeping for one call in flight."""
+    """Our bookkeeping for one request in flight."""
 
-    __slots__ = ("cancel_sent", "metric_attributes", "request_id", "session", "span", "started", "v1_request_id")
+    __slots__ = (
+        "cancel_sent",
+        "method",
+        "metric_attributes",
+        "request_id",
+        "sent",
+        "session",
+        "span",
+        "started",
+        "v1_request_id",
+    )
 
-    def __init__(self, span: Span, session: Any, metric_attributes: dict[str, Any]) -> None:
+    def __init__(self, span: Span, session: Any, method: str, metric_attributes: dict[str, Any]) -> None:
         self.span = span
         self.session = session
+        self.method = method
         self.started = time.perf_counter()
         self.metric_attributes = metric_attributes
         self.request_id: str | None = None
         self.v1_request_id: int | None = None  # the id as mcp 1.x put it on the wire
         self.cancel_sent = False
+        self.sent = False  # call_tool's own request went out (its send gets no span of its own)
 
 
 # Seconds a courtesy notifications/cancelled may take before we give up on it.
 COURTESY_CANCEL_TIMEOUT = 2.0
 
-# The call whose wrapper is running in this task: lets the SDK-span hook find it.
+# The call_tool whose wrapper is running in this task: its send_request gets no span of its own.
 _ACTIVE_CALL: ContextVar[_ClientCall | None] = ContextVar("mcp_otel_client_call", default=None)
+# The request being sent in this task: lets the SDK-span hook find it.
+_SENDING: ContextVar[_ClientCall | None] = ContextVar("mcp_otel_sending", default=None)
 
 
 class ClientInstrumentation:
@@ -85,6 +112,13 @@ class ClientInstrumentation:
     def patches(self) -> list[Patch]:
         return [
             Patch("mcp.client.session", "ClientSession.call_tool", self._call_tool),
+            # mcp 1.x: both sides send through BaseSession.
+            Patch("mcp.shared.session", "BaseSession.send_request", self._v1_send_request, optional=True),
+            # mcp 2.x
+            Patch("mcp.client.session", "ClientSession.send_request", self._v2_client_send_request, optional=True),
+            Patch("mcp.client.session", "ClientSession.send_discover", self._v2_send_discover, optional=True),
+            Patch("mcp.server.session", "ServerSession.send_request", self._v2_server_send_request, optional=True),
+            Patch("mcp.server.connection", "Connection.send_raw_request", self._v2_connection_send, optional=True),
             Patch("mcp.client.session", "ClientSession.initialize", self._initialize),
             Patch(
                 "mcp.client.session",
@@ -96,10 +130,13 @@ class ClientInstrumentation:
             Patch("mcp.shared.jsonrpc_dispatcher", "otel_span", self._sdk_span, optional=True),
             Patch("mcp.client.stdio", "stdio_client", self._stdio_client, rebind=True),
             Patch("mcp.client.streamable_http", "StreamableHTTPTransport.post_writer", self._post_writer),
-            Patch("fastmcp.client.mixins.tools", "client_span", self._fastmcp_client_span, optional=True),
+            *(
+                Patch(f"fastmcp.client.mixins.{mixin}", "client_span", self._fastmcp_client_span, optional=True)
+                for mixin in ("tools", "resources", "prompts")
+            ),
         ]
 
-    # --- tools/call -------------------------------------------------------------------------
+    # --- tools/call, as the caller made it ----------------------------------------------------
 
     async def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         call = self._start_call(wrapped, instance, args, kwargs)
@@ -125,41 +162,56 @@ class ClientInstrumentation:
         self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> _ClientCall | None:
         try:
-            slot = sdk.argument_slot(sdk.plain_function(wrapped), "name")
-            tool = tool_name(slot.get(args, kwargs) if slot is not None else None, self._settings)
-            request_id = None
-            try:
-                attributes = self._attributes(session, tool)
-                request_id = sdk.next_request_id(session)
-                if request_id is not None:
-                    attributes[JSONRPC_REQUEST_ID] = str(request_id)
-            except Exception as exc:  # the span is still useful without the session's facts
-                report_once("could not read the client session's facts", exc)
-                attributes = call_attributes(
-                    tool, self._settings, server_name=None, server_version=None, protocol_version=None, session_id=None
-                )
-            content = {}
-            if self._settings.capture_content:
-                arguments = sdk.argument_slot(sdk.plain_function(wrapped), "arguments")
-                content = arguments_attributes(arguments.get(args, kwargs) if arguments else None, self._settings)
-            # All attributes at once: each later set_attributes costs the SDK a lock and a copy.
-            span = self._tracer.start_span(
-                span_name(tool), kind=SpanKind.CLIENT, attributes={**attributes, **content} if content else attributes
-            )
-            call = _ClientCall(span, session, self._metrics.attributes(attributes))
+            tool, arguments = sdk.arguments_of(wrapped, args, kwargs, "name", "arguments")
+            request = Request.of(METHOD_TOOLS_CALL, {"name": tool}, self._settings)
+            return self._open(session, request, self._client_attributes(session, request), arguments)
         except Exception as exc:
             report_once("could not start a client span", exc)
             return None
+
+    def _open(self, session: Any, request: Request, attributes: dict[str, Any], arguments: Any = None) -> _ClientCall:
+        """Start the CLIENT span of ``request`` (``arguments``: a tool call's, for content capture)."""
+        try:
+            request_id = sdk.next_request_id(session)
+        except Exception as exc:  # the span is still useful without it
+            report_once("could not read the client session's facts", exc)
+            request_id = None
+        if request_id is not None:
+            attributes[JSONRPC_REQUEST_ID] = str(request_id)
+        content = arguments_attributes(arguments, self._settings) if request.is_tool_call else {}
+        # All attributes at once: each later set_attributes costs the SDK a lock and a copy.
+        span = self._tracer.start_span(
+            request.span_name(), kind=SpanKind.CLIENT, attributes={**attributes, **content} if content else attributes
+        )
+        call = _ClientCall(span, session, request.method, self._metrics.attributes(attributes))
         if request_id is not None:
             call.v1_request_id = request_id
             self._note_request_id(call, request_id)
         return call
 
-    def _attributes(self, session: Any, tool: str | None) -> dict[str, Any]:
+    def _client_attributes(self, session: Any, request: Request) -> dict[str, Any]:
+        """A client's request: the session's facts (the span is still useful without them)."""
+        try:
+            return self._attributes(session, request)
+        except Exception as exc:
+            report_once("could not read the client session's facts", exc)
+            return request_attributes(
+                request, self._settings, server_name=None, server_version=None, protocol_version=None, session_id=None
+            )
+
+    def _server_attributes(self, request: Request) -> dict[str, Any]:
+        """A server's request to its client: the facts of the request it is handling, if any."""
+        attributes = request_attributes(
+            request, self._settings, server_name=None, server_version=None, protocol_version=None, session_id=None
+        )
+        attributes.update(handled_request_attributes())
+        return attributes
+
+    def _attributes(self, session: Any, request: Request) -> dict[str, Any]:
         facts = sdk.session_facts(session)
         transport = self._transports.lookup(sdk.session_write_stream(session))
-        attributes = call_attributes(
-            tool,
+        attributes = request_attributes(
+            request,
             self._settings,
             server_name=facts.server_name,
             server_version=facts.server_version,
@@ -197,15 +249,152 @@ class ClientInstrumentation:
             report_once("could not inject trace context", exc)
             return args, kwargs
 
+    # --- every request ------------------------------------------------------------------------
+
+    async def _v1_send_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def describe() -> tuple[Any, Any]:
+            (request,) = sdk.arguments_of(wrapped, args, kwargs, "request")
+            return sdk.v1_method_and_params(request)
+
+        from_server = not sdk.is_client_session(instance)
+        return await self._send(wrapped, instance, args, kwargs, describe, from_server=from_server, v1=True)
+
+    async def _v2_client_send_request(
+        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        return await self._v2_send_typed(wrapped, instance, args, kwargs, from_server=False)
+
+    async def _v2_server_send_request(
+        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        return await self._v2_send_typed(wrapped, instance, args, kwargs, from_server=True)
+
+    async def _v2_send_typed(
+        self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any], *, from_server: bool
+    ) -> Any:
+        def describe() -> tuple[Any, Any]:
+            (request,) = sdk.arguments_of(wrapped, args, kwargs, "request")
+            return getattr(request, "method", None), getattr(request, "params", None)
+
+        return await self._send(wrapped, session, args, kwargs, describe, from_server=from_server)
+
+    async def _v2_send_discover(
+        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        return await self._send(
+            wrapped, instance, args, kwargs, lambda: (METHOD_SERVER_DISCOVER, None), from_server=False
+        )
+
+    async def _v2_connection_send(
+        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        def describe() -> tuple[Any, Any]:
+            method, params = sdk.arguments_of(wrapped, args, kwargs, "method", "params")
+            return method, params
+
+        return await self._send(wrapped, instance, args, kwargs, describe, from_server=True)
+
+    async def _send(
+        self,
+        wrapped: Any,
+        session: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        describe: Callable[[], tuple[Any, Any]],
+        *,
+        from_server: bool,
+        v1: bool = False,
+    ) -> Any:
+        call, own = self._start_request(session, describe, from_server)
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        sending_token = _SENDING.set(call)
+        if own:  # call_tool's own request: the span is call_tool's
+            try:
+                return await wrapped(*args, **kwargs)
+            finally:
+                _SENDING.reset(sending_token)
+        if v1:  # mcp 2.x's dispatcher injects the current context itself, which is ours
+            args, kwargs = self._with_v1_trace_context(wrapped, call.span, args, kwargs)
+        context_token = context.attach(trace.set_span_in_context(call.span))
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            self._finish(call, exc=exc)
+            raise
+        finally:
+            context.detach(context_token)
+            _SENDING.reset(sending_token)
+        self._finish(call, result=result)
+        return result
+
+    def _start_request(
+        self, session: Any, describe: Callable[[], tuple[Any, Any]], from_server: bool
+    ) -> tuple[_ClientCall | None, bool]:
+        """The request's call, and whether it is an active call_tool's own ``tools/call``."""
+        try:
+            method, params = describe()
+            active = _ACTIVE_CALL.get()
+            if method == METHOD_TOOLS_CALL and active is not None and active.session is session and not active.sent:
+                active.sent = True
+                return active, True
+            request = Request.of(method, params, self._settings)
+            attributes = self._server_attributes(request) if from_server else self._client_attributes(session, request)
+            arguments = param(params, "arguments") if request.is_tool_call else None
+            return self._open(session, request, attributes, arguments), False
+        except Exception as exc:
+            report_once("could not start a client span", exc)
+            return None, False
+
+    def _with_v1_trace_context(
+        self, wrapped: Any, span: Span, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """mcp 1.x: the request with our span's context in ``params._meta`` (a copy: the
+        caller's request is not changed)."""
+        if not self._settings.propagate:
+            return args, kwargs
+        try:
+            slot = sdk.argument_slot(sdk.plain_function(wrapped), "request")
+            request = slot.get(args, kwargs) if slot is not None else None
+            if slot is None or request is None:
+                return args, kwargs
+            carrier: dict[str, str] = {}
+            propagate.inject(carrier, context=trace.set_span_in_context(span))
+            return slot.replace(args, kwargs, sdk.v1_with_meta(request, carrier)) if carrier else (args, kwargs)
+        except Exception as exc:
+            report_once("could not inject trace context", exc)
+            return args, kwargs
+
     def _finish(self, call: _ClientCall, result: Any = None, exc: BaseException | None = None) -> None:
         if call.request_id is not None:
             self._inflight.pop((id(call.session), call.request_id), None)
-        record = partial(self._metrics.record, SpanKind.CLIENT, call.started, call.metric_attributes)
         # mcp 2.x: the request id learnt from the dispatcher goes on with the outcome (one write).
         late = {JSONRPC_REQUEST_ID: call.request_id} if call.request_id and call.v1_request_id is None else {}
-        late.update(result_attributes(result, self._settings))
+        if call.method == METHOD_TOOLS_CALL:
+            late.update(result_attributes(result, self._settings))
+        elif call.method == METHOD_INITIALIZE and result is not None:
+            late.update(self._learnt_from_initialize(call, result))
+        record = partial(self._metrics.record, SpanKind.CLIENT, call.started, call.metric_attributes)
         classify = partial(self._classify, call, result, exc, self._settings.capture_content)
-        finish_call(call.span, classify, record, late)
+        finish_call(call.span, classify, record, late, call.method)
+
+    def _learnt_from_initialize(self, call: _ClientCall, result: Any) -> dict[str, Any]:
+        """``initialize`` names the server only in its answer: its span and point say it too."""
+        try:
+            facts = sdk.initialize_facts(result)
+            learnt = request_attributes(
+                Request(METHOD_INITIALIZE),
+                self._settings,
+                server_name=facts.server_name,
+                server_version=facts.server_version,
+                protocol_version=facts.protocol_version,
+                session_id=None,
+            )
+            call.metric_attributes = self._metrics.attributes({**learnt, **call.metric_attributes})
+            return learnt
+        except Exception as exc:
+            report_once("could not read the initialize result", exc)
+            return {}
 
     @staticmethod
     def _classify(call: _ClientCall, result: Any, exc: BaseException | None, keep_message: bool) -> CallOutcome:
@@ -271,12 +460,12 @@ class ClientInstrumentation:
         """mcp 2.x dispatcher's ``otel_span``: learn the request id, and by default replace the
         SDK's duplicate CLIENT span with a non-recording one, so the context the dispatcher then
         injects into ``_meta`` is ours."""
-        call = _ACTIVE_CALL.get()
+        call = _SENDING.get()
         if call is None or call.request_id is not None:
             return wrapped(*args, **kwargs)
         try:
             attributes = kwargs.get("attributes") or {}
-            if kwargs.get("kind") is SpanKind.CLIENT and attributes.get(MCP_METHOD_NAME) == METHOD_TOOLS_CALL:
+            if kwargs.get("kind") is SpanKind.CLIENT and attributes.get(MCP_METHOD_NAME) == call.method:
                 self._note_request_id(call, attributes.get(JSONRPC_REQUEST_ID))
                 if self._settings.sdk_spans is SdkSpans.SUPPRESS:
                     return nullcontext(INVALID_SPAN)
@@ -285,8 +474,7 @@ class ClientInstrumentation:
         return wrapped(*args, **kwargs)
 
     def _fastmcp_client_span(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        method = args[1] if len(args) > 1 else kwargs.get("method")
-        if method == METHOD_TOOLS_CALL and self._settings.sdk_spans is SdkSpans.SUPPRESS:
+        if self._settings.sdk_spans is SdkSpans.SUPPRESS:
             return _without_fastmcp_spans(wrapped, args, kwargs)
         return wrapped(*args, **kwargs)
 

@@ -51,6 +51,9 @@ class Settings:
     # decides, as for the other GenAI instrumentations.
     capture_content: bool = False
     max_content_length: int = 4096
+    # Put mcp.resource.uri on operation-duration points (opt-in per the conventions: URIs can be
+    # unbounded); bounded like tool names.
+    metrics_resource_uri: bool = False
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -121,4 +124,5 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "capture_content": _parse_capture,
     "max_content_length": _parse_positive_int,
     "max_metric_names": _parse_positive_int,
+    "metrics_resource_uri": _parse_bool,
 }

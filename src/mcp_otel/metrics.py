@@ -1,10 +1,12 @@
-"""Metrics: the two operation-duration histograms, recorded from the very outcome that finished the
-span (one object, one string), for every outcome, cancelled included, and whether or not the
-span was sampled.
+"""Metrics: the operation-duration histograms of every request, recorded from the very outcome that
+finished the span (one object, one string), for every outcome, cancelled included, and whether or
+not the span was sampled.
 
-Tool and server names come from peers, so their metric values are bounded: the first
-``max_metric_names`` distinct names are kept, later ones are recorded as ``_OTHER`` (spans keep
-the real, length-bounded name). Session ids, request ids and URIs never become metric attributes.
+Method, tool, prompt and server names come from peers, so their metric values are bounded: the
+first ``max_metric_names`` distinct names are kept, later ones are recorded as ``_OTHER`` (spans
+keep the real, length-bounded name); the methods the MCP specification defines always pass.
+Session ids and request ids never become metric attributes; resource URIs only when the user
+opts in (``metrics_resource_uri``), bounded the same way.
 """
 
 from __future__ import annotations
@@ -22,32 +24,42 @@ from mcp_otel.outcome import CallOutcome
 from mcp_otel.semconv import (
     DURATION_BUCKETS,
     DURATION_UNIT,
-    ERROR_TYPE,
+    GEN_AI_PROMPT_NAME,
     GEN_AI_TOOL_NAME,
+    KNOWN_METHODS,
     MCP_CLIENT_OPERATION_DURATION,
     MCP_METHOD_NAME,
     MCP_PROTOCOL_VERSION,
+    MCP_RESOURCE_URI,
     MCP_SERVER_NAME,
     MCP_SERVER_OPERATION_DURATION,
+    METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
     OTHER_VALUE,
-    TOOL_OUTCOME,
 )
 
 # The span attributes a metric point copies (besides the outcome's).
-_COPIED = (MCP_METHOD_NAME, GEN_AI_TOOL_NAME, MCP_SERVER_NAME, NETWORK_TRANSPORT, MCP_PROTOCOL_VERSION)
+_COPIED = (
+    MCP_METHOD_NAME,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_PROMPT_NAME,
+    MCP_SERVER_NAME,
+    NETWORK_TRANSPORT,
+    MCP_PROTOCOL_VERSION,
+)
 
 
 class NameBound:
     """Admits the first ``limit`` distinct names; any later one reads ``_OTHER``."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, always: frozenset[str] = frozenset()) -> None:
         self._limit = limit
+        self._always = always  # admitted without counting against the limit
         self._names: set[str] = set()
         self._lock = threading.Lock()
 
     def __call__(self, name: str) -> str:
-        if name in self._names:
+        if name in self._names or name in self._always:
             return name
         with self._lock:
             if name in self._names or len(self._names) < self._limit:
@@ -65,28 +77,31 @@ class CallMetrics:
 
         self._durations = {
             SpanKind.CLIENT: histogram(
-                MCP_CLIENT_OPERATION_DURATION, "Duration of MCP tools/call requests as the client saw them."
+                MCP_CLIENT_OPERATION_DURATION, "Duration of MCP requests as their sender saw them."
             ),
             SpanKind.SERVER: histogram(
-                MCP_SERVER_OPERATION_DURATION, "Duration of MCP tools/call requests as the server handled them."
+                MCP_SERVER_OPERATION_DURATION, "Duration of MCP requests as their receiver handled them."
             ),
         }
+        self._copied = (*_COPIED, MCP_RESOURCE_URI) if settings.metrics_resource_uri else _COPIED
         self._bounds = {
+            MCP_METHOD_NAME: NameBound(settings.max_metric_names, KNOWN_METHODS),
             GEN_AI_TOOL_NAME: NameBound(settings.max_metric_names),
+            GEN_AI_PROMPT_NAME: NameBound(settings.max_metric_names),
             MCP_SERVER_NAME: NameBound(settings.max_metric_names),
+            MCP_RESOURCE_URI: NameBound(settings.max_metric_names),
         }
 
     def attributes(self, span_attributes: Mapping[str, Any]) -> dict[str, Any]:
-        """The metric attributes of a call, from its span's (names bounded)."""
-        attributes = {key: span_attributes[key] for key in _COPIED if key in span_attributes}
+        """The metric attributes of a request, from its span's (names bounded)."""
+        attributes = {key: span_attributes[key] for key in self._copied if key in span_attributes}
         for key, bound in self._bounds.items():
             if key in attributes:
                 attributes[key] = bound(attributes[key])
         return attributes
 
     def record(self, kind: SpanKind, started: float, attributes: Mapping[str, Any], outcome: CallOutcome) -> None:
-        """Record one call: ``started`` is its ``time.perf_counter()`` at start."""
-        point = {**attributes, TOOL_OUTCOME: outcome.outcome.value}
-        if outcome.error_type is not None:
-            point[ERROR_TYPE] = outcome.error_type
+        """Record one request: ``started`` is its ``time.perf_counter()`` at start."""
+        method = attributes.get(MCP_METHOD_NAME, METHOD_TOOLS_CALL)
+        point = {**attributes, **outcome.metric_attributes(method)}
         self._durations[kind].record(time.perf_counter() - started, point)

@@ -1,9 +1,10 @@
-"""The outcome model: one classified outcome per call, and the only function that writes it to a span.
+"""The outcome model: one classified outcome per request, and the only function that writes it to a span.
 
 ``CallOutcome`` is the value every classifier returns and every consumer (span, metrics) reads.
 Its constructor refuses combinations that would make a span disagree with itself (ADR-191
 rule 4), and :func:`finish_span` is the one place that sets span status, ``error.type``,
-``rpc.response.status_code``, ``tool.outcome`` and ``tool.cancel.reason``.
+``rpc.response.status_code``, ``mcp.request.outcome`` and ``mcp.request.cancel.reason`` (on
+``tools/call`` also ``tool.outcome`` and ``tool.cancel.reason``, the same values).
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from opentelemetry.trace import Span, Status, StatusCode
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     ERROR_TYPE,
+    MCP_REQUEST_CANCEL_REASON,
+    MCP_REQUEST_OUTCOME,
+    METHOD_TOOLS_CALL,
     RPC_RESPONSE_STATUS_CODE,
     TOOL_CANCEL_REASON,
     TOOL_OUTCOME,
     CancelReason,
-    ToolOutcome,
+    Outcome,
 )
 
 # Status descriptions come from peers (JSON-RPC error messages); keep them bounded.
@@ -39,7 +43,7 @@ def bounded(text: str, limit: int) -> str:
 class CallOutcome:
     """A classified outcome. Build it with :meth:`ok`, :meth:`failed` or :meth:`cancelled`."""
 
-    outcome: ToolOutcome
+    outcome: Outcome
     error_type: str | None = None
     # Only codes a peer put on the wire; SDK-local codes never go here.
     rpc_code: str | None = None
@@ -50,7 +54,7 @@ class CallOutcome:
     caller_fault: bool = False
 
     def __post_init__(self) -> None:
-        if self.outcome is ToolOutcome.FAILED:
+        if self.outcome is Outcome.FAILED:
             if not self.error_type:
                 raise ValueError("a failed outcome needs an error.type")
             if self.cancel_reason is not None:
@@ -62,9 +66,9 @@ class CallOutcome:
                 raise ValueError(f"a {self.outcome.value} outcome is not a caller fault")
             if self.error_type is not None or self.description is not None:
                 raise ValueError(f"a {self.outcome.value} outcome has no error.type or description")
-            if self.outcome is ToolOutcome.OK and (self.cancel_reason or self.rpc_code):
+            if self.outcome is Outcome.OK and (self.cancel_reason or self.rpc_code):
                 raise ValueError("an ok outcome has no cancel reason or error code")
-            if self.outcome is ToolOutcome.CANCELLED and self.cancel_reason is None:
+            if self.outcome is Outcome.CANCELLED and self.cancel_reason is None:
                 raise ValueError("a cancelled outcome needs a cancel reason")
 
     @classmethod
@@ -74,7 +78,7 @@ class CallOutcome:
     @classmethod
     def failed(cls, error_type: str, description: str | None = None, rpc_code: int | None = None) -> CallOutcome:
         return cls(
-            ToolOutcome.FAILED,
+            Outcome.FAILED,
             error_type=error_type,
             rpc_code=None if rpc_code is None else str(rpc_code),
             description=None if description is None else bounded(description, MAX_DESCRIPTION_LENGTH),
@@ -83,40 +87,52 @@ class CallOutcome:
     @classmethod
     def caller_fault_error(cls, code: int) -> CallOutcome:
         """A server's JSON-RPC answer that blames the request (semconv: not a server error)."""
-        return cls(ToolOutcome.FAILED, error_type=str(code), rpc_code=str(code), caller_fault=True)
+        return cls(Outcome.FAILED, error_type=str(code), rpc_code=str(code), caller_fault=True)
 
     @classmethod
     def cancelled(cls, reason: CancelReason) -> CallOutcome:
-        return cls(ToolOutcome.CANCELLED, cancel_reason=reason)
+        return cls(Outcome.CANCELLED, cancel_reason=reason)
 
     @property
     def is_error(self) -> bool:
         """Whether the span status is ERROR: failures the span's owner is answerable for.
         A cancel is not an error; neither, on a server, is a request the caller got wrong."""
-        return self.outcome is ToolOutcome.FAILED and not self.caller_fault
+        return self.outcome is Outcome.FAILED and not self.caller_fault
 
-    def attributes(self) -> dict[str, str]:
-        """The outcome attributes, identical on the span and on metric points."""
-        attributes = {TOOL_OUTCOME: self.outcome.value}
-        if self.error_type is not None:
-            attributes[ERROR_TYPE] = self.error_type
+    def attributes(self, method: str = METHOD_TOOLS_CALL) -> dict[str, str]:
+        """The outcome's span attributes for a request of ``method``."""
+        attributes = self.metric_attributes(method)
         if self.rpc_code is not None:
             attributes[RPC_RESPONSE_STATUS_CODE] = self.rpc_code
         if self.cancel_reason is not None:
-            attributes[TOOL_CANCEL_REASON] = self.cancel_reason.value
+            attributes[MCP_REQUEST_CANCEL_REASON] = self.cancel_reason.value
+            if method == METHOD_TOOLS_CALL:
+                attributes[TOOL_CANCEL_REASON] = self.cancel_reason.value
+        return attributes
+
+    def metric_attributes(self, method: str) -> dict[str, str]:
+        """The outcome's attributes on a metric point: the same strings as on the span."""
+        attributes = {MCP_REQUEST_OUTCOME: self.outcome.value}
+        if method == METHOD_TOOLS_CALL:
+            attributes[TOOL_OUTCOME] = self.outcome.value
+        if self.error_type is not None:
+            attributes[ERROR_TYPE] = self.error_type
         return attributes
 
 
-_OK = CallOutcome(ToolOutcome.OK)
+_OK = CallOutcome(Outcome.OK)
 
 
-def finish_span(span: Span, outcome: CallOutcome, extra: Mapping[str, Any] | None = None) -> None:
-    """Write ``outcome`` (and any late ``extra`` attributes) onto ``span`` and end it.
+def finish_span(
+    span: Span, outcome: CallOutcome, extra: Mapping[str, Any] | None = None, method: str = METHOD_TOOLS_CALL
+) -> None:
+    """Write ``outcome`` (and any late ``extra`` attributes) onto the span of a ``method`` request
+    and end it.
 
     The only writer of status and outcome attributes: ok and cancelled leave the status UNSET
     (instrumentations must not set OK), failed sets ERROR with the description.
     """
-    attributes = outcome.attributes()
+    attributes = outcome.attributes(method)
     if extra:
         attributes.update(extra)
     span.set_attributes(attributes)
@@ -130,8 +146,9 @@ def finish_call(
     classify: Callable[[], CallOutcome],
     record: Callable[[CallOutcome], None],
     extra: Mapping[str, Any] | None = None,
+    method: str = METHOD_TOOLS_CALL,
 ) -> None:
-    """Classify a call once, write the outcome (and ``extra`` attributes learnt late) onto its
+    """Classify a request once, write the outcome (and ``extra`` attributes learnt late) onto its
     span and end it, then hand the same outcome to ``record`` (metrics). Fails open: whatever
     fails here, the span is ended and the failure is logged once."""
     try:
@@ -141,7 +158,7 @@ def finish_call(
         span.end()
         return
     try:
-        finish_span(span, outcome, extra)
+        finish_span(span, outcome, extra, method)
     except Exception as exc:
         report_once("could not finish a span", exc)
         span.end()
@@ -151,13 +168,14 @@ def finish_call(
         report_once("could not record call metrics", exc)
 
 
-def outcome_of_span(attributes: Mapping[str, Any], status_is_error: bool) -> ToolOutcome:
-    """The outcome a finished span states, or, for spans without ``tool.outcome`` (other
+def outcome_of_span(attributes: Mapping[str, Any], status_is_error: bool) -> Outcome:
+    """The outcome a finished span states, or, for spans without an outcome attribute (other
     instrumentations, older versions), the one its status implies (ADR-191 rule 5)."""
-    value = attributes.get(TOOL_OUTCOME)
-    if value is not None:
-        try:
-            return ToolOutcome(value)
-        except ValueError:
-            pass
-    return ToolOutcome.FAILED if status_is_error else ToolOutcome.OK
+    for key in (MCP_REQUEST_OUTCOME, TOOL_OUTCOME):
+        value = attributes.get(key)
+        if value is not None:
+            try:
+                return Outcome(value)
+            except ValueError:
+                pass
+    return Outcome.FAILED if status_is_error else Outcome.OK

@@ -61,6 +61,17 @@ def session_facts(session: Any) -> SessionFacts:
     )
 
 
+def initialize_facts(result: Any) -> SessionFacts:
+    """What an ``initialize`` result says of the server (1.x camelCase, 2.x snake_case)."""
+    info = getattr(result, "server_info", None) or getattr(result, "serverInfo", None)
+    version = getattr(result, "protocol_version", None) or getattr(result, "protocolVersion", None)
+    return SessionFacts(
+        protocol_version=_str_or_none(version),
+        server_name=_str_or_none(getattr(info, "name", None)),
+        server_version=_str_or_none(getattr(info, "version", None)),
+    )
+
+
 def next_request_id(session: Any) -> int | None:
     """mcp 1.x: the id ``send_request`` will take, read just before ``call_tool`` runs.
 
@@ -109,6 +120,38 @@ def v1_cancel_notification(request_id: Any, reason: str) -> Any:
     return types.ClientNotification(types.CancelledNotification(params=params))
 
 
+def v1_method_and_params(request: Any) -> tuple[Any, Any]:
+    """mcp 1.x: the method and typed params of a request (``ClientRequest``/``ServerRequest``
+    wrap the request in ``.root``)."""
+    root = getattr(request, "root", request)
+    return getattr(root, "method", None), getattr(root, "params", None)
+
+
+def is_client_session(session: Any) -> bool:
+    """The session is a client's (mcp 1.x sends both sides' requests through ``BaseSession``)."""
+    module = sys.modules.get("mcp.client.session")
+    client_session = getattr(module, "ClientSession", None)
+    return isinstance(client_session, type) and isinstance(session, client_session)
+
+
+def v1_with_meta(request: Any, carrier: Mapping[str, str]) -> Any:
+    """A copy of an mcp 1.x request with ``carrier`` added to ``params._meta`` (the caller's
+    request is not changed)."""
+    root = getattr(request, "root", request)
+    params = root.params
+    if params is None:
+        # No params object to copy (ping, a list without cursor): rebuild the request with one.
+        data = root.model_dump(by_alias=True, mode="json", exclude_none=True)
+        data.setdefault("params", {})["_meta"] = dict(carrier)
+        new_root = type(root).model_validate(data)
+    else:
+        meta = params.meta
+        entries = meta.model_dump(by_alias=True, exclude_none=True) if meta is not None else {}
+        new_meta = type(params).Meta(**{**entries, **carrier})
+        new_root = root.model_copy(update={"params": params.model_copy(update={"meta": new_meta})})
+    return new_root if root is request else type(request)(new_root)
+
+
 def cancelled_request_id(notification: Any) -> Any:
     """The request id a ``notifications/cancelled`` names, or ``None`` for other notifications."""
     root = getattr(notification, "root", notification)  # mcp 1.x wraps it in ClientNotification
@@ -123,10 +166,10 @@ def cancelled_request_id(notification: Any) -> Any:
 
 @dataclass(frozen=True)
 class ServerRequest:
-    """What the server patches read about one incoming ``tools/call``, on either major."""
+    """What the receiver patches read about one incoming request, on either major and side."""
 
-    tool: Any
-    arguments: Any
+    method: Any
+    params: Any  # a wire dict (2.x) or the typed params (1.x)
     request_id: Any
     meta: Any  # params._meta as the SDK holds it (a dict, or a 1.x pydantic model)
     protocol_version: str | None
@@ -137,45 +180,119 @@ class ServerRequest:
     write_stream: Any  # the connection's write stream (the transport registry's key)
 
 
-def is_tools_call(request: Any) -> bool:
-    """mcp 1.x: the typed request ``Server._handle_request`` dispatches is a ``tools/call``."""
-    return getattr(request, "method", None) == "tools/call"
-
-
 def v1_server_request(server: Any, responder: Any, request: Any, session: Any) -> ServerRequest:
-    params = getattr(request, "params", None)
+    """mcp 1.x ``Server._handle_request``: a request a server handles."""
+    client_params = getattr(session, "client_params", None)
+    return _v1_received(
+        request,
+        responder,
+        session,
+        protocol_version=getattr(client_params, "protocolVersion", None),
+        server_name=getattr(server, "name", None),
+        server_version=getattr(server, "version", None),
+    )
+
+
+def v1_initialize_request(session: Any, responder: Any) -> ServerRequest | None:
+    """mcp 1.x ``ServerSession._received_request``: the ``initialize`` it answers itself (``None``
+    for the other requests, which go on to ``Server._handle_request``)."""
+    request = getattr(getattr(responder, "request", None), "root", None)
+    if getattr(request, "method", None) != "initialize":
+        return None
+    options = getattr(session, "_init_options", None)
+    return _v1_received(
+        request,
+        responder,
+        session,
+        protocol_version=getattr(getattr(request, "params", None), "protocolVersion", None),
+        server_name=getattr(options, "server_name", None),
+        server_version=getattr(options, "server_version", None),
+    )
+
+
+def v1_client_received_request(session: Any, responder: Any) -> ServerRequest:
+    """mcp 1.x ``ClientSession._received_request``: a request a client handles from its server."""
+    facts = session_facts(session)
+    return _v1_received(
+        getattr(getattr(responder, "request", None), "root", None),
+        responder,
+        session,
+        protocol_version=facts.protocol_version,
+        server_name=facts.server_name,
+        server_version=facts.server_version,
+    )
+
+
+def _v1_received(
+    request: Any, responder: Any, session: Any, *, protocol_version: Any, server_name: Any, server_version: Any
+) -> ServerRequest:
     metadata = getattr(responder, "message_metadata", None)
     http_request = getattr(metadata, "request_context", None)
-    client_params = getattr(session, "client_params", None)
     return ServerRequest(
-        tool=getattr(params, "name", None),
-        arguments=getattr(params, "arguments", None),
+        method=getattr(request, "method", None),
+        params=getattr(request, "params", None),
         request_id=getattr(responder, "request_id", None),
         meta=getattr(responder, "request_meta", None),
-        protocol_version=_str_or_none(getattr(client_params, "protocolVersion", None)),
+        protocol_version=_str_or_none(protocol_version),
         session_id=_header(http_request, "mcp-session-id"),
         http_request=http_request,
-        server_name=_str_or_none(getattr(server, "name", None)),
-        server_version=_str_or_none(getattr(server, "version", None)),
+        server_name=_str_or_none(server_name),
+        server_version=_str_or_none(server_version),
         write_stream=getattr(session, "_write_stream", None),
     )
 
 
-def v2_server_request(runner: Any, dctx: Any, params: Any) -> ServerRequest:
-    params = params if isinstance(params, Mapping) else {}
+def v2_server_request(runner: Any, dctx: Any, method: Any, params: Any) -> ServerRequest:
+    """mcp 2.x ``ServerRunner._on_request``: a request a server handles."""
     connection = getattr(runner, "connection", None)
     server = getattr(runner, "server", None)
+    return _v2_received(
+        dctx,
+        method,
+        params,
+        protocol_version=getattr(connection, "protocol_version", None),
+        session_id=getattr(connection, "session_id", None),
+        server_name=getattr(server, "name", None),
+        server_version=getattr(server, "version", None),
+    )
+
+
+def v2_client_received_request(session: Any, dctx: Any, method: Any, params: Any) -> ServerRequest:
+    """mcp 2.x ``ClientSession._on_request``: a request a client handles from its server."""
+    facts = session_facts(session)
+    return _v2_received(
+        dctx,
+        method,
+        params,
+        protocol_version=facts.protocol_version,
+        session_id=None,
+        server_name=facts.server_name,
+        server_version=facts.server_version,
+    )
+
+
+def _v2_received(
+    dctx: Any,
+    method: Any,
+    params: Any,
+    *,
+    protocol_version: Any,
+    session_id: Any,
+    server_name: Any,
+    server_version: Any,
+) -> ServerRequest:
+    params = params if isinstance(params, Mapping) else {}
     http_request = getattr(getattr(dctx, "message_metadata", None), "request_context", None)
     return ServerRequest(
-        tool=params.get("name"),
-        arguments=params.get("arguments"),
+        method=method,
+        params=params,
         request_id=getattr(dctx, "request_id", None),
         meta=params.get("_meta"),
-        protocol_version=_str_or_none(getattr(connection, "protocol_version", None)),
-        session_id=_str_or_none(getattr(connection, "session_id", None)),
+        protocol_version=_str_or_none(protocol_version),
+        session_id=_str_or_none(session_id),
         http_request=http_request,
-        server_name=_str_or_none(getattr(server, "name", None)),
-        server_version=_str_or_none(getattr(server, "version", None)),
+        server_name=_str_or_none(server_name),
+        server_version=_str_or_none(server_version),
         write_stream=getattr(getattr(dctx, "_dispatcher", None), "_write_stream", None),
     )
 
@@ -238,6 +355,10 @@ def v2_transport_closed(dctx: Any) -> bool:
     if getattr(getattr(dctx, "transport", None), "kind", None) == _V2_MODERN_HTTP:
         return True
     return getattr(getattr(dctx, "_dispatcher", None), "_closed", False) is True
+
+
+# mcp 1.x: what a client session's receive loop answers when the agent's callback raised.
+V1_CALLBACK_CRASH_CODE = -32602
 
 
 def v1_handler_answer(exc: BaseException) -> RpcError:

@@ -29,6 +29,9 @@ MCP_PROTOCOL_VERSION: Final = "mcp.protocol.version"
 MCP_SESSION_ID: Final = "mcp.session.id"
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_PROMPT_NAME: Final = "gen_ai.prompt.name"
+# Conditionally required on resources/read|subscribe|unsubscribe spans; opt-in on metrics.
+MCP_RESOURCE_URI: Final = "mcp.resource.uri"
 # Opt-in (sensitive): the call's arguments and result as JSON (semantic-conventions-genai
 # gen-ai-spans.md "Execute tool span", Opt-In attributes).
 GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
@@ -48,6 +51,8 @@ CLIENT_PORT: Final = "client.port"
 # --- MCP metrics (semantic-conventions-genai model/mcp/metrics.yaml, mcp.md @4172e394) ---
 MCP_CLIENT_OPERATION_DURATION: Final = "mcp.client.operation.duration"
 MCP_SERVER_OPERATION_DURATION: Final = "mcp.server.operation.duration"
+MCP_CLIENT_SESSION_DURATION: Final = "mcp.client.session.duration"
+MCP_SERVER_SESSION_DURATION: Final = "mcp.server.session.duration"
 DURATION_UNIT: Final = "s"
 # "SHOULD be specified with ExplicitBucketBoundaries of" (the semconv helper functions set none).
 DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -55,6 +60,11 @@ DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
 OTHER_VALUE: Final = "_OTHER"
 
 # --- mcp-otel attributes ---
+# The outcome of every request span and operation-duration point (one tri-state value).
+MCP_REQUEST_OUTCOME: Final = "mcp.request.outcome"
+MCP_REQUEST_CANCEL_REASON: Final = "mcp.request.cancel.reason"
+# The same values again on tools/call spans and points: the project's first public contract
+# (dashboards, alerts and users read them), kept as long as anyone reads them.
 TOOL_OUTCOME: Final = "tool.outcome"
 TOOL_CANCEL_REASON: Final = "tool.cancel.reason"
 # The server's self-reported identity (serverInfo.name / .version), or the configured override.
@@ -63,6 +73,39 @@ MCP_SERVER_VERSION: Final = "mcp.server.version"
 
 # --- Values ---
 METHOD_TOOLS_CALL: Final = "tools/call"
+METHOD_INITIALIZE: Final = "initialize"
+METHOD_PROMPTS_GET: Final = "prompts/get"
+METHOD_SERVER_DISCOVER: Final = "server/discover"
+# The request methods the MCP specification defines (2025-11-25 and 2026-07-28, both directions):
+# always admitted as metric values; any other method name is bounded like a tool name.
+KNOWN_METHODS: Final = frozenset(
+    {
+        METHOD_INITIALIZE,
+        "ping",
+        "tools/list",
+        METHOD_TOOLS_CALL,
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        METHOD_PROMPTS_GET,
+        "completion/complete",
+        "logging/setLevel",
+        METHOD_SERVER_DISCOVER,
+        "subscriptions/listen",
+        "sampling/createMessage",
+        "elicitation/create",
+        "roots/list",
+        "tasks/get",
+        "tasks/result",
+        "tasks/list",
+        "tasks/cancel",
+    }
+)
+# Methods whose span carries mcp.resource.uri (mcp.md: conditionally required).
+RESOURCE_URI_METHODS: Final = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
 OPERATION_EXECUTE_TOOL: Final = "execute_tool"
 TRANSPORT_PIPE: Final = "pipe"  # stdio
 TRANSPORT_TCP: Final = "tcp"  # streamable HTTP, SSE
@@ -75,22 +118,27 @@ CALLER_FAULT_CODES: Final = frozenset({-32700, -32600, -32601, -32602, -32002})
 INSTRUMENTATION_SCOPE: Final = "mcp_otel"
 
 
-class ToolOutcome(str, Enum):
-    """How one tool call ended: the single tri-state value (ADR-191 rule 1)."""
+class Outcome(str, Enum):
+    """How one request ended: the single tri-state value (ADR-191 rule 1)."""
 
     OK = "ok"
     FAILED = "failed"
     CANCELLED = "cancelled"
 
 
-class CancelReason(str, Enum):
-    """Values of ``tool.cancel.reason``: low cardinality; free-text MCP reasons are never recorded."""
+# The name it had when only tool calls had an outcome.
+ToolOutcome = Outcome
 
-    # Client side: the task awaiting the call was cancelled, or this client cancelled the request.
+
+class CancelReason(str, Enum):
+    """Values of ``mcp.request.cancel.reason``: low cardinality; free-text MCP reasons are never
+    recorded. "Client"/"server" name the request's sender and receiver, whichever side that is."""
+
+    # Sender: the task awaiting the request was cancelled, or this sender cancelled the request.
     CALLER = "caller"
-    # Server side: the client sent notifications/cancelled for the request.
+    # Receiver: the sender sent notifications/cancelled for the request.
     CLIENT = "client"
-    # Server side: the client closed the request's stream (2026-07-28 streamable HTTP).
+    # Receiver: the sender closed the request's stream or the connection with it in flight.
     DISCONNECT = "disconnect"
 
 

@@ -1,16 +1,22 @@
-"""Server patches: every ``tools/call`` a server handles becomes one SERVER span.
+"""Receiver patches: every request a process handles becomes one SERVER span.
 
-* mcp 1.x (lowlevel ``Server`` and ``FastMCP``): ``Server._handle_request`` runs in the
-  handler's task and is looked up at call time, so servers built before ``instrument()`` are
-  covered; ``RequestResponder.respond`` tells what was answered; the responder knows whether
-  the client cancelled; ``BaseSession._receive_loop`` ending tells that the client hung up.
-* mcp 2.x (lowlevel ``Server``, ``MCPServer``, fastmcp 4.x): ``ServerRunner._on_request``, one
-  runner per connection, sees the dispatch context (``cancel_requested``, transport kind) and
-  every transport and protocol era. The SDK's own SERVER span (``OpenTelemetryMiddleware``) and
-  fastmcp's are suppressed by default (setting ``sdk_spans``).
+That is every request a server handles from its clients (``tools/call``, ``resources/read``,
+``initialize``, any method), and every request a client handles from its server
+(``sampling/createMessage``, ``elicitation/create``, ``roots/list``, ``ping``).
 
-The span's parent is the context the client put in ``params._meta``; an ambient span (e.g. an
-HTTP server span) becomes a link. The tool's own code runs with our span current.
+* mcp 1.x servers: ``Server._handle_request`` runs in the handler's task and is looked up at
+  call time, so servers built before ``instrument()`` are covered; ``ServerSession._received_request``
+  answers ``initialize`` itself. mcp 1.x clients: ``ClientSession._received_request``. On both,
+  ``RequestResponder.respond`` tells what was answered, the responder knows whether the peer
+  cancelled, and ``BaseSession._receive_loop`` ending tells that the peer hung up.
+* mcp 2.x servers (lowlevel ``Server``, ``MCPServer``, fastmcp 4.x): ``ServerRunner._on_request``,
+  one runner per connection, sees the dispatch context (``cancel_requested``, transport kind)
+  and every transport and protocol era. mcp 2.x clients: ``ClientSession._on_request``, the
+  same shape. The SDK's own SERVER spans (``OpenTelemetryMiddleware``) and fastmcp's are
+  suppressed by default (setting ``sdk_spans``).
+
+The span's parent is the context the sender put in ``params._meta``; an ambient span (e.g. an
+HTTP server span) becomes a link. The handler's own code runs with our span current.
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel import sdk
-from mcp_otel.attributes import call_attributes, span_name, tool_name
-from mcp_otel.classify import RpcError, classify_server_call
+from mcp_otel.attributes import Request, param, request_attributes
+from mcp_otel.classify import RpcError, classify_callback_crash, classify_server_call
 from mcp_otel.config import SdkSpans, Settings
 from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.metrics import CallMetrics
@@ -39,6 +45,10 @@ from mcp_otel.semconv import (
     CLIENT_ADDRESS,
     CLIENT_PORT,
     JSONRPC_REQUEST_ID,
+    MCP_PROTOCOL_VERSION,
+    MCP_SERVER_NAME,
+    MCP_SERVER_VERSION,
+    MCP_SESSION_ID,
     METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
     TRANSPORT_PIPE,
@@ -46,24 +56,57 @@ from mcp_otel.semconv import (
 )
 from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportRegistry
 
+# The attributes a request this process sends while handling one inherits from it: the
+# connection's facts (a server's elicitation/create goes to the client of its tools/call).
+CONNECTION_ATTRIBUTES = (MCP_SERVER_NAME, MCP_SERVER_VERSION, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, NETWORK_TRANSPORT)
+
 
 class _ServerCall:
-    """Our bookkeeping for one tools/call being handled."""
+    """Our bookkeeping for one request being handled."""
 
-    __slots__ = ("answer", "answered", "dispatch", "metric_attributes", "owner", "span", "started")
+    __slots__ = (
+        "answer",
+        "answered",
+        "attributes",
+        "dispatch",
+        "method",
+        "metric_attributes",
+        "owner",
+        "span",
+        "started",
+    )
 
-    def __init__(self, span: Span, metric_attributes: dict[str, Any], owner: Any, dispatch: Any) -> None:
+    def __init__(
+        self,
+        span: Span,
+        method: str,
+        attributes: dict[str, Any],
+        metric_attributes: dict[str, Any],
+        owner: Any,
+        dispatch: Any,
+    ) -> None:
         self.span = span
+        self.method = method
+        self.attributes = attributes
         self.metric_attributes = metric_attributes
         self.started = time.perf_counter()
-        self.owner = owner  # 1.x: the session; 2.x: the ServerRunner
+        self.owner = owner  # 1.x: the session; 2.x: the ServerRunner or ClientSession
         self.dispatch = dispatch  # 1.x: the RequestResponder; 2.x: the dispatch context
         self.answer: Any = None  # 1.x: what respond() was given
         self.answered = False
 
 
-# The server call handled in this task: lets the respond() and SDK-middleware hooks find it.
+# The request handled in this task: lets the respond() and SDK-middleware hooks find it, and
+# requests sent while handling it inherit its connection's facts.
 _ACTIVE_SERVER_CALL: ContextVar[_ServerCall | None] = ContextVar("mcp_otel_server_call", default=None)
+
+
+def handled_request_attributes() -> dict[str, Any]:
+    """The connection facts of the request this task is handling (empty when none)."""
+    call = _ACTIVE_SERVER_CALL.get()
+    if call is None:
+        return {}
+    return {key: call.attributes[key] for key in CONNECTION_ATTRIBUTES if key in call.attributes}
 
 
 class ServerInstrumentation:
@@ -77,10 +120,13 @@ class ServerInstrumentation:
         return [
             # mcp 1.x
             Patch("mcp.server.lowlevel.server", "Server._handle_request", self._v1_handle_request, optional=True),
+            Patch("mcp.server.session", "ServerSession._received_request", self._v1_initialize, optional=True),
+            Patch("mcp.client.session", "ClientSession._received_request", self._v1_client_received, optional=True),
             Patch("mcp.shared.session", "RequestResponder.respond", self._v1_respond, optional=True),
             Patch("mcp.shared.session", "BaseSession._receive_loop", self._v1_receive_loop, optional=True),
             # mcp 2.x
             Patch("mcp.server.runner", "ServerRunner._on_request", self._v2_on_request, optional=True),
+            Patch("mcp.client.session", "ClientSession._on_request", self._v2_client_on_request, optional=True),
             Patch("mcp.server._otel", "OpenTelemetryMiddleware.__call__", self._v2_sdk_middleware, optional=True),
             # both
             Patch("mcp.server.stdio", "stdio_server", self._stdio_server, rebind=True),
@@ -91,7 +137,40 @@ class ServerInstrumentation:
     async def _v1_handle_request(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        call = self._begin(partial(self._v1_call, wrapped, instance, args, kwargs))
+        def facts() -> tuple[sdk.ServerRequest, Any, Any] | None:
+            responder, request, session = sdk.arguments_of(wrapped, args, kwargs, "message", "req", "session")
+            return sdk.v1_server_request(instance, responder, request, session), session, responder
+
+        return await self._v1_handle(facts, wrapped, args, kwargs)
+
+    async def _v1_initialize(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """mcp 1.x ``ServerSession`` answers ``initialize`` itself; every other request goes on to
+        ``Server._handle_request``."""
+
+        def facts() -> tuple[sdk.ServerRequest, Any, Any] | None:
+            (responder,) = sdk.arguments_of(wrapped, args, kwargs, "responder")
+            request = sdk.v1_initialize_request(instance, responder)
+            return None if request is None else (request, instance, responder)
+
+        return await self._v1_handle(facts, wrapped, args, kwargs)
+
+    async def _v1_client_received(
+        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        def facts() -> tuple[sdk.ServerRequest, Any, Any] | None:
+            (responder,) = sdk.arguments_of(wrapped, args, kwargs, "responder")
+            return sdk.v1_client_received_request(instance, responder), instance, responder
+
+        return await self._v1_handle(facts, wrapped, args, kwargs)
+
+    async def _v1_handle(
+        self,
+        facts: Callable[[], tuple[sdk.ServerRequest, Any, Any] | None],
+        wrapped: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        call = self._begin(facts)
         if call is None:
             return await wrapped(*args, **kwargs)
         with self._current(call):
@@ -103,12 +182,6 @@ class ServerInstrumentation:
         self._finish(call, partial(self._v1_outcome, call, None), getattr(call.answer, "root", call.answer))
         return result
 
-    def _v1_call(self, wrapped: Any, server: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _ServerCall | None:
-        responder, request, session = sdk.arguments_of(wrapped, args, kwargs, "message", "req", "session")
-        if not sdk.is_tools_call(request):
-            return None
-        return self._call(sdk.v1_server_request(server, responder, request, session), session, responder)
-
     def _v1_outcome(self, call: _ServerCall, exc: BaseException | None) -> CallOutcome:
         session, responder = call.owner, call.dispatch
         peer_cancelled = sdk.v1_peer_cancelled(responder)
@@ -118,6 +191,9 @@ class ServerInstrumentation:
             return classify_server_call(is_cancellation=True, transport_closed=transport_closed)
         cancelled = exc is not None and sdk.is_cancellation(exc)
         answer_error: RpcError | None
+        if exc is not None and not cancelled and sdk.is_client_session(session) and sdk.rpc_error_of(exc) is None:
+            # An agent's callback raised: the session's receive loop answers -32602 for it.
+            return classify_callback_crash(type(exc).__qualname__, sdk.V1_CALLBACK_CRASH_CODE)
         if exc is not None and not cancelled:  # raised only with raise_exceptions=True
             answer_error = sdk.v1_handler_answer(exc)
         else:
@@ -151,7 +227,29 @@ class ServerInstrumentation:
     # --- mcp 2.x ----------------------------------------------------------------------------
 
     async def _v2_on_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        call = self._begin(partial(self._v2_call, wrapped, instance, args, kwargs))
+        def facts() -> tuple[sdk.ServerRequest, Any, Any]:
+            dctx, method, params = sdk.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
+            return sdk.v2_server_request(instance, dctx, method, params), instance, dctx
+
+        return await self._v2_handle(facts, wrapped, args, kwargs)
+
+    async def _v2_client_on_request(
+        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        def facts() -> tuple[sdk.ServerRequest, Any, Any]:
+            dctx, method, params = sdk.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
+            return sdk.v2_client_received_request(instance, dctx, method, params), instance, dctx
+
+        return await self._v2_handle(facts, wrapped, args, kwargs)
+
+    async def _v2_handle(
+        self,
+        facts: Callable[[], tuple[sdk.ServerRequest, Any, Any] | None],
+        wrapped: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        call = self._begin(facts)
         if call is None:
             return await wrapped(*args, **kwargs)
         with self._current(call), self._without_fastmcp_spans():
@@ -163,18 +261,12 @@ class ServerInstrumentation:
         self._finish(call, partial(self._v2_outcome, call, result, None), result)
         return result
 
-    def _v2_call(self, wrapped: Any, runner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _ServerCall | None:
-        dctx, method, params = sdk.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
-        if method != METHOD_TOOLS_CALL:
-            return None
-        return self._call(sdk.v2_server_request(runner, dctx, params), runner, dctx)
-
     def _v2_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome:
-        runner, dctx = call.owner, call.dispatch
+        owner, dctx = call.owner, call.dispatch
         cancelled = exc is not None and sdk.is_cancellation(exc)
         return classify_server_call(
             answer=result,
-            rpc_error=sdk.v2_handler_answer(runner, exc) if exc is not None and not cancelled else None,
+            rpc_error=sdk.v2_handler_answer(owner, exc) if exc is not None and not cancelled else None,
             peer_cancelled=sdk.v2_peer_cancelled(dctx) or (cancelled and sdk.v2_direct(dctx)),
             is_cancellation=cancelled,
             transport_closed=sdk.v2_transport_closed(dctx),
@@ -184,11 +276,12 @@ class ServerInstrumentation:
     async def _v2_sdk_middleware(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        """mcp 2.x ``OpenTelemetryMiddleware``: skipped for the tools/call we trace."""
-        if self._settings.sdk_spans is SdkSpans.SUPPRESS and _ACTIVE_SERVER_CALL.get() is not None:
+        """mcp 2.x ``OpenTelemetryMiddleware``: skipped for the requests we trace."""
+        call = _ACTIVE_SERVER_CALL.get()
+        if self._settings.sdk_spans is SdkSpans.SUPPRESS and call is not None:
             try:
                 ctx, call_next = sdk.arguments_of(wrapped, args, kwargs, "ctx", "call_next")
-                skip = getattr(ctx, "method", None) == METHOD_TOOLS_CALL and call_next is not None
+                skip = getattr(ctx, "method", None) == call.method and call_next is not None
             except Exception as exc:
                 report_once("could not inspect the SDK's server middleware call", exc)
                 skip = False
@@ -203,24 +296,26 @@ class ServerInstrumentation:
 
     # --- both majors --------------------------------------------------------------------------
 
-    @staticmethod
-    def _begin(make_call: Callable[[], _ServerCall | None]) -> _ServerCall | None:
+    def _begin(self, facts: Callable[[], tuple[sdk.ServerRequest, Any, Any] | None]) -> _ServerCall | None:
         try:
-            return make_call()
+            found = facts()
+            return None if found is None else self._call(*found)
         except Exception as exc:
             report_once("could not start a server span", exc)
             return None
 
-    def _call(self, request: sdk.ServerRequest, owner: Any, dispatch: Any) -> _ServerCall:
-        tool = tool_name(request.tool, self._settings)
-        parent, links = self._parent_and_links(request.meta)
-        attributes = self._attributes(request, tool)
-        content = arguments_attributes(request.arguments, self._settings)
+    def _call(self, incoming: sdk.ServerRequest, owner: Any, dispatch: Any) -> _ServerCall:
+        request = Request.of(incoming.method, incoming.params, self._settings)
+        parent, links = self._parent_and_links(incoming.meta)
+        attributes = self._attributes(incoming, request)
+        content = (
+            arguments_attributes(param(incoming.params, "arguments"), self._settings) if request.is_tool_call else {}
+        )
         span_attributes = {**attributes, **content} if content else attributes
         span = self._tracer.start_span(
-            span_name(tool), context=parent, kind=SpanKind.SERVER, attributes=span_attributes, links=links
+            request.span_name(), context=parent, kind=SpanKind.SERVER, attributes=span_attributes, links=links
         )
-        return _ServerCall(span, self._metrics.attributes(attributes), owner, dispatch)
+        return _ServerCall(span, request.method, attributes, self._metrics.attributes(attributes), owner, dispatch)
 
     def _parent_and_links(self, meta: Any) -> tuple[otel_context.Context | None, list[Link]]:
         """Parent: the context in ``params._meta`` (semconv); the ambient span becomes a link.
@@ -240,33 +335,33 @@ class ServerInstrumentation:
         links = [Link(ambient)] if ambient.is_valid and ambient.span_id != remote_span.span_id else []
         return remote, links
 
-    def _attributes(self, request: sdk.ServerRequest, tool: str | None) -> dict[str, Any]:
-        attributes = call_attributes(
-            tool,
+    def _attributes(self, incoming: sdk.ServerRequest, request: Request) -> dict[str, Any]:
+        attributes = request_attributes(
+            request,
             self._settings,
-            server_name=request.server_name,
-            server_version=request.server_version,
-            protocol_version=request.protocol_version,
-            session_id=request.session_id,
+            server_name=incoming.server_name,
+            server_version=incoming.server_version,
+            protocol_version=incoming.protocol_version,
+            session_id=incoming.session_id,
         )
-        if isinstance(request.request_id, (int, str)) and not isinstance(request.request_id, bool):
-            attributes[JSONRPC_REQUEST_ID] = bounded(str(request.request_id), self._settings.max_name_length)
-        if request.http_request is not None:
+        if isinstance(incoming.request_id, (int, str)) and not isinstance(incoming.request_id, bool):
+            attributes[JSONRPC_REQUEST_ID] = bounded(str(incoming.request_id), self._settings.max_name_length)
+        if incoming.http_request is not None:
             attributes[NETWORK_TRANSPORT] = TRANSPORT_TCP
-            address, port = sdk.http_peer(request.http_request)
+            address, port = sdk.http_peer(incoming.http_request)
             if address:
                 attributes[CLIENT_ADDRESS] = address
                 if port is not None:
                     attributes[CLIENT_PORT] = port
         else:
-            transport = self._transports.lookup(request.write_stream)
+            transport = self._transports.lookup(incoming.write_stream)
             if transport is not None:
                 attributes[NETWORK_TRANSPORT] = transport.network_transport
         return attributes
 
     @contextmanager
     def _current(self, call: _ServerCall) -> Iterator[None]:
-        """Our span is current (for the tool's code) and our call findable while it runs."""
+        """Our span is current (for the handler's code) and our call findable while it runs."""
         call_token = _ACTIVE_SERVER_CALL.set(call)
         context_token = otel_context.attach(trace.set_span_in_context(call.span))
         try:
@@ -277,7 +372,8 @@ class ServerInstrumentation:
 
     def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome], result: Any = None) -> None:
         record = partial(self._metrics.record, SpanKind.SERVER, call.started, call.metric_attributes)
-        finish_call(call.span, classify, record, result_attributes(result, self._settings))
+        late = result_attributes(result, self._settings) if call.method == METHOD_TOOLS_CALL else {}
+        finish_call(call.span, classify, record, late, call.method)
 
     def _stdio_server(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return RegisteringTransport(wrapped(*args, **kwargs), self._transports, TransportInfo(TRANSPORT_PIPE))

@@ -90,6 +90,8 @@ def test_run_the_demo(tmp_path: Path) -> None:
                     assert metric["unit"] == "s"
                     for point in metric["histogram"]["dataPoints"]:
                         attributes = {a["key"]: a["value"]["stringValue"] for a in point["attributes"]}
+                        if attributes["mcp.method.name"] != "tools/call":  # the table counts tool calls
+                            continue
                         key = (attributes["mcp.server.name"], attributes["tool.outcome"])
                         points[key] += int(point["count"])
     for name, row in expected_rows().items():
@@ -143,6 +145,11 @@ def test_run_exports_otlp_when_an_endpoint_is_set(
                     if scope.scope.name == "mcp_otel":
                         spans.update((service, span.name, span.kind) for span in scope.spans)
     client, server = 3, 2  # OTLP's SPAN_KIND_CLIENT, SPAN_KIND_SERVER
+    # Every request has its span: each session's handshake, once per side.
+    for name in ("healthy", "flaky", "slow"):
+        assert spans.pop((f"mcp-demo-{name}", "initialize", server)) == 1
+    assert spans.pop(("unknown_service:python", "initialize", client)) == 3
+    spans = Counter({key: n for key, n in spans.items() if key[1].startswith("tools/call")})
     assert spans == {
         ("unknown_service:python", "tools/call lookup", client): 20,
         ("unknown_service:python", "tools/call fetch", client): 20,

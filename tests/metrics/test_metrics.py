@@ -38,6 +38,11 @@ def histogram_points(reader: InMemoryMetricReader, name: str) -> list[Any]:
     ]
 
 
+def tool_call_points(reader: InMemoryMetricReader, name: str) -> list[Any]:
+    """The points of ``tools/call`` requests (every other request has points of its own)."""
+    return [point for point in histogram_points(reader, name) if point.attributes["mcp.method.name"] == "tools/call"]
+
+
 def counts(points: list[Any]) -> Counter[tuple[Any, ...]]:
     """Calls per (tool, outcome, error.type), from the histogram counts."""
     result: Counter[tuple[Any, ...]] = Counter()
@@ -75,11 +80,11 @@ async def test_duration_histograms(sampled: bool, instrument: Callable[..., Any]
         }
     )
     for name in (semconv.MCP_CLIENT_OPERATION_DURATION, semconv.MCP_SERVER_OPERATION_DURATION):
-        points = histogram_points(reader, name)
+        points = tool_call_points(reader, name)
         assert counts(points) == expected, name
         for point in points:
             assert tuple(point.explicit_bounds) == semconv.DURATION_BUCKETS
-            assert point.attributes["mcp.method.name"] == "tools/call"
+            assert point.attributes["mcp.request.outcome"] == point.attributes["tool.outcome"]
             assert point.attributes["mcp.server.name"] == SERVER_NAME
             assert point.attributes["mcp.protocol.version"] == "2025-11-25"
             # Never per-request or per-session values.

@@ -23,7 +23,7 @@ from opentelemetry.trace import SpanKind
 from mcp_otel import semconv
 from tests.conftest import tool_call_spans
 from tests.harness import MCP_MAJOR, build_server
-from tests.metrics.test_metrics import histogram_points
+from tests.metrics.test_metrics import tool_call_points
 
 pytestmark = pytest.mark.anyio
 
@@ -115,7 +115,7 @@ async def test_hostile_requests_get_the_same_answers(
     # A 1 MB or invalid traceparent is no parent; a valid one among 5,000 keys is.
     parents = {span.parent.trace_id if span.parent else None for span in spans}
     assert parents == {None, int(TRACE_ID, 16)}
-    points = histogram_points(reader, semconv.MCP_SERVER_OPERATION_DURATION)
+    points = tool_call_points(reader, semconv.MCP_SERVER_OPERATION_DURATION)
     assert sum(point.count for point in points) == len(spans)
 
 
@@ -125,7 +125,7 @@ async def test_metrics_keep_a_bounded_set_of_hostile_tool_names(instrument: Call
     rng = random.Random(7)
     names = ["".join(chr(rng.randrange(0x20, 0x2FFF)) for _ in range(rng.randrange(1, 40))) for _ in range(50)]
     await exchange([_call(n, name=name) for n, name in enumerate(names, 1)])
-    points = histogram_points(reader, semconv.MCP_SERVER_OPERATION_DURATION)
+    points = tool_call_points(reader, semconv.MCP_SERVER_OPERATION_DURATION)
     recorded = {point.attributes[semconv.GEN_AI_TOOL_NAME] for point in points}
     assert len(recorded) == 11
     assert semconv.OTHER_VALUE in recorded

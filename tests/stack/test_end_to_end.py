@@ -35,9 +35,11 @@ from mcp_otel.semconv import (
     MCP_CLIENT_OPERATION_DURATION,
     MCP_SERVER_OPERATION_DURATION,
     SPAN_METRICS_CALLS,
+    TOOL_OUTCOME,
     ErrorType,
     ToolOutcome,
     prometheus_histogram,
+    prometheus_label,
 )
 from tests.harness import MCP_MAJOR, REPO_ROOT
 from tests.processes import LOOPBACK, free_port, running, wait_until
@@ -169,7 +171,10 @@ def _wait_for_totals(server: Prometheus, rounds: int) -> float:
         prometheus_histogram(metric, "count")
         for metric in (MCP_CLIENT_OPERATION_DURATION, MCP_SERVER_OPERATION_DURATION)
     ]
-    selectors = [f'{{__name__=~"{"|".join(names)}"}}' for names in (SPAN_METRICS_CALLS, sdk)]
+    # Tool calls only: the in-process histograms count every request, and only a tool call's
+    # points carry tool.outcome.
+    outcome = prometheus_label(TOOL_OUTCOME)
+    selectors = [f'{{__name__=~"{"|".join(names)}", {outcome}!=""}}' for names in (SPAN_METRICS_CALLS, sdk)]
 
     def settled() -> bool:
         values = [server.query(f"sum({selector})", time.time()) for selector in selectors]
@@ -423,11 +428,16 @@ def test_jaeger_has_each_call_as_one_trace_with_its_client_and_server_span(stack
     services = set(_jaeger(stack, "/api/services"))
     assert {AGENT_SERVICE, "mcp-demo-healthy", "mcp-demo-flaky", "mcp-demo-slow"} <= services
     traces = _jaeger_traces(stack, AGENT_SERVICE)
-    # The agent's other traces are the MCP SDK's own spans of initialize and tools/list (client and
-    # server side), one per server.
-    others = Counter(span["operationName"] for trace in traces for span in trace["spans"] if not _is_tool_call(span))
+    # The agent's other traces are its sessions' initialize and tools/list, one each per server,
+    # each with its CLIENT and SERVER span, ok (mcp-otel's own: the SDK's are suppressed).
+    others = Counter(
+        (span["operationName"], _tags(span)["span.kind"], _tags(span).get("mcp.request.outcome"))
+        for trace in traces
+        for span in trace["spans"]
+        if not _is_tool_call(span)
+    )
     assert others == Counter(
-        {name: 3 for name in ("MCP send initialize", "initialize", "MCP send tools/list", "tools/list")}
+        {(name, kind, "ok"): 3 for name in ("initialize", "tools/list") for kind in ("client", "server")}
     )
     traces = [trace for trace in traces if any(map(_is_tool_call, trace["spans"]))]
     assert len(traces) == 2 * sum(EXPECTED["client"].values())

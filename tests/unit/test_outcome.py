@@ -69,30 +69,45 @@ def _finished(outcome: CallOutcome) -> object:
 @pytest.mark.parametrize(
     ("outcome", "status", "description", "attributes"),
     [
-        (CallOutcome.ok(), StatusCode.UNSET, None, {"tool.outcome": "ok"}),
+        (CallOutcome.ok(), StatusCode.UNSET, None, {"tool.outcome": "ok", "mcp.request.outcome": "ok"}),
         (
             CallOutcome.cancelled(CancelReason.CALLER),
             StatusCode.UNSET,
             None,
-            {"tool.outcome": "cancelled", "tool.cancel.reason": "caller"},
+            {
+                "tool.outcome": "cancelled",
+                "tool.cancel.reason": "caller",
+                "mcp.request.outcome": "cancelled",
+                "mcp.request.cancel.reason": "caller",
+            },
         ),
         (
             CallOutcome.failed("tool_error"),
             StatusCode.ERROR,
             None,
-            {"tool.outcome": "failed", "error.type": "tool_error"},
+            {"tool.outcome": "failed", "mcp.request.outcome": "failed", "error.type": "tool_error"},
         ),
         (
             CallOutcome.failed("-32602", "bad input", rpc_code=-32602),
             StatusCode.ERROR,
             "bad input",
-            {"tool.outcome": "failed", "error.type": "-32602", "rpc.response.status_code": "-32602"},
+            {
+                "tool.outcome": "failed",
+                "mcp.request.outcome": "failed",
+                "error.type": "-32602",
+                "rpc.response.status_code": "-32602",
+            },
         ),
         (
             CallOutcome.caller_fault_error(-32602),
             StatusCode.UNSET,
             None,
-            {"tool.outcome": "failed", "error.type": "-32602", "rpc.response.status_code": "-32602"},
+            {
+                "tool.outcome": "failed",
+                "mcp.request.outcome": "failed",
+                "error.type": "-32602",
+                "rpc.response.status_code": "-32602",
+            },
         ),
     ],
 )

@@ -1,0 +1,339 @@
+"""Every MCP request, both directions: one CLIENT span (the sender's) and one SERVER span (the
+receiver's) per request, in one trace, with exact status, ``error.type`` and
+``mcp.request.outcome``, on the installed major, in memory and over stdio.
+
+Client to server: initialize, ping, the lists, resources/read (ok, the caller's fault, the
+server's fault, a caller's cancel), prompts/get, completion/complete, logging/setLevel,
+resources/subscribe|unsubscribe, and a tools/call sent with ``send_request``. Server to client
+(sent by the ``ask`` tool while it handles a tools/call): elicitation/create,
+sampling/createMessage, roots/list and ping, answered by the agent's callbacks, which also
+raise.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp.client.session import ClientSession
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from mcp_otel import semconv
+from tests.harness import MCP_MAJOR, stdio_parameters
+from tests.servers import requests_server
+from tests.servers.span_file import span_dict
+from tests.servers.tools import SERVER_NAME
+
+pytestmark = pytest.mark.anyio
+
+MEMORY = "memory"
+STDIO = "stdio"
+
+
+class Agent:
+    """The agent's callbacks for the server's requests: answer, or raise."""
+
+    def __init__(self) -> None:
+        self.fail = False
+
+    def _check(self) -> None:
+        if self.fail:
+            raise RuntimeError("the agent's callback failed")
+
+    async def sampling(self, ctx: Any, params: Any) -> Any:
+        self._check()
+        text = types.TextContent(type="text", text="hello")
+        return types.CreateMessageResult(role="assistant", content=text, model="scripted")
+
+    async def elicitation(self, ctx: Any, params: Any) -> Any:
+        self._check()
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async def roots(self, ctx: Any) -> Any:
+        self._check()
+        return types.ListRootsResult(roots=[types.Root(uri="file:///tmp")])
+
+    def callbacks(self) -> dict[str, Any]:
+        return {
+            "sampling_callback": self.sampling,
+            "elicitation_callback": self.elicitation,
+            "list_roots_callback": self.roots,
+        }
+
+
+@asynccontextmanager
+async def session_to(transport: str, agent: Agent, span_file: Path | None = None) -> AsyncIterator[Any]:
+    """An initialized session to the requests server, its requests answered by ``agent``."""
+    if transport == STDIO:
+        from mcp.client.stdio import stdio_client
+
+        parameters = stdio_parameters("tests.servers.requests_server", span_file)
+        async with (
+            stdio_client(parameters, errlog=sys.stderr) as streams,
+            ClientSession(streams[0], streams[1], **agent.callbacks()) as session,
+        ):
+            await session.initialize()
+            yield session
+        return
+    server = requests_server.build_server()
+    if MCP_MAJOR == 1:
+        from mcp.shared.memory import create_connected_server_and_client_session
+
+        async with create_connected_server_and_client_session(server, **agent.callbacks()) as session:
+            yield session
+        return
+    from mcp import Client
+
+    async with Client(server, mode="legacy", **agent.callbacks()) as client:
+        yield client.session
+
+
+@dataclass(frozen=True)
+class Side:
+    status: str  # UNSET | ERROR
+    outcome: str
+    error_type: str | None = None
+    cancel_reason: str | None = None
+
+
+OK = Side("UNSET", "ok")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    method: str
+    drive: Callable[[Any, Agent], Awaitable[None]]
+    sender: Side
+    receiver: Side
+    target: str | None = None  # the span name's target, or the resource URI
+    from_server: bool = False  # the server sends it (while handling tools/call ask)
+
+
+def _quietly(call: Callable[[Any], Awaitable[Any]]) -> Callable[[Any, Agent], Awaitable[None]]:
+    async def drive(session: Any, agent: Agent) -> None:
+        try:
+            await call(session)
+        except Exception as exc:
+            if getattr(exc, "error", exc).__class__.__name__ not in ("ErrorData",) and not hasattr(exc, "code"):
+                raise
+
+    return drive
+
+
+def _read(uri: str) -> Callable[[Any, Agent], Awaitable[None]]:
+    return _quietly(lambda session: session.read_resource(uri))
+
+
+async def _cancelled_read(session: Any, agent: Agent) -> None:
+    with anyio.move_on_after(0.3):
+        await session.read_resource("test://slow")
+
+
+def _ask(kind: str, fail: bool = False) -> Callable[[Any, Agent], Awaitable[None]]:
+    async def drive(session: Any, agent: Agent) -> None:
+        agent.fail = fail
+        result = await session.call_tool("ask", {"kind": kind})
+        assert result.content[0].text.startswith("error" if fail else "ok"), result
+
+    return drive
+
+
+async def _send_request_tool_call(session: Any, agent: Agent) -> None:
+    if MCP_MAJOR == 1:
+        request: Any = types.ClientRequest(
+            types.CallToolRequest(params=types.CallToolRequestParams(name="ask", arguments={"kind": "ping"}))
+        )
+    else:
+        request = types.CallToolRequest(params=types.CallToolRequestParams(name="ask", arguments={"kind": "ping"}))
+    await session.send_request(request, types.CallToolResult)
+
+
+def _complete(session: Any) -> Awaitable[Any]:
+    return session.complete(types.PromptReference(type="ref/prompt", name="greet"), {"name": "x", "value": "y"})
+
+
+# The agent's raising callback: mcp 2.x's dispatcher answers the server code 0 (the generic
+# handler error, SDK-local); mcp 1.x's receive loop answers -32602. Either way the agent's span
+# is the agent's failure (ERROR); the server's span fails with the code it received.
+CALLBACK_FAILED_SENDER = Side("ERROR", "failed", "0" if MCP_MAJOR == 2 else "-32602")
+CALLBACK_FAILED_RECEIVER = Side("ERROR", "failed", "0" if MCP_MAJOR == 2 else "RuntimeError")
+# A caller's cancel: mcp 2.x tells the server; mcp 1.x does not, and its server's handler is
+# cancelled only when the session closes.
+CANCELLED_READ_RECEIVER = Side("UNSET", "cancelled", cancel_reason="client" if MCP_MAJOR == 2 else "disconnect")
+
+CASES = [
+    Case("ping", "ping", _quietly(lambda s: s.send_ping()), OK, OK),
+    Case("tools_list", "tools/list", _quietly(lambda s: s.list_tools()), OK, OK),
+    Case("resources_list", "resources/list", _quietly(lambda s: s.list_resources()), OK, OK),
+    Case("prompts_list", "prompts/list", _quietly(lambda s: s.list_prompts()), OK, OK),
+    Case("read_ok", "resources/read", _read("test://ok"), OK, OK, "test://ok"),
+    Case(
+        "read_caller_fault",
+        "resources/read",
+        _read("test://missing"),
+        Side("ERROR", "failed", "-32602"),
+        Side("UNSET", "failed", "-32602"),
+        "test://missing",
+    ),
+    Case(
+        "read_server_fault",
+        "resources/read",
+        _read("test://broken"),
+        Side("ERROR", "failed", "-32603"),
+        Side("ERROR", "failed", "-32603"),
+        "test://broken",
+    ),
+    Case(
+        "read_cancelled",
+        "resources/read",
+        _cancelled_read,
+        Side("UNSET", "cancelled", cancel_reason="caller"),
+        CANCELLED_READ_RECEIVER,
+        "test://slow",
+    ),
+    Case("prompt_ok", "prompts/get", _quietly(lambda s: s.get_prompt("greet")), OK, OK, "greet"),
+    Case(
+        "prompt_caller_fault",
+        "prompts/get",
+        _quietly(lambda s: s.get_prompt("bad")),
+        Side("ERROR", "failed", "-32602"),
+        Side("UNSET", "failed", "-32602"),
+        "bad",
+    ),
+    Case("completion", "completion/complete", _quietly(_complete), OK, OK),
+    Case("set_level", "logging/setLevel", _quietly(lambda s: s.set_logging_level("info")), OK, OK),
+    Case("subscribe", "resources/subscribe", _quietly(lambda s: s.subscribe_resource("test://ok")), OK, OK),
+    Case("unsubscribe", "resources/unsubscribe", _quietly(lambda s: s.unsubscribe_resource("test://ok")), OK, OK),
+    Case("send_request_tool_call", "tools/call", _send_request_tool_call, OK, OK, "ask"),
+    Case("elicit", "elicitation/create", _ask("elicitation/create"), OK, OK, from_server=True),
+    Case(
+        "elicit_callback_raises",
+        "elicitation/create",
+        _ask("elicitation/create", fail=True),
+        CALLBACK_FAILED_SENDER,
+        CALLBACK_FAILED_RECEIVER,
+        from_server=True,
+    ),
+    Case("sampling", "sampling/createMessage", _ask("sampling/createMessage"), OK, OK, from_server=True),
+    Case(
+        "sampling_callback_raises",
+        "sampling/createMessage",
+        _ask("sampling/createMessage", fail=True),
+        CALLBACK_FAILED_SENDER,
+        CALLBACK_FAILED_RECEIVER,
+        from_server=True,
+    ),
+    Case("roots", "roots/list", _ask("roots/list"), OK, OK, from_server=True),
+    Case("server_ping", "ping", _ask("ping"), OK, OK, from_server=True),
+]
+
+
+def _describe(span: Any) -> dict[str, Any]:
+    """An exported span as a plain dict, whichever process wrote it (a span file holds the SDK's
+    JSON form, without the instrumentation scope: there, ours are those with an outcome)."""
+    ours = isinstance(span, dict) or span.instrumentation_scope.name == semconv.INSTRUMENTATION_SCOPE
+    data = span if isinstance(span, dict) else span_dict(span)
+    attributes = data["attributes"]
+    return {
+        "name": data["name"],
+        "kind": data["kind"].removeprefix("SpanKind."),
+        "trace_id": data["context"]["trace_id"],
+        "span_id": data["context"]["span_id"],
+        "parent": data["parent_id"],
+        "status": data["status"]["status_code"],
+        "attributes": attributes,
+        "ours": ours and semconv.MCP_REQUEST_OUTCOME in attributes,
+    }
+
+
+def _matching(spans: list[dict[str, Any]], kind: str, case: Case) -> list[dict[str, Any]]:
+    found = []
+    for span in spans:
+        attributes = span["attributes"]
+        if span["kind"] != kind or attributes.get("mcp.method.name") != case.method:
+            continue
+        if not span["ours"]:
+            continue
+        if case.target and case.target not in (attributes.get("mcp.resource.uri"), *span["name"].split(" ")[1:]):
+            continue
+        found.append(span)
+    return found
+
+
+def _assert_side(span: dict[str, Any], expect: Side, case: Case) -> None:
+    attributes = span["attributes"]
+    assert span["status"] == expect.status, (case.id, span)
+    assert attributes["mcp.request.outcome"] == expect.outcome, (case.id, span)
+    assert attributes.get("error.type") == expect.error_type, (case.id, span)
+    assert attributes.get("mcp.request.cancel.reason") == expect.cancel_reason, (case.id, span)
+    assert ("tool.outcome" in attributes) == (case.method == "tools/call")
+    assert attributes["mcp.server.name"] == SERVER_NAME
+
+
+@pytest.mark.parametrize("transport", [MEMORY, STDIO])
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+async def test_one_span_per_side(
+    case: Case, transport: str, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    instrument()
+    agent = Agent()
+    span_file = tmp_path / "server-spans.jsonl"
+    async with session_to(transport, agent, span_file) as session:
+        exporter.clear()  # the session's initialize is its own case
+        await case.drive(session, agent)
+    spans = [_describe(span) for span in exporter.get_finished_spans()]
+    if transport == STDIO:
+        spans += [_describe(line) for line in _read_span_file(span_file)]
+    sender_kind, receiver_kind = "CLIENT", "SERVER"
+    senders = _matching(spans, sender_kind, case)
+    receivers = _matching(spans, receiver_kind, case)
+    if case.from_server:  # the server's request inside the tools/call that asked for it
+        senders = [span for span in senders if span["parent"] is not None]
+    assert len(senders) == 1, (case.id, senders)
+    assert len(receivers) == 1, (case.id, receivers)
+    sender, receiver = senders[0], receivers[0]
+    _assert_side(sender, case.sender, case)
+    _assert_side(receiver, case.receiver, case)
+    # One trace across the wire: the receiver's span is the sender's child.
+    assert receiver["trace_id"] == sender["trace_id"]
+    assert receiver["parent"] == sender["span_id"]
+    if case.from_server:
+        (tool_call,) = [span for span in spans if span["span_id"] == sender["parent"]]
+        assert tool_call["kind"] == receiver_kind
+        assert tool_call["attributes"]["gen_ai.tool.name"] == "ask"
+    if case.method == "resources/read":
+        assert sender["attributes"]["mcp.resource.uri"] == receiver["attributes"]["mcp.resource.uri"] == case.target
+        assert sender["name"] == receiver["name"] == "resources/read"  # no URI in the name
+
+
+@pytest.mark.parametrize("transport", [MEMORY, STDIO])
+async def test_initialize_has_one_span_per_side(
+    transport: str, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    instrument()
+    span_file = tmp_path / "server-spans.jsonl"
+    async with session_to(transport, Agent(), span_file):
+        pass
+    spans = [_describe(span) for span in exporter.get_finished_spans()]
+    if transport == STDIO:
+        spans += [_describe(line) for line in _read_span_file(span_file)]
+    case = Case("initialize", "initialize", _quietly(lambda s: s.send_ping()), OK, OK)
+    (sender,) = _matching(spans, "CLIENT", case)
+    (receiver,) = _matching(spans, "SERVER", case)
+    _assert_side(sender, OK, case)
+    _assert_side(receiver, OK, case)
+    assert receiver["parent"] == sender["span_id"]
+
+
+def _read_span_file(path: Path) -> list[dict[str, Any]]:
+    import json
+
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
