@@ -15,8 +15,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mcp_otel.report import format_json, format_table, read_calls, summarize
+from mcp_otel.report import EVERY_METHOD, format_json, format_table, read_calls, summarize
 from mcp_otel.run_configurator import FILE_EXPORTER, RUN_FILE_ENV
+from mcp_otel.semconv import METHOD_TOOLS_CALL
 
 CONFIGURATOR_NAME = "mcp_otel"
 EXIT_ABOVE_THRESHOLD = 1
@@ -59,7 +60,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _summary_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--by", choices=["server", "tool"], default="server", help="group by (default: %(default)s)")
+    parser.add_argument(
+        "--by", choices=["server", "tool", "method"], default="server", help="group by (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--method",
+        help=f"count requests of this MCP method ({EVERY_METHOD!r}: every method; default: {METHOD_TOOLS_CALL}, "
+        "or every method with --by method)",
+    )
     parser.add_argument("--format", choices=["table", "json"], default="table", help="(default: %(default)s)")
 
 
@@ -86,7 +94,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         instrument = shutil.which("opentelemetry-instrument") or "opentelemetry-instrument"
     returncode = subprocess.call([instrument, *agent], env=env)
     _progress(f"the agent exited with {returncode}; summarizing {output.name}")
-    calls, problems = read_calls([output])
+    calls, problems = read_calls([output], method=_method(args))
     for problem in problems:
         _progress(problem)
     summaries = summarize(calls, args.by)
@@ -110,8 +118,16 @@ def _run_environment(output: Path) -> dict[str, str]:
     return env
 
 
+def _method(args: argparse.Namespace) -> str:
+    """The method whose requests are counted: ``--method``, else tool calls (every method when
+    grouping by method)."""
+    if args.method:
+        return str(args.method)
+    return EVERY_METHOD if args.by == "method" else METHOD_TOOLS_CALL
+
+
 def _report(args: argparse.Namespace) -> int:
-    calls, problems = read_calls(args.files, args.side)
+    calls, problems = read_calls(args.files, args.side, _method(args))
     summaries = summarize(calls, args.by)
     print(format_table(summaries, args.by) if args.format == "table" else format_json(summaries))
     for problem in problems:

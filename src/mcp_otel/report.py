@@ -1,11 +1,12 @@
-"""Per-server (or per-tool) summaries of MCP tool calls, read from OTLP JSON span files.
+"""Per-server (or per-tool, per-method) summaries of MCP requests, read from OTLP JSON span files.
 
 Reads the JSON lines the OpenTelemetry OTLP JSON file exporter writes (``mcp-otel run``) and
 the collector's file exporter writes: one ``{"resourceSpans": [...]}`` object per line; lines
-with other signals are skipped. A call is a span with ``mcp.method.name = tools/call`` of the
-chosen side (CLIENT: the agent's view, by default). Its outcome is ``tool.outcome``; spans
-without it (other instrumentations, older versions) are counted by their status, ERROR as
-failed and anything else as ok (ADR-191 rule 5), and flagged in the output.
+with other signals are skipped. A call is a span of the chosen side (CLIENT: the agent's view,
+by default) whose ``mcp.method.name`` is the chosen method (``tools/call`` by default; any, for
+:data:`EVERY_METHOD`). Its outcome is ``mcp.request.outcome`` (``tool.outcome``); spans without
+it (other instrumentations, older versions) are counted by their status, ERROR as failed and
+anything else as ok (ADR-191 rule 5), and flagged in the output.
 
 Failure rate = failed / (ok + failed): the caller's own cancels are not failures, and are not
 successes either.
@@ -24,8 +25,10 @@ from typing import Any
 from mcp_otel.outcome import outcome_of_span
 from mcp_otel.semconv import (
     ERROR_TYPE,
+    GEN_AI_PROMPT_NAME,
     GEN_AI_TOOL_NAME,
     MCP_METHOD_NAME,
+    MCP_REQUEST_OUTCOME,
     MCP_SERVER_NAME,
     METHOD_TOOLS_CALL,
     SERVER_ADDRESS,
@@ -37,6 +40,8 @@ from mcp_otel.semconv import (
 _KINDS = {"client": (3, "SPAN_KIND_CLIENT"), "server": (2, "SPAN_KIND_SERVER")}
 _STATUS_ERROR = (2, "STATUS_CODE_ERROR")
 UNKNOWN = "(unknown)"
+# The method filter that keeps every request.
+EVERY_METHOD = "*"
 
 
 class ReportError(Exception):
@@ -46,11 +51,12 @@ class ReportError(Exception):
 @dataclass(frozen=True)
 class Call:
     server: str
-    tool: str
+    tool: str  # the tool (or prompt) name, UNKNOWN for methods without one
+    method: str
     outcome: ToolOutcome
     error_type: str | None
     seconds: float
-    derived: bool  # outcome derived from the span status (no tool.outcome)
+    derived: bool  # outcome derived from the span status (no outcome attribute)
 
 
 @dataclass
@@ -102,9 +108,11 @@ class Summary:
         }
 
 
-def read_calls(paths: Iterable[Path], side: str = "client") -> tuple[list[Call], list[str]]:
-    """Every tool call in the files, and one message per file or line that could not be read
-    (the rest of the file is still read)."""
+def read_calls(
+    paths: Iterable[Path], side: str = "client", method: str = METHOD_TOOLS_CALL
+) -> tuple[list[Call], list[str]]:
+    """Every request of ``method`` in the files, and one message per file or line that could not
+    be read (the rest of the file is still read)."""
     calls: list[Call] = []
     problems: list[str] = []
     for path in paths:
@@ -120,7 +128,7 @@ def read_calls(paths: Iterable[Path], side: str = "client") -> tuple[list[Call],
             if not line.strip():
                 continue
             try:
-                calls.extend(_calls_in_line(line, side))
+                calls.extend(call for call in _calls_in_line(line, side) if method in (EVERY_METHOD, call.method))
             except ReportError as exc:
                 problems.append(f"{path}:{number}: {exc}")
     return calls, problems
@@ -129,7 +137,7 @@ def read_calls(paths: Iterable[Path], side: str = "client") -> tuple[list[Call],
 def summarize(calls: Iterable[Call], by: str = "server") -> list[Summary]:
     summaries: dict[str, Summary] = {}
     for call in calls:
-        name = call.server if by == "server" else call.tool
+        name = {"server": call.server, "tool": call.tool, "method": call.method}[by]
         summaries.setdefault(name, Summary(name)).add(call)
     return sorted(summaries.values(), key=lambda summary: summary.name)
 
@@ -210,7 +218,7 @@ def _calls_in_line(line: str, side: str) -> Iterator[Call]:
 
 def _call(span: dict[str, Any], side: str) -> Call | None:
     attributes = {item["key"]: _value(item.get("value", {})) for item in span.get("attributes", [])}
-    if span.get("kind") not in _KINDS[side] or attributes.get(MCP_METHOD_NAME) != METHOD_TOOLS_CALL:
+    if span.get("kind") not in _KINDS[side] or MCP_METHOD_NAME not in attributes:
         return None
     status = span.get("status") or {}
     outcome = outcome_of_span(attributes, status.get("code") in _STATUS_ERROR)
@@ -219,11 +227,12 @@ def _call(span: dict[str, Any], side: str) -> Call | None:
     error_type = attributes.get(ERROR_TYPE) if outcome is ToolOutcome.FAILED else None
     return Call(
         server=str(server),
-        tool=str(attributes.get(GEN_AI_TOOL_NAME, UNKNOWN)),
+        tool=str(attributes.get(GEN_AI_TOOL_NAME, attributes.get(GEN_AI_PROMPT_NAME, UNKNOWN))),
+        method=str(attributes[MCP_METHOD_NAME]),
         outcome=outcome,
         error_type=None if error_type is None else str(error_type),
         seconds=seconds,
-        derived=TOOL_OUTCOME not in attributes,
+        derived=MCP_REQUEST_OUTCOME not in attributes and TOOL_OUTCOME not in attributes,
     )
 
 

@@ -163,3 +163,37 @@ def test_empty_and_malformed_files_are_named_and_nothing_else_is_lost(
     assert f"{broken}:2: not OTLP JSON spans" in err
     assert f"{broken}:3: not JSON" in err
     assert f"{tmp_path / 'missing.jsonl'}: cannot read" in err
+
+
+def test_by_method_and_method_filter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every request's span counts under its method; the default stays tool calls."""
+    path = tmp_path / "spans.jsonl"
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
+    tracer = provider.get_tracer("test")
+    requests = [
+        ("initialize", CallOutcome.ok()),
+        ("resources/read", CallOutcome.failed("-32603", rpc_code=-32603)),
+        ("resources/read", CallOutcome.cancelled(CancelReason.CALLER)),
+        ("resources/read", CallOutcome.ok()),
+        ("tools/call", CallOutcome.ok()),
+    ]
+    for method, outcome in requests:
+        attributes = {"mcp.method.name": method, "mcp.server.name": "s"}
+        finish_span(tracer.start_span(method, kind=SpanKind.CLIENT, attributes=attributes), outcome, method=method)
+    provider.shutdown()
+
+    def report(*options: str) -> list[dict[str, Any]]:
+        assert main(["report", str(path), "--format", "json", *options]) == 0
+        rows: list[dict[str, Any]] = json.loads(capsys.readouterr().out)
+        return rows
+
+    by_method = {
+        row["name"]: (row["calls"], row["ok"], row["failed"], row["cancelled"]) for row in report("--by", "method")
+    }
+    assert by_method == {"initialize": (1, 1, 0, 0), "resources/read": (3, 1, 1, 1), "tools/call": (1, 1, 0, 0)}
+    (reads,) = report("--method", "resources/read")
+    assert (reads["name"], reads["calls"], reads["failure_rate"], reads["derived_from_status"]) == ("s", 3, 0.5, 0)
+    (tool_calls,) = report()
+    assert (tool_calls["name"], tool_calls["calls"]) == ("s", 1)
+    assert sum(row["calls"] for row in report("--method", "*")) == 5
