@@ -95,15 +95,6 @@ class Request:
         return f"{self.method} {self.target}" if self.target else self.method
 
 
-def tool_name(raw: Any, settings: Settings) -> str | None:
-    return None if raw is None else bounded(str(raw), settings.max_name_length)
-
-
-def span_name(tool: str | None) -> str:
-    """``tools/call {gen_ai.tool.name}``, or the method alone when there is no name (semconv)."""
-    return Request(METHOD_TOOLS_CALL, tool).span_name()
-
-
 def request_attributes(
     request: Request,
     settings: Settings,
@@ -134,23 +125,3 @@ def request_attributes(
         if value:
             attributes[key] = bounded(value, limit)
     return attributes
-
-
-def call_attributes(
-    tool: str | None,
-    settings: Settings,
-    *,
-    server_name: str | None,
-    server_version: str | None,
-    protocol_version: str | None,
-    session_id: str | None,
-) -> dict[str, Any]:
-    """:func:`request_attributes` of a ``tools/call`` of ``tool``."""
-    return request_attributes(
-        Request(METHOD_TOOLS_CALL, tool),
-        settings,
-        server_name=server_name,
-        server_version=server_version,
-        protocol_version=protocol_version,
-        session_id=session_id,
-    )

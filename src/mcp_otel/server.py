@@ -170,19 +170,10 @@ class ServerInstrumentation:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
-        call = self._begin(facts)
-        if call is None:
-            return await wrapped(*args, **kwargs)
-        with self._current(call):
-            try:
-                result = await wrapped(*args, **kwargs)
-            except BaseException as exc:
-                self._finish(call, partial(self._v1_outcome, call, exc))
-                raise
-        self._finish(call, partial(self._v1_outcome, call, None), getattr(call.answer, "root", call.answer))
-        return result
+        # _handle_request returns nothing: the answer is what respond() was given.
+        return await self._handle(facts, self._v1_outcome, lambda call, _: _root(call.answer), wrapped, args, kwargs)
 
-    def _v1_outcome(self, call: _ServerCall, exc: BaseException | None) -> CallOutcome:
+    def _v1_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome:
         session, responder = call.owner, call.dispatch
         peer_cancelled = sdk.v1_peer_cancelled(responder)
         transport_closed = sdk.v1_transport_closed(session)
@@ -199,7 +190,7 @@ class ServerInstrumentation:
         else:
             answer_error = sdk.rpc_error_from(call.answer) if call.answered else None
         return classify_server_call(
-            answer=getattr(call.answer, "root", call.answer),
+            answer=_root(call.answer),
             rpc_error=answer_error,
             peer_cancelled=peer_cancelled,
             is_cancellation=cancelled,
@@ -249,17 +240,9 @@ class ServerInstrumentation:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
-        call = self._begin(facts)
-        if call is None:
-            return await wrapped(*args, **kwargs)
-        with self._current(call), self._without_fastmcp_spans():
-            try:
-                result = await wrapped(*args, **kwargs)
-            except BaseException as exc:
-                self._finish(call, partial(self._v2_outcome, call, None, exc))
-                raise
-        self._finish(call, partial(self._v2_outcome, call, result, None), result)
-        return result
+        return await self._handle(
+            facts, self._v2_outcome, lambda _, result: result, wrapped, args, kwargs, self._without_fastmcp_spans()
+        )
 
     def _v2_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome:
         owner, dctx = call.owner, call.dispatch
@@ -295,6 +278,30 @@ class ServerInstrumentation:
         return sdk.fastmcp_spans_suppressed()
 
     # --- both majors --------------------------------------------------------------------------
+
+    async def _handle(
+        self,
+        facts: Callable[[], tuple[sdk.ServerRequest, Any, Any] | None],
+        outcome: Callable[[_ServerCall, Any, BaseException | None], CallOutcome],
+        answer: Callable[[_ServerCall, Any], Any],
+        wrapped: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        around: Any = None,
+    ) -> Any:
+        """Run the SDK's handling of one request inside its SERVER span. ``outcome`` classifies
+        (call, returned, raised); ``answer`` is the result the request was answered with."""
+        call = self._begin(facts)
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        with self._current(call), around or nullcontext():
+            try:
+                result = await wrapped(*args, **kwargs)
+            except BaseException as exc:
+                self._finish(call, partial(outcome, call, None, exc))
+                raise
+        self._finish(call, partial(outcome, call, result, None), answer(call, result))
+        return result
 
     def _begin(self, facts: Callable[[], tuple[sdk.ServerRequest, Any, Any] | None]) -> _ServerCall | None:
         try:
@@ -377,3 +384,8 @@ class ServerInstrumentation:
 
     def _stdio_server(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return RegisteringTransport(wrapped(*args, **kwargs), self._transports, TransportInfo(TRANSPORT_PIPE))
+
+
+def _root(answer: Any) -> Any:
+    """mcp 1.x wraps results and errors in a ``RootModel``."""
+    return getattr(answer, "root", answer)
