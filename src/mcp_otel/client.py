@@ -20,7 +20,7 @@ Around each:
 * ``notifications/cancelled`` sent by this client are noted, so the mcp 1.x server's
   ``code 0 "Request cancelled"`` reply to it reads as a cancel, not a failure.
 
-The wrappers stay thin: facts come from :mod:`mcp_otel.sdk`, the verdict from
+The wrappers stay thin: facts come from :mod:`mcp_otel.adapters`, the verdict from
 :mod:`mcp_otel.classify`, and the span is finished by :func:`mcp_otel.outcome.finish_span`.
 Every step of our own fails open.
 """
@@ -39,7 +39,8 @@ import anyio
 from opentelemetry import context, propagate, trace
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
 
-from mcp_otel import sdk
+from mcp_otel import binding
+from mcp_otel.adapters import common, fastmcp, v1
 from mcp_otel.attributes import Request, param, request_attributes
 from mcp_otel.classify import classify_client_exception, classify_client_result
 from mcp_otel.config import SdkSpans, Settings
@@ -162,7 +163,7 @@ class ClientInstrumentation:
         self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> _ClientCall | None:
         try:
-            tool, arguments = sdk.arguments_of(wrapped, args, kwargs, "name", "arguments")
+            tool, arguments = binding.arguments_of(wrapped, args, kwargs, "name", "arguments")
             request = Request.of(METHOD_TOOLS_CALL, {"name": tool}, self._settings)
             return self._open(session, request, self._client_attributes(session, request), arguments)
         except Exception as exc:
@@ -172,7 +173,7 @@ class ClientInstrumentation:
     def _open(self, session: Any, request: Request, attributes: dict[str, Any], arguments: Any = None) -> _ClientCall:
         """Start the CLIENT span of ``request`` (``arguments``: a tool call's, for content capture)."""
         try:
-            request_id = sdk.next_request_id(session)
+            request_id = v1.next_request_id(session)
         except Exception as exc:  # the span is still useful without it
             report_once("could not read the client session's facts", exc)
             request_id = None
@@ -208,8 +209,8 @@ class ClientInstrumentation:
         return attributes
 
     def _attributes(self, session: Any, request: Request) -> dict[str, Any]:
-        facts = sdk.session_facts(session)
-        transport = self._transports.lookup(sdk.session_write_stream(session))
+        facts = common.session_facts(session)
+        transport = self._transports.lookup(common.session_write_stream(session))
         attributes = request_attributes(
             request,
             self._settings,
@@ -234,7 +235,7 @@ class ClientInstrumentation:
         if not self._settings.propagate:
             return args, kwargs
         try:
-            slot = sdk.argument_slot(sdk.plain_function(wrapped), "meta")
+            slot = binding.argument_slot(binding.plain_function(wrapped), "meta")
             if slot is None:
                 return args, kwargs
             meta = slot.get(args, kwargs)
@@ -253,11 +254,11 @@ class ClientInstrumentation:
 
     async def _v1_send_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         def describe() -> tuple[Any, Any]:
-            (request,) = sdk.arguments_of(wrapped, args, kwargs, "request")
-            return sdk.v1_method_and_params(request)
+            (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
+            return v1.method_and_params(request)
 
-        from_server = not sdk.is_client_session(instance)
-        return await self._send(wrapped, instance, args, kwargs, describe, from_server=from_server, v1=True)
+        from_server = not common.is_client_session(instance)
+        return await self._send(wrapped, instance, args, kwargs, describe, from_server=from_server, v1_request=True)
 
     async def _v2_client_send_request(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -273,7 +274,7 @@ class ClientInstrumentation:
         self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any], *, from_server: bool
     ) -> Any:
         def describe() -> tuple[Any, Any]:
-            (request,) = sdk.arguments_of(wrapped, args, kwargs, "request")
+            (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
             return getattr(request, "method", None), getattr(request, "params", None)
 
         return await self._send(wrapped, session, args, kwargs, describe, from_server=from_server)
@@ -289,7 +290,7 @@ class ClientInstrumentation:
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
         def describe() -> tuple[Any, Any]:
-            method, params = sdk.arguments_of(wrapped, args, kwargs, "method", "params")
+            method, params = binding.arguments_of(wrapped, args, kwargs, "method", "params")
             return method, params
 
         return await self._send(wrapped, instance, args, kwargs, describe, from_server=True)
@@ -303,7 +304,7 @@ class ClientInstrumentation:
         describe: Callable[[], tuple[Any, Any]],
         *,
         from_server: bool,
-        v1: bool = False,
+        v1_request: bool = False,
     ) -> Any:
         call, own = self._start_request(session, describe, from_server)
         if call is None:
@@ -314,7 +315,7 @@ class ClientInstrumentation:
                 return await wrapped(*args, **kwargs)
             finally:
                 _SENDING.reset(sending_token)
-        if v1:  # mcp 2.x's dispatcher injects the current context itself, which is ours
+        if v1_request:  # mcp 2.x's dispatcher injects the current context itself, which is ours
             args, kwargs = self._with_v1_trace_context(wrapped, call.span, args, kwargs)
         context_token = context.attach(trace.set_span_in_context(call.span))
         try:
@@ -354,13 +355,13 @@ class ClientInstrumentation:
         if not self._settings.propagate:
             return args, kwargs
         try:
-            slot = sdk.argument_slot(sdk.plain_function(wrapped), "request")
+            slot = binding.argument_slot(binding.plain_function(wrapped), "request")
             request = slot.get(args, kwargs) if slot is not None else None
             if slot is None or request is None:
                 return args, kwargs
             carrier: dict[str, str] = {}
             propagate.inject(carrier, context=trace.set_span_in_context(span))
-            return slot.replace(args, kwargs, sdk.v1_with_meta(request, carrier)) if carrier else (args, kwargs)
+            return slot.replace(args, kwargs, v1.with_meta(request, carrier)) if carrier else (args, kwargs)
         except Exception as exc:
             report_once("could not inject trace context", exc)
             return args, kwargs
@@ -381,7 +382,7 @@ class ClientInstrumentation:
     def _learnt_from_initialize(self, call: _ClientCall, result: Any) -> dict[str, Any]:
         """``initialize`` names the server only in its answer: its span and point say it too."""
         try:
-            facts = sdk.initialize_facts(result)
+            facts = common.initialize_facts(result)
             learnt = request_attributes(
                 Request(METHOD_INITIALIZE),
                 self._settings,
@@ -402,10 +403,10 @@ class ClientInstrumentation:
             return classify_client_result(result)
         return classify_client_exception(
             exc,
-            is_cancellation=sdk.is_cancellation(exc),
-            rpc_error=sdk.rpc_error_of(exc),
+            is_cancellation=common.is_cancellation(exc),
+            rpc_error=common.rpc_error_of(exc),
             cancel_sent=call.cancel_sent,
-            transport_closed=sdk.is_transport_closed(exc),
+            transport_closed=common.is_transport_closed(exc),
             keep_message=keep_message,
         )
 
@@ -414,10 +415,10 @@ class ClientInstrumentation:
         mcp 2.x clients do, so it stops the work (and records it as cancelled). Shielded from
         the caller's cancellation and bounded in time."""
         try:
-            reason = sdk.abandon_reason(exc)
+            reason = common.abandon_reason(exc)
             if reason is None:
                 return
-            notification = sdk.v1_cancel_notification(call.v1_request_id, reason)
+            notification = v1.cancel_notification(call.v1_request_id, reason)
             with anyio.CancelScope(shield=True), anyio.move_on_after(COURTESY_CANCEL_TIMEOUT):
                 await call.session.send_notification(notification)
         except Exception as error:
@@ -435,7 +436,7 @@ class ClientInstrumentation:
     async def _initialize(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         result = await wrapped(*args, **kwargs)
         try:
-            sdk.remember_initialize_result(instance, result)
+            common.remember_initialize_result(instance, result)
         except Exception as exc:
             report_once("could not keep the initialize result", exc)
         return result
@@ -445,7 +446,7 @@ class ClientInstrumentation:
     ) -> Any:
         try:
             notification = args[0] if args else kwargs.get("notification")
-            request_id = sdk.cancelled_request_id(notification)
+            request_id = common.cancelled_request_id(notification)
             if request_id is not None:
                 call = self._inflight.get((id(instance), str(request_id)))
                 if call is not None:
@@ -486,8 +487,8 @@ class ClientInstrumentation:
     async def _post_writer(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         stream = None
         try:
-            slot = sdk.argument_slot(sdk.plain_function(wrapped), "write_stream")
-            endpoint = sdk.http_endpoint(instance)
+            slot = binding.argument_slot(binding.plain_function(wrapped), "write_stream")
+            endpoint = common.http_endpoint(instance)
             if slot is not None and endpoint is not None:
                 stream = slot.get(args, kwargs)
                 info = TransportInfo(TRANSPORT_TCP, endpoint.address, endpoint.port, endpoint.session_id)
@@ -502,5 +503,5 @@ class ClientInstrumentation:
 
 @contextmanager
 def _without_fastmcp_spans(wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[Any]:
-    with sdk.fastmcp_spans_suppressed(), wrapped(*args, **kwargs) as span:
+    with fastmcp.spans_suppressed(), wrapped(*args, **kwargs) as span:
         yield span

@@ -32,7 +32,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
-from mcp_otel import sdk
+from mcp_otel import binding
+from mcp_otel.adapters import common, fastmcp, v1, v2
 from mcp_otel.attributes import Request, param, request_attributes
 from mcp_otel.classify import RpcError, classify_callback_crash, classify_server_call
 from mcp_otel.config import SdkSpans, Settings
@@ -137,9 +138,9 @@ class ServerInstrumentation:
     async def _v1_handle_request(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        def facts() -> tuple[sdk.ServerRequest, Any, Any] | None:
-            responder, request, session = sdk.arguments_of(wrapped, args, kwargs, "message", "req", "session")
-            return sdk.v1_server_request(instance, responder, request, session), session, responder
+        def facts() -> tuple[common.ServerRequest, Any, Any] | None:
+            responder, request, session = binding.arguments_of(wrapped, args, kwargs, "message", "req", "session")
+            return v1.server_request(instance, responder, request, session), session, responder
 
         return await self._v1_handle(facts, wrapped, args, kwargs)
 
@@ -147,9 +148,9 @@ class ServerInstrumentation:
         """mcp 1.x ``ServerSession`` answers ``initialize`` itself; every other request goes on to
         ``Server._handle_request``."""
 
-        def facts() -> tuple[sdk.ServerRequest, Any, Any] | None:
-            (responder,) = sdk.arguments_of(wrapped, args, kwargs, "responder")
-            request = sdk.v1_initialize_request(instance, responder)
+        def facts() -> tuple[common.ServerRequest, Any, Any] | None:
+            (responder,) = binding.arguments_of(wrapped, args, kwargs, "responder")
+            request = v1.initialize_request(instance, responder)
             return None if request is None else (request, instance, responder)
 
         return await self._v1_handle(facts, wrapped, args, kwargs)
@@ -157,15 +158,15 @@ class ServerInstrumentation:
     async def _v1_client_received(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        def facts() -> tuple[sdk.ServerRequest, Any, Any] | None:
-            (responder,) = sdk.arguments_of(wrapped, args, kwargs, "responder")
-            return sdk.v1_client_received_request(instance, responder), instance, responder
+        def facts() -> tuple[common.ServerRequest, Any, Any] | None:
+            (responder,) = binding.arguments_of(wrapped, args, kwargs, "responder")
+            return v1.client_received_request(instance, responder), instance, responder
 
         return await self._v1_handle(facts, wrapped, args, kwargs)
 
     async def _v1_handle(
         self,
-        facts: Callable[[], tuple[sdk.ServerRequest, Any, Any] | None],
+        facts: Callable[[], tuple[common.ServerRequest, Any, Any] | None],
         wrapped: Any,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
@@ -175,20 +176,20 @@ class ServerInstrumentation:
 
     def _v1_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome:
         session, responder = call.owner, call.dispatch
-        peer_cancelled = sdk.v1_peer_cancelled(responder)
-        transport_closed = sdk.v1_transport_closed(session)
+        peer_cancelled = v1.peer_cancelled(responder)
+        transport_closed = v1.transport_closed(session)
         if exc is None and not call.answered and not peer_cancelled:
             # Returned without answering: 1.12-1.26 swallow a transport-close cancel.
             return classify_server_call(is_cancellation=True, transport_closed=transport_closed)
-        cancelled = exc is not None and sdk.is_cancellation(exc)
+        cancelled = exc is not None and common.is_cancellation(exc)
         answer_error: RpcError | None
-        if exc is not None and not cancelled and sdk.is_client_session(session) and sdk.rpc_error_of(exc) is None:
+        if exc is not None and not cancelled and common.is_client_session(session) and common.rpc_error_of(exc) is None:
             # An agent's callback raised: the session's receive loop answers -32602 for it.
-            return classify_callback_crash(type(exc).__qualname__, sdk.V1_CALLBACK_CRASH_CODE)
+            return classify_callback_crash(type(exc).__qualname__, v1.CALLBACK_CRASH_CODE)
         if exc is not None and not cancelled:  # raised only with raise_exceptions=True
-            answer_error = sdk.v1_handler_answer(exc)
+            answer_error = v1.handler_answer(exc)
         else:
-            answer_error = sdk.rpc_error_from(call.answer) if call.answered else None
+            answer_error = common.rpc_error_from(call.answer) if call.answered else None
         return classify_server_call(
             answer=_root(call.answer),
             rpc_error=answer_error,
@@ -210,7 +211,7 @@ class ServerInstrumentation:
         result = await wrapped(*args, **kwargs)
         # Reached only when the loop ended without being cancelled: the peer closed the stream.
         try:
-            sdk.mark_v1_eof(instance)
+            v1.mark_eof(instance)
         except Exception as exc:
             report_once("could not note a closed connection", exc)
         return result
@@ -218,24 +219,24 @@ class ServerInstrumentation:
     # --- mcp 2.x ----------------------------------------------------------------------------
 
     async def _v2_on_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        def facts() -> tuple[sdk.ServerRequest, Any, Any]:
-            dctx, method, params = sdk.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
-            return sdk.v2_server_request(instance, dctx, method, params), instance, dctx
+        def facts() -> tuple[common.ServerRequest, Any, Any]:
+            dctx, method, params = binding.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
+            return v2.server_request(instance, dctx, method, params), instance, dctx
 
         return await self._v2_handle(facts, wrapped, args, kwargs)
 
     async def _v2_client_on_request(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        def facts() -> tuple[sdk.ServerRequest, Any, Any]:
-            dctx, method, params = sdk.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
-            return sdk.v2_client_received_request(instance, dctx, method, params), instance, dctx
+        def facts() -> tuple[common.ServerRequest, Any, Any]:
+            dctx, method, params = binding.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
+            return v2.client_received_request(instance, dctx, method, params), instance, dctx
 
         return await self._v2_handle(facts, wrapped, args, kwargs)
 
     async def _v2_handle(
         self,
-        facts: Callable[[], tuple[sdk.ServerRequest, Any, Any] | None],
+        facts: Callable[[], tuple[common.ServerRequest, Any, Any] | None],
         wrapped: Any,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
@@ -246,13 +247,13 @@ class ServerInstrumentation:
 
     def _v2_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome:
         owner, dctx = call.owner, call.dispatch
-        cancelled = exc is not None and sdk.is_cancellation(exc)
+        cancelled = exc is not None and common.is_cancellation(exc)
         return classify_server_call(
             answer=result,
-            rpc_error=sdk.v2_handler_answer(owner, exc) if exc is not None and not cancelled else None,
-            peer_cancelled=sdk.v2_peer_cancelled(dctx) or (cancelled and sdk.v2_direct(dctx)),
+            rpc_error=v2.handler_answer(owner, exc) if exc is not None and not cancelled else None,
+            peer_cancelled=v2.peer_cancelled(dctx) or (cancelled and v2.direct(dctx)),
             is_cancellation=cancelled,
-            transport_closed=sdk.v2_transport_closed(dctx),
+            transport_closed=v2.transport_closed(dctx),
             keep_message=self._settings.capture_content,
         )
 
@@ -263,7 +264,7 @@ class ServerInstrumentation:
         call = _ACTIVE_SERVER_CALL.get()
         if self._settings.sdk_spans is SdkSpans.SUPPRESS and call is not None:
             try:
-                ctx, call_next = sdk.arguments_of(wrapped, args, kwargs, "ctx", "call_next")
+                ctx, call_next = binding.arguments_of(wrapped, args, kwargs, "ctx", "call_next")
                 skip = getattr(ctx, "method", None) == call.method and call_next is not None
             except Exception as exc:
                 report_once("could not inspect the SDK's server middleware call", exc)
@@ -275,13 +276,13 @@ class ServerInstrumentation:
     def _without_fastmcp_spans(self) -> Any:
         if self._settings.sdk_spans is not SdkSpans.SUPPRESS:
             return nullcontext()
-        return sdk.fastmcp_spans_suppressed()
+        return fastmcp.spans_suppressed()
 
     # --- both majors --------------------------------------------------------------------------
 
     async def _handle(
         self,
-        facts: Callable[[], tuple[sdk.ServerRequest, Any, Any] | None],
+        facts: Callable[[], tuple[common.ServerRequest, Any, Any] | None],
         outcome: Callable[[_ServerCall, Any, BaseException | None], CallOutcome],
         answer: Callable[[_ServerCall, Any], Any],
         wrapped: Any,
@@ -303,7 +304,7 @@ class ServerInstrumentation:
         self._finish(call, partial(outcome, call, result, None), answer(call, result))
         return result
 
-    def _begin(self, facts: Callable[[], tuple[sdk.ServerRequest, Any, Any] | None]) -> _ServerCall | None:
+    def _begin(self, facts: Callable[[], tuple[common.ServerRequest, Any, Any] | None]) -> _ServerCall | None:
         try:
             found = facts()
             return None if found is None else self._call(*found)
@@ -311,7 +312,7 @@ class ServerInstrumentation:
             report_once("could not start a server span", exc)
             return None
 
-    def _call(self, incoming: sdk.ServerRequest, owner: Any, dispatch: Any) -> _ServerCall:
+    def _call(self, incoming: common.ServerRequest, owner: Any, dispatch: Any) -> _ServerCall:
         request = Request.of(incoming.method, incoming.params, self._settings)
         parent, links = self._parent_and_links(incoming.meta)
         attributes = self._attributes(incoming, request)
@@ -329,7 +330,7 @@ class ServerInstrumentation:
         Not trusting remote context (setting), the remote span is only a link: the span stays in
         the server's own trace (or starts one), and a client cannot pick its trace id or sampling."""
         try:
-            carrier = sdk.meta_carrier(meta, propagate.get_global_textmap().fields)
+            carrier = common.meta_carrier(meta, propagate.get_global_textmap().fields)
             remote = propagate.extract(carrier, context=otel_context.Context())
         except Exception:  # a malformed carrier is no context
             return None, []
@@ -342,7 +343,7 @@ class ServerInstrumentation:
         links = [Link(ambient)] if ambient.is_valid and ambient.span_id != remote_span.span_id else []
         return remote, links
 
-    def _attributes(self, incoming: sdk.ServerRequest, request: Request) -> dict[str, Any]:
+    def _attributes(self, incoming: common.ServerRequest, request: Request) -> dict[str, Any]:
         attributes = request_attributes(
             request,
             self._settings,
@@ -355,7 +356,7 @@ class ServerInstrumentation:
             attributes[JSONRPC_REQUEST_ID] = bounded(str(incoming.request_id), self._settings.max_name_length)
         if incoming.http_request is not None:
             attributes[NETWORK_TRANSPORT] = TRANSPORT_TCP
-            address, port = sdk.http_peer(incoming.http_request)
+            address, port = common.http_peer(incoming.http_request)
             if address:
                 attributes[CLIENT_ADDRESS] = address
                 if port is not None:

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mcp_otel import client, metrics, outcome, sdk
+from mcp_otel import binding, client, metrics, outcome
+from mcp_otel.adapters import common, v1
 from tests.conftest import tool_call_spans
 from tests.harness import open_session
 
@@ -23,8 +24,8 @@ def explode(*args: Any, **kwargs: Any) -> Any:
 
 # (object, attribute) pairs of our helpers, each on a different step of a call.
 HELPERS = [
-    (sdk, "session_facts"),  # reading the session's facts at span start
-    (sdk, "next_request_id"),
+    (common, "session_facts"),  # reading the session's facts at span start
+    (v1, "next_request_id"),
     (client.propagate, "inject"),  # injecting trace context
     (client, "classify_client_result"),  # classifying the result
     (outcome, "finish_span"),  # writing the outcome
@@ -62,7 +63,7 @@ async def test_a_failing_span_start_still_makes_the_call_without_our_span(
     monkeypatch: pytest.MonkeyPatch, instrument: Callable[..., Any], exporter: InMemorySpanExporter
 ) -> None:
     instrument()
-    monkeypatch.setattr(sdk, "argument_slot", explode)
+    monkeypatch.setattr(binding, "argument_slot", explode)
     async with open_session("memory") as session:
         result = await session.call_tool("ok", {})
     assert result.content[0].text == "ok"

@@ -1,0 +1,238 @@
+"""What both SDK majors share, and the facts told apart by a feature check on one object: session
+facts, errors, cancellation, the request record the receiver patches read, trace context in
+``params._meta``, transports' endpoints."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import weakref
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcp_otel.classify import RpcError
+
+# mcp 1.x ClientSession keeps only capabilities after initialize; we keep the whole result.
+_V1_INITIALIZE_RESULTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class SessionFacts:
+    """What a client session knows about its server, read at call time."""
+
+    protocol_version: str | None = None
+    server_name: str | None = None
+    server_version: str | None = None
+
+
+def remember_initialize_result(session: Any, result: Any) -> None:
+    """mcp 1.x: keep ``initialize``'s result, which the session itself does not store."""
+    _V1_INITIALIZE_RESULTS[session] = result
+
+
+def session_facts(session: Any) -> SessionFacts:
+    # mcp 2.x: public properties, also filled on 2026-era connections that never initialize.
+    info = getattr(session, "server_info", None)
+    version = getattr(session, "protocol_version", None)
+    if info is None and version is None:
+        result = _V1_INITIALIZE_RESULTS.get(session)
+        if result is None:
+            return SessionFacts()
+        info = getattr(result, "serverInfo", None)
+        version = getattr(result, "protocolVersion", None)
+    return SessionFacts(
+        protocol_version=str_or_none(version),
+        server_name=str_or_none(getattr(info, "name", None)),
+        server_version=str_or_none(getattr(info, "version", None)),
+    )
+
+
+def initialize_facts(result: Any) -> SessionFacts:
+    """What an ``initialize`` result says of the server (1.x camelCase, 2.x snake_case)."""
+    info = getattr(result, "server_info", None) or getattr(result, "serverInfo", None)
+    version = getattr(result, "protocol_version", None) or getattr(result, "protocolVersion", None)
+    return SessionFacts(
+        protocol_version=str_or_none(version),
+        server_name=str_or_none(getattr(info, "name", None)),
+        server_version=str_or_none(getattr(info, "version", None)),
+    )
+
+
+def session_write_stream(session: Any) -> Any:
+    """The stream the session writes requests to (the key of the transport registry)."""
+    dispatcher = getattr(session, "_dispatcher", None)
+    owner = dispatcher if dispatcher is not None else session
+    return getattr(owner, "_write_stream", None)
+
+
+def abandon_reason(exc: BaseException) -> str | None:
+    """Why a client stopped waiting for a call, as mcp 2.x words it in its courtesy cancel: the
+    caller cancelled, or the SDK's read timeout expired. ``None`` for any other ending (and for a
+    closed coroutine, which can no longer send anything)."""
+    if isinstance(exc, GeneratorExit):
+        return None
+    if is_cancellation(exc):
+        return "caller cancelled"
+    error = rpc_error_of(exc)
+    if error is not None and error.code == 408:  # mcp 1.x read timeout
+        return "timed out"
+    return None
+
+
+def is_client_session(session: Any) -> bool:
+    """The session is a client's (mcp 1.x sends both sides' requests through ``BaseSession``)."""
+    module = sys.modules.get("mcp.client.session")
+    client_session = getattr(module, "ClientSession", None)
+    return isinstance(client_session, type) and isinstance(session, client_session)
+
+
+def cancelled_request_id(notification: Any) -> Any:
+    """The request id a ``notifications/cancelled`` names, or ``None`` for other notifications."""
+    root = getattr(notification, "root", notification)  # mcp 1.x wraps it in ClientNotification
+    if getattr(root, "method", None) != "notifications/cancelled":
+        return None
+    params = getattr(root, "params", None)
+    request_id = getattr(params, "request_id", None)  # mcp 2.x
+    if request_id is None:
+        request_id = getattr(params, "requestId", None)  # mcp 1.x
+    return request_id
+
+
+@dataclass(frozen=True)
+class ServerRequest:
+    """What the receiver patches read about one incoming request, on either major and side."""
+
+    method: Any
+    params: Any  # a wire dict (2.x) or the typed params (1.x)
+    request_id: Any
+    meta: Any  # params._meta as the SDK holds it (a dict, or a 1.x pydantic model)
+    protocol_version: str | None
+    session_id: str | None
+    http_request: Any  # the Starlette request on HTTP transports, else None
+    server_name: str | None
+    server_version: str | None
+    write_stream: Any  # the connection's write stream (the transport registry's key)
+
+
+# The longest propagation value read from params._meta: W3C baggage's own limit (traceparent is 55
+# characters). A peer's longer value is not read at all.
+MAX_CARRIER_VALUE = 8192
+
+
+def meta_carrier(meta: Any, fields: Collection[str]) -> dict[str, str]:
+    """The entries of ``params._meta`` a propagator reads (its ``fields``): strings of bounded
+    length only. A peer's ``_meta`` can be anything, any size, with any number of keys."""
+    if meta is not None and not isinstance(meta, Mapping):
+        meta = getattr(meta, "model_extra", None)  # mcp 1.x RequestParams.Meta keeps extras here
+    if not isinstance(meta, Mapping):
+        return {}
+    carrier = {}
+    for field in fields:
+        value = meta.get(field)
+        if isinstance(value, str) and len(value) <= MAX_CARRIER_VALUE:
+            carrier[field] = value
+    return carrier
+
+
+def http_peer(http_request: Any) -> tuple[str | None, int | None]:
+    """Client address and port of a Starlette request."""
+    client = getattr(http_request, "client", None)
+    host, port = getattr(client, "host", None), getattr(client, "port", None)
+    return str_or_none(host), port if isinstance(port, int) else None
+
+
+def rpc_error_of(exc: BaseException) -> RpcError | None:
+    """Code and message when ``exc`` is the SDK's MCP error (1.x McpError, 2.x MCPError)."""
+    if not isinstance(exc, _mcp_error_classes()):
+        return None
+    return rpc_error_from(getattr(exc, "error", None))
+
+
+def rpc_error_from(error: Any) -> RpcError | None:
+    """Code and message of an ``ErrorData``."""
+    code = getattr(error, "code", None)
+    if not isinstance(code, int):
+        return None
+    message = getattr(error, "message", "")
+    return RpcError(code, message if isinstance(message, str) else "")
+
+
+def is_cancellation(exc: BaseException) -> bool:
+    """``exc`` is the running async library's cancellation, or the awaiting coroutine was closed."""
+    if isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
+        return True
+    try:
+        import anyio
+
+        return isinstance(exc, anyio.get_cancelled_exc_class())
+    except Exception:  # no async library running (cannot happen inside a coroutine we wrap)
+        return False
+
+
+def is_transport_closed(exc: BaseException) -> bool:
+    """``exc`` says the other end of the transport is gone (raised before any response)."""
+    try:
+        import anyio
+
+        stream_errors: tuple[type[BaseException], ...] = (
+            anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+            anyio.EndOfStream,
+        )
+    except ImportError:
+        stream_errors = ()
+    return isinstance(exc, (*stream_errors, BrokenPipeError, ConnectionResetError))
+
+
+@dataclass(frozen=True)
+class HttpEndpoint:
+    """Where an HTTP transport connects, and how to read its MCP session id at call time."""
+
+    address: str | None
+    port: int | None
+    session_id: Callable[[], str | None]
+
+
+def http_endpoint(transport: Any) -> HttpEndpoint | None:
+    """From a ``StreamableHTTPTransport`` (both majors): url and the ``Mcp-Session-Id`` it holds."""
+    url = getattr(transport, "url", None)
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
+    return HttpEndpoint(parts.hostname, port, lambda: str_or_none(getattr(transport, "session_id", None)))
+
+
+def transport_streams(yielded: Any) -> Any:
+    """The write stream in what a client transport context manager yields: ``(read, write, ...)``."""
+    if isinstance(yielded, tuple) and len(yielded) >= 2:
+        return yielded[1]
+    return None
+
+
+@lru_cache(maxsize=1)
+def _mcp_error_classes() -> tuple[type[BaseException], ...]:
+    try:
+        from mcp.shared import exceptions
+    except ImportError:
+        return ()
+    names = ("McpError", "MCPError")  # 1.x, 2.x (2.x has no McpError alias)
+    return tuple(cls for name in names if isinstance(cls := getattr(exceptions, name, None), type))
+
+
+def str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def header(http_request: Any, name: str) -> str | None:
+    headers = getattr(http_request, "headers", None)
+    try:
+        return str_or_none(headers.get(name)) if headers is not None else None
+    except Exception:
+        return None
