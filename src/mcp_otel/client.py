@@ -102,11 +102,11 @@ _SENDING: ContextVar[_ClientCall | None] = ContextVar("mcp_otel_sending", defaul
 
 
 class ClientInstrumentation:
-    def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings) -> None:
+    def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings, transports: TransportRegistry) -> None:
         self._tracer = tracer
         self._metrics = metrics
         self._settings = settings
-        self._transports = TransportRegistry()
+        self._transports = transports
         # (id(session), request id) -> call, for calls whose request id is known.
         self._inflight: dict[tuple[int, str], _ClientCall] = {}
 

@@ -21,6 +21,8 @@ from mcp_otel.patching import Patcher
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import INSTRUMENTATION_SCOPE
 from mcp_otel.server import ServerInstrumentation
+from mcp_otel.sessions import SessionInstrumentation
+from mcp_otel.transport import TransportRegistry
 from mcp_otel.version import __version__
 
 # The SDK versions the patches target (mcp 1.19 added call_tool's meta argument).
@@ -44,9 +46,12 @@ class McpInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             tracer = get_tracer(INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider)
             meter = get_meter(INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
             metrics = CallMetrics(meter, settings)
-            client = ClientInstrumentation(tracer, metrics, settings)
-            server = ServerInstrumentation(tracer, metrics, settings)
-            self._patcher = Patcher([*client.patches(), *server.patches()])
+            # One registry: sessions of both sides look their transport up by their write stream.
+            transports = TransportRegistry()
+            client = ClientInstrumentation(tracer, metrics, settings, transports)
+            server = ServerInstrumentation(tracer, metrics, settings, transports)
+            sessions = SessionInstrumentation(metrics, settings, transports)
+            self._patcher = Patcher([*client.patches(), *server.patches(), *sessions.patches()])
             self._patcher.start()
         except Exception as exc:
             report_once("instrument() failed; MCP calls are not traced", exc)

@@ -28,11 +28,13 @@ from mcp_otel.semconv import (
     GEN_AI_TOOL_NAME,
     KNOWN_METHODS,
     MCP_CLIENT_OPERATION_DURATION,
+    MCP_CLIENT_SESSION_DURATION,
     MCP_METHOD_NAME,
     MCP_PROTOCOL_VERSION,
     MCP_RESOURCE_URI,
     MCP_SERVER_NAME,
     MCP_SERVER_OPERATION_DURATION,
+    MCP_SERVER_SESSION_DURATION,
     METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
     OTHER_VALUE,
@@ -83,6 +85,10 @@ class CallMetrics:
                 MCP_SERVER_OPERATION_DURATION, "Duration of MCP requests as their receiver handled them."
             ),
         }
+        self._session_durations = {
+            SpanKind.CLIENT: histogram(MCP_CLIENT_SESSION_DURATION, "Duration of MCP sessions as clients saw them."),
+            SpanKind.SERVER: histogram(MCP_SERVER_SESSION_DURATION, "Duration of MCP sessions as servers saw them."),
+        }
         self._copied = (*_COPIED, MCP_RESOURCE_URI) if settings.metrics_resource_uri else _COPIED
         self._bounds = {
             MCP_METHOD_NAME: NameBound(settings.max_metric_names, KNOWN_METHODS),
@@ -105,3 +111,7 @@ class CallMetrics:
         method = attributes.get(MCP_METHOD_NAME, METHOD_TOOLS_CALL)
         point = {**attributes, **outcome.metric_attributes(method)}
         self._durations[kind].record(time.perf_counter() - started, point)
+
+    def record_session(self, kind: SpanKind, seconds: float, attributes: Mapping[str, Any]) -> None:
+        """Record one session that lasted ``seconds``."""
+        self._session_durations[kind].record(seconds, attributes)

@@ -111,11 +111,11 @@ def handled_request_attributes() -> dict[str, Any]:
 
 
 class ServerInstrumentation:
-    def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings) -> None:
+    def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings, transports: TransportRegistry) -> None:
         self._tracer = tracer
         self._metrics = metrics
         self._settings = settings
-        self._transports = TransportRegistry()
+        self._transports = transports
 
     def patches(self) -> list[Patch]:
         return [

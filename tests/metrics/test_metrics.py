@@ -96,7 +96,12 @@ async def test_duration_histograms(sampled: bool, instrument: Callable[..., Any]
         for scope in resource.scope_metrics
         for metric in scope.metrics
     }
-    assert units == {semconv.MCP_CLIENT_OPERATION_DURATION: "s", semconv.MCP_SERVER_OPERATION_DURATION: "s"}
+    assert units == {
+        semconv.MCP_CLIENT_OPERATION_DURATION: "s",
+        semconv.MCP_SERVER_OPERATION_DURATION: "s",
+        semconv.MCP_CLIENT_SESSION_DURATION: "s",
+        semconv.MCP_SERVER_SESSION_DURATION: "s",
+    }
 
 
 def test_name_bound_keeps_the_first_n() -> None:

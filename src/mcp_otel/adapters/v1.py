@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_otel.adapters.common import ServerRequest, header, rpc_error_of, session_facts, str_or_none
+from mcp_otel.adapters.common import ServerRequest, SessionFacts, header, rpc_error_of, session_facts, str_or_none
 from mcp_otel.classify import RpcError
 
 # mcp 1.x sessions whose receive loop ended because the peer closed the connection (EOF).
@@ -142,3 +142,16 @@ CALLBACK_CRASH_CODE = -32602
 def handler_answer(exc: BaseException) -> RpcError:
     """The error mcp 1.x answers a handler exception with (``McpError``: its own; else code 0)."""
     return rpc_error_of(exc) or RpcError(0, str(exc))
+
+
+def server_session_facts(session: Any) -> SessionFacts | None:
+    """A ``ServerSession``'s server and negotiated protocol (``None`` for anything else)."""
+    options = getattr(session, "_init_options", None)
+    if options is None:
+        return None
+    client_params = getattr(session, "client_params", None)
+    return SessionFacts(
+        protocol_version=str_or_none(getattr(client_params, "protocolVersion", None)),
+        server_name=str_or_none(getattr(options, "server_name", None)),
+        server_version=str_or_none(getattr(options, "server_version", None)),
+    )

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from mcp_otel.adapters.common import ServerRequest, rpc_error_of, session_facts, str_or_none
+from mcp_otel.adapters.common import ServerRequest, SessionFacts, rpc_error_of, session_facts, str_or_none
 from mcp_otel.classify import RpcError
 
 # mcp 2.x TransportContext.kind values.
@@ -115,3 +115,22 @@ def _modern_versions() -> tuple[str, ...]:
     except ImportError:
         return ()
     return tuple(MODERN_PROTOCOL_VERSIONS)
+
+
+def session_connection_closed(session: Any) -> bool:
+    """A client session's dispatcher saw the connection end (EOF) while the session was open."""
+    return getattr(getattr(session, "_dispatcher", None), "_closed", False) is True
+
+
+def connection_facts(connection: Any, server: Any) -> SessionFacts:
+    """A server ``Connection``'s negotiated protocol, and the server it serves."""
+    return SessionFacts(
+        protocol_version=str_or_none(getattr(connection, "protocol_version", None)),
+        server_name=str_or_none(getattr(server, "name", None)),
+        server_version=str_or_none(getattr(server, "version", None)),
+    )
+
+
+def connection_write_stream(connection: Any) -> Any:
+    """A loop ``Connection``'s outbound is its dispatcher, which holds the write stream."""
+    return getattr(getattr(connection, "outbound", None), "_write_stream", None)

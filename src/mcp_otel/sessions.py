@@ -1,0 +1,164 @@
+"""Session patches: ``mcp.client.session.duration`` and ``mcp.server.session.duration``.
+
+A session lasts from the moment its session object (or connection) is open to the moment it is
+closed:
+
+* clients, both majors: ``ClientSession.__aenter__`` to ``__aexit__`` (mcp 1.x: ``BaseSession``'s);
+* mcp 1.x servers: ``ServerSession`` (``BaseSession.__aenter__`` to ``__aexit__``);
+* mcp 2.x servers: a handshake-era connection, from ``Connection.for_loop`` to the runner's
+  ``aclose_shielded`` of it (2026-07-28 connections are stateless: no session).
+
+How a session ended: a client whose server went away under it (the transport closed before the
+client closed the session) ended with ``error.type = connection_closed``; a session left by an
+exception other than a cancellation ended with the exception's class name. Closing the session,
+and a cancellation (the caller's choice), are clean ends. For a server, a client that closes
+the connection ends the session normally: that is how a stdio client ends it.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import Any
+
+from opentelemetry.trace import SpanKind
+
+from mcp_otel.adapters import common, v1, v2
+from mcp_otel.config import Settings
+from mcp_otel.metrics import CallMetrics
+from mcp_otel.outcome import bounded
+from mcp_otel.patching import Patch
+from mcp_otel.safety import report_once
+from mcp_otel.semconv import ERROR_TYPE, MCP_PROTOCOL_VERSION, MCP_SERVER_NAME, NETWORK_TRANSPORT, ErrorType
+from mcp_otel.transport import TransportRegistry
+
+
+class SessionInstrumentation:
+    def __init__(self, metrics: CallMetrics, settings: Settings, transports: TransportRegistry) -> None:
+        self._metrics = metrics
+        self._settings = settings
+        self._transports = transports
+        # Open sessions (session objects, or mcp 2.x connections) -> their start.
+        self._started: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+        # mcp 2.x connections -> the server they serve (learnt when its runner is built).
+        self._servers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+    def patches(self) -> list[Patch]:
+        return [
+            # mcp 1.x: clients and servers
+            Patch("mcp.shared.session", "BaseSession.__aenter__", self._enter, optional=True),
+            Patch("mcp.shared.session", "BaseSession.__aexit__", self._v1_exit, optional=True),
+            # mcp 2.x clients
+            Patch("mcp.client.session", "ClientSession.__aenter__", self._enter, optional=True),
+            Patch("mcp.client.session", "ClientSession.__aexit__", self._v2_client_exit, optional=True),
+            # mcp 2.x servers
+            Patch("mcp.server.connection", "Connection.for_loop", self._v2_connection_opened, optional=True),
+            Patch("mcp.server.runner", "ServerRunner.__init__", self._v2_runner_built, optional=True),
+            Patch("mcp.server.runner", "aclose_shielded", self._v2_connection_closed, optional=True),
+        ]
+
+    async def _enter(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        result = await wrapped(*args, **kwargs)
+        self._start(instance)
+        return result
+
+    async def _v1_exit(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        # Read before closing: closing ends the receive loop, which is how the peer's EOF shows.
+        ending = self._ending(instance, args, v1.transport_closed(instance))
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            self._end(instance, ending, client=common.is_client_session(instance))
+
+    async def _v2_client_exit(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        ending = self._ending(instance, args, v2.session_connection_closed(instance))
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            self._end(instance, ending, client=True)
+
+    def _v2_connection_opened(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        connection = wrapped(*args, **kwargs)
+        self._start(connection)
+        return connection
+
+    def _v2_runner_built(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        result = wrapped(*args, **kwargs)
+        try:
+            connection = getattr(instance, "connection", None)
+            if connection is not None and connection in self._started:
+                self._servers[connection] = getattr(instance, "server", None)
+        except Exception as exc:
+            report_once("could not note a session's server", exc)
+        return result
+
+    async def _v2_connection_closed(
+        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        connection = args[0] if args else kwargs.get("connection")
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            self._end(connection, None, client=False)
+
+    # --- bookkeeping --------------------------------------------------------------------------
+
+    def _start(self, session: Any) -> None:
+        try:
+            self._started[session] = time.perf_counter()
+        except Exception as exc:
+            report_once("could not note a session's start", exc)
+
+    @staticmethod
+    def _ending(session: Any, exit_args: tuple[Any, ...], connection_lost: bool) -> str | None:
+        """The session's ``error.type``, read as it is being closed (``None``: a clean end)."""
+        try:
+            error = exit_args[1] if len(exit_args) > 1 else None
+            if isinstance(error, BaseException):  # a cancel is the caller's choice: a clean end
+                return None if common.is_cancellation(error) else type(error).__qualname__
+            return ErrorType.CONNECTION_CLOSED if connection_lost and common.is_client_session(session) else None
+        except Exception as exc:
+            report_once("could not tell how a session ended", exc)
+            return None
+
+    def _end(self, session: Any, error_type: str | None, *, client: bool) -> None:
+        try:
+            started = self._started.pop(session, None)
+            if started is None:
+                return
+            attributes = self._client_facts(session) if client else self._server_facts(session)
+            if error_type is not None:
+                attributes[ERROR_TYPE] = error_type
+            kind = SpanKind.CLIENT if client else SpanKind.SERVER
+            self._metrics.record_session(kind, time.perf_counter() - started, attributes)
+        except Exception as exc:
+            report_once("could not record a session's duration", exc)
+
+    def _client_facts(self, session: Any) -> dict[str, Any]:
+        try:
+            facts = common.session_facts(session)
+        except Exception as exc:  # the point is still useful without them
+            report_once("could not read the client session's facts", exc)
+            facts = common.SessionFacts()
+        transport = self._transports.lookup(common.session_write_stream(session))
+        return self._facts(
+            facts.server_name, facts.protocol_version, transport.network_transport if transport else None
+        )
+
+    def _server_facts(self, session: Any) -> dict[str, Any]:
+        """mcp 1.x: the ``ServerSession``; mcp 2.x: the ``Connection``."""
+        facts = v1.server_session_facts(session) or v2.connection_facts(session, self._servers.get(session))
+        stream = common.session_write_stream(session) or v2.connection_write_stream(session)
+        transport = self._transports.lookup(stream)
+        return self._facts(
+            facts.server_name, facts.protocol_version, transport.network_transport if transport else None
+        )
+
+    def _facts(self, server_name: str | None, protocol: str | None, transport: str | None) -> dict[str, Any]:
+        limit = self._settings.max_name_length
+        values = {
+            MCP_SERVER_NAME: self._settings.server_name or server_name,
+            MCP_PROTOCOL_VERSION: protocol,
+            NETWORK_TRANSPORT: transport,
+        }
+        return self._metrics.attributes({key: bounded(value, limit) for key, value in values.items() if value})
