@@ -15,6 +15,9 @@ Definitions (backends.md; SRE workbook ch. 5):
   connector or Tempo's metrics-generator; ``span_kind``) and mcp-otel's in-process histograms
   (``mcp.client/server.operation.duration``). Rules keep ``source`` and ``side`` as labels, so
   running both sources never double counts; the dashboard picks one of each.
+* Every request (any method, either direction) has the same outcome in ``mcp_request_outcome``;
+  ``mcp:requests:rate5m`` and ``mcp_server_method:request_failure_ratio:rate5m`` give the failure
+  ratio per server and method (cancels excluded) beside the tool-call rules, which stay as they are.
 * Alerts: SLO 99% of valid calls free of server faults over 30 days; multi-window multi-burn-rate
   page (1h/5m at 14.4x, 6h/30m at 6x) and ticket (1d/2h at 3x, 3d/6h at 1x) alerts, each only for
   a server with at least MIN_VALID_CALLS valid calls in its long window.
@@ -35,6 +38,8 @@ from mcp_otel.semconv import (
     ERROR_TYPE,
     GEN_AI_TOOL_NAME,
     MCP_CLIENT_OPERATION_DURATION,
+    MCP_METHOD_NAME,
+    MCP_REQUEST_OUTCOME,
     MCP_SERVER_NAME,
     MCP_SERVER_OPERATION_DURATION,
     SERVICE_NAME_LABEL,
@@ -66,6 +71,12 @@ IS_CANCELLED = f'{OUTCOME}="{CANCELLED}"'
 # Tool calls only: Tempo's span metrics (unlike our collector's) may count other spans, outcome-less.
 ANY_OUTCOME = f'{OUTCOME}=~"{OK}|{FAILED}|{CANCELLED}"'
 SERVER_FAULT = f'{OUTCOME}="{FAILED}", {ERROR}!~"{"|".join(CALLER_FAULT_ERROR_TYPES)}"'
+# Every request: the same outcome values in mcp.request.outcome.
+METHOD = prometheus_label(MCP_METHOD_NAME)
+REQUEST_OUTCOME = prometheus_label(MCP_REQUEST_OUTCOME)
+REQUEST_VALID = f'{REQUEST_OUTCOME}=~"{OK}|{FAILED}"'
+REQUEST_FAILED = f'{REQUEST_OUTCOME}="{FAILED}"'
+REQUEST_ANY_OUTCOME = f'{REQUEST_OUTCOME}=~"{OK}|{FAILED}|{CANCELLED}"'
 
 SLO_OBJECTIVE = 0.99
 MIN_VALID_CALLS = 20
@@ -137,12 +148,14 @@ def _ratio(numerator: str, denominator: str) -> str:
     return f"({numerator} or {denominator} * 0)\n/\n({denominator} > 0)"
 
 
-def _normalized_rate(window: str) -> str:
+def _normalized_rate(
+    window: str, labels: tuple[str, ...] = (SERVER, TOOL, OUTCOME, ERROR), any_outcome: str = ANY_OUTCOME
+) -> str:
     """Every source's and side's call rate as one series family with ``source`` and ``side`` labels."""
     terms = []
     for source in SOURCES:
         for side, matchers in source.calls.items():
-            summed = f"{_by(SERVER, TOOL, OUTCOME, ERROR)} (rate({{{matchers}, {ANY_OUTCOME}}}[{window}]))"
+            summed = f"{_by(*labels)} (rate({{{matchers}, {any_outcome}}}[{window}]))"
             terms.append(
                 f'label_replace(label_replace({summed}, "source", "{source.name}", "", ""), "side", "{side}", "", "")'
             )
@@ -174,9 +187,23 @@ def rules() -> dict[str, Any]:
             ),
         },
     ]
+    requests, valid_requests = "mcp:requests:rate5m", "mcp_server_method:requests_valid:rate5m"
+    per_method = _by("source", "side", SERVER, METHOD)
+    request_rules = [
+        {
+            "record": requests,
+            "expr": _normalized_rate("5m", (SERVER, METHOD, REQUEST_OUTCOME, ERROR), REQUEST_ANY_OUTCOME),
+        },
+        {"record": valid_requests, "expr": f"{per_method} ({requests}{{{REQUEST_VALID}}})"},
+        {
+            "record": "mcp_server_method:request_failure_ratio:rate5m",
+            "expr": _ratio(f"{per_method} ({requests}{{{REQUEST_FAILED}}})", valid_requests),
+        },
+    ]
     return {
         "groups": [
             {"name": "mcp-tool-calls-rates", "rules": rate_rules},
+            {"name": "mcp-requests-rates", "rules": request_rules},
             {"name": "mcp-tool-calls-slo-alerts", "rules": [_burn_alert("page"), _burn_alert("ticket")]},
         ]
     }
@@ -219,28 +246,33 @@ TEMPO = {"type": "tempo", "uid": "${tempo}"}
 _SIDE = "${side}"
 
 
-def _dashboard_selector(span_metrics: tuple[str, ...], sdk_suffix: str) -> str:
-    """The chosen source's (first matcher) and side's series of one kind, filtered by server and tool.
-    Span metrics say their side in span_kind; the in-process histograms in their name."""
+def _dashboard_selector(span_metrics: tuple[str, ...], sdk_suffix: str, narrow: str = f'{TOOL}=~"${{tool}}"') -> str:
+    """The chosen source's (first matcher) and side's series of one kind, filtered by server and
+    ``narrow`` (the tool). Span metrics say their side in span_kind; the in-process histograms in
+    their name."""
     sdk = prometheus_histogram(MCP_CLIENT_OPERATION_DURATION, sdk_suffix).replace("client", _SIDE)
     return (
         f'__name__=~"${{source}}", __name__=~"{_names(span_metrics)}|{sdk}", '
-        f'{SPAN_KIND_LABEL}=~"|(?i:span_kind_{_SIDE})", {SERVER}=~"${{server}}", {TOOL}=~"${{tool}}"'
+        f'{SPAN_KIND_LABEL}=~"|(?i:span_kind_{_SIDE})", {SERVER}=~"${{server}}", {narrow}'
     )
 
 
 DASHBOARD_CALLS = _dashboard_selector(SPAN_METRICS_CALLS, "count")
 DASHBOARD_DURATIONS = _dashboard_selector(SPAN_METRICS_DURATION_BUCKETS, "bucket")
+# Every request of the chosen methods (the tool variable narrows tool calls only).
+DASHBOARD_REQUESTS = _dashboard_selector(SPAN_METRICS_CALLS, "count", f'{METHOD}=~"${{method}}"')
 SOURCE_PATTERNS = {"span_metrics": "traces_.+", "sdk": "mcp_.+"}
 
 
-def _calls(extra: str = "", window: str = "$__rate_interval") -> str:
-    matchers = DASHBOARD_CALLS + (f", {extra}" if extra else "")
+def _calls(extra: str = "", window: str = "$__rate_interval", selector: str = DASHBOARD_CALLS) -> str:
+    matchers = selector + (f", {extra}" if extra else "")
     return f"rate({{{matchers}}}[{window}])"
 
 
-def _dashboard_ratio(numerator: str, denominator: str, by: str, window: str = "$__rate_interval") -> str:
-    part, whole = _calls(numerator, window), _calls(denominator, window)
+def _dashboard_ratio(
+    numerator: str, denominator: str, by: str, window: str = "$__rate_interval", selector: str = DASHBOARD_CALLS
+) -> str:
+    part, whole = _calls(numerator, window, selector), _calls(denominator, window, selector)
     return f"(\n  sum by ({by}) ({part})\n  or\n  0 * sum by ({by}) ({whole})\n)\n/\n(sum by ({by}) ({whole}) > 0)"
 
 
@@ -412,6 +444,36 @@ def dashboard() -> dict[str, Any]:
             },
             {"h": 8, "w": 12, "x": 12, "y": 32},
         ),
+        _timeseries(
+            10,
+            "Requests by method and outcome",
+            "Every MCP request per second (tool calls, resource reads, the server's elicitation and sampling "
+            "requests, ...) by mcp.method.name and mcp.request.outcome (ok, failed, cancelled).",
+            "reqps",
+            [
+                _target(
+                    "A",
+                    f"sum by ({METHOD}, {REQUEST_OUTCOME}) "
+                    f"({_calls(REQUEST_ANY_OUTCOME, selector=DASHBOARD_REQUESTS)})",
+                    f"{{{{{METHOD}}}}} {{{{{REQUEST_OUTCOME}}}}}",
+                )
+            ],
+            {"h": 8, "w": 12, "x": 0, "y": 40},
+        ),
+        _timeseries(
+            11,
+            "Failure rate by server and method (cancels excluded)",
+            "failed / (ok + failed) requests per server and method; cancelled requests count in neither part." + NOTE,
+            "percentunit",
+            [
+                _target(
+                    "A",
+                    _dashboard_ratio(REQUEST_FAILED, REQUEST_VALID, f"{SERVER}, {METHOD}", selector=DASHBOARD_REQUESTS),
+                    f"{server_legend} {{{{{METHOD}}}}}",
+                )
+            ],
+            {"h": 8, "w": 12, "x": 12, "y": 40},
+        ),
     ]
     return {
         "id": None,
@@ -483,6 +545,7 @@ def _variables() -> list[dict[str, Any]]:
         _custom_variable("side", "Side", [("client (the agent's view)", "client"), ("server", "server")]),
         _query_variable("server", "MCP server", f"label_values({calls_any}, {SERVER})"),
         _query_variable("tool", "Tool", f'label_values({calls_any[:-1]}, {SERVER}=~"$server"}}, {TOOL})'),
+        _query_variable("method", "MCP method", f'label_values({calls_any[:-1]}, {SERVER}=~"$server"}}, {METHOD})'),
         _query_variable(
             "service", "Jaeger service", "label_values(" + span_calls + f", {SERVICE_NAME_LABEL})", multi=False
         ),

@@ -127,12 +127,13 @@ def prometheus(directory: Path, with_rules: bool = True) -> Iterator[Prometheus]
 
 
 def substitute(expr: str, *, source: str, side: str, window: str, min_calls: int = 1) -> str:
-    """A panel's query as Grafana sends it: variables replaced (all servers and tools)."""
+    """A panel's query as Grafana sends it: variables replaced (all servers, tools and methods)."""
     values = {
         "source": source,
         "side": side,
         "server": ".*",
         "tool": ".*",
+        "method": ".*",
         "__rate_interval": window,
         "__range": window,
         "min_calls": str(min_calls),

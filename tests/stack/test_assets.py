@@ -96,14 +96,15 @@ def test_every_name_of_ours_comes_from_the_constants_module(path: Path) -> None:
 @pytest.mark.parametrize("path", ASSETS, ids=lambda path: str(path.relative_to(REPO_ROOT)))
 def test_every_outcome_value_is_one_of_the_three(path: Path) -> None:
     text = _text(path)
-    label = prometheus_label(semconv.TOOL_OUTCOME)
-    attribute = re.escape(semconv.TOOL_OUTCOME)
-    values = [
-        *(v for m in re.finditer(rf'{label}\s*=~?\s*\\?"([^"\\]*)', text) for v in m.group(1).split("|")),
-        *re.findall(rf'span\.{attribute}\s*=\s*\\?"(\w+)', text),  # TraceQL
-        *re.findall(rf'"{attribute}=(\w+)', text),  # Jaeger tags
-        *re.findall(rf'attributes\["{attribute}"\],\s*"(\w+)"', text),  # OTTL
-    ]
+    values = []
+    for name in (semconv.TOOL_OUTCOME, semconv.MCP_REQUEST_OUTCOME):  # the same values in both
+        label, attribute = prometheus_label(name), re.escape(name)
+        values += [
+            *(v for m in re.finditer(rf'{label}\s*=~?\s*\\?"([^"\\]*)', text) for v in m.group(1).split("|")),
+            *re.findall(rf'span\.{attribute}\s*=\s*\\?"(\w+)', text),  # TraceQL
+            *re.findall(rf'"{attribute}=(\w+)', text),  # Jaeger tags
+            *re.findall(rf'attributes\["{attribute}"\],\s*"(\w+)"', text),  # OTTL
+        ]
     assert set(values) <= OUTCOMES, path
     if path in (RULES, COLLECTOR_CONFIG) or path.suffix == ".json":
         assert values, f"{path.name} names no outcome: the pattern above no longer reads it"

@@ -17,8 +17,8 @@ from mcp_otel.semconv import (
     GEN_AI_TOOL_NAME,
     INSTRUMENTATION_SCOPE,
     MCP_METHOD_NAME,
+    MCP_REQUEST_OUTCOME,
     MCP_SERVER_NAME,
-    METHOD_TOOLS_CALL,
     TOOL_OUTCOME,
 )
 from tests.stack.stack import COLLECTOR, COLLECTOR_CONFIG, JAEGER, JAEGER_CONFIG, load_yaml, program
@@ -84,18 +84,24 @@ def test_span_metrics_make_the_dashboards_series() -> None:
     assert connector["metrics_flush_interval"] == "15s"
     assert connector["exemplars"]["enabled"] is True
     assert connector["aggregation_cardinality_limit"] > 0
-    assert [d["name"] for d in connector["dimensions"]] == [MCP_SERVER_NAME, GEN_AI_TOOL_NAME, TOOL_OUTCOME]
+    assert [d["name"] for d in connector["dimensions"]] == [
+        MCP_SERVER_NAME,
+        MCP_METHOD_NAME,
+        MCP_REQUEST_OUTCOME,
+        GEN_AI_TOOL_NAME,
+        TOOL_OUTCOME,
+    ]
     assert [d["name"] for d in connector["calls_dimensions"]] == [ERROR_TYPE]  # on calls only
 
 
-def test_only_tool_call_spans_become_span_metrics_and_every_trace_is_kept() -> None:
+def test_only_our_request_spans_become_span_metrics_and_every_trace_is_kept() -> None:
     pipelines = CONFIG["service"]["pipelines"]
-    assert "span_metrics" in pipelines["traces/tool_calls"]["exporters"]
+    assert "span_metrics" in pipelines["traces/requests"]["exporters"]
     assert pipelines["metrics/spans"]["receivers"] == ["span_metrics"]
-    assert "filter/tool_calls" in pipelines["traces/tool_calls"]["processors"]
+    assert "filter/requests" in pipelines["traces/requests"]["processors"]
     assert pipelines["traces/store"]["processors"] == ["memory_limiter", "batch"]  # nothing dropped
-    conditions = CONFIG["processors"]["filter/tool_calls"]["traces"]["span"]
+    conditions = CONFIG["processors"]["filter/requests"]["traces"]["span"]
     assert conditions == [
         f'instrumentation_scope.name != "{INSTRUMENTATION_SCOPE}"',
-        f'attributes["{MCP_METHOD_NAME}"] != "{METHOD_TOOLS_CALL}"',
+        f'attributes["{MCP_METHOD_NAME}"] == nil',
     ]

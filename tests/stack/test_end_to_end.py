@@ -227,6 +227,8 @@ def _vector(result: list[dict[str, Any]], labels: tuple[str, ...]) -> dict[tuple
 
 
 SERVERS = ("healthy", "flaky", "slow")
+# The demo's tool on each server (examples/demo/servers.py).
+TOOLS = {"healthy": "lookup", "flaky": "fetch", "slow": "crunch"}
 # Rates compared across the three server processes' own metrics: each process's samples (every
 # 0.2 s, later under load) fall at other times, so Prometheus extrapolates each over a slightly
 # different span of the ~16 s window (seen: 5% apart on a loaded machine).
@@ -270,6 +272,8 @@ def test_every_panel_query_is_answered_by_a_test() -> None:
         "Worst tools",
         "Failed calls in Jaeger",
         "Failed calls in Tempo",  # Tempo is not run (AGPL): its query is parsed (test_dashboard)
+        "Requests by method and outcome",
+        "Failure rate by server and method (cancels excluded)",
     }
     assert set(PANELS) == checked
 
@@ -292,12 +296,13 @@ def test_ratio_panels_give_the_demos_exact_figures(stack: Stack, source: str, si
     for title, expected in panels.items():
         _assert_close(_vector(_panel(stack, title, source, side), server), expected, title)
     # Worst tools: each demo server has one tool, so its failure rate is its server's.
-    tools = {"healthy": "lookup", "flaky": "fetch", "slow": "crunch"}
+    failure = panels["Failure rate by server (cancels excluded)"]
     worst = _vector(_panel(stack, "Worst tools", source, side), ("mcp_server_name", "gen_ai_tool_name"))
-    expected = {
-        (name, tools[name]): ratio for (name,), ratio in panels["Failure rate by server (cancels excluded)"].items()
-    }
-    _assert_close(worst, expected, "Worst tools")
+    _assert_close(worst, {(name, TOOLS[name]): ratio for (name,), ratio in failure.items()}, "Worst tools")
+    # Per method: in the window (the second round) the demo's sessions make tool calls only.
+    title = "Failure rate by server and method (cancels excluded)"
+    by_method = _vector(_panel(stack, title, source, side), ("mcp_server_name", "mcp_method_name"))
+    _assert_close(by_method, {(name, "tools/call"): ratio for (name,), ratio in failure.items()}, title)
 
 
 @pytest.mark.parametrize("side", SIDES)
@@ -307,6 +312,12 @@ def test_rate_panels_are_in_the_demos_exact_proportions(stack: Stack, source: st
     # Summed over the three server processes' own samples (taken at different times): close.
     rel = CROSS_PROCESS if (source, side) == ("sdk", "server") else 1e-9
     _assert_close(_as_proportions(by_outcome), _proportions(side, lambda call: (call[1],)), "Calls by outcome", rel)
+    title = "Requests by method and outcome"
+    by_method = _vector(_panel(stack, title, source, side), ("mcp_method_name", "mcp_request_outcome"))
+    # The sessions' initialize and tools/list were in the first round: no rate in the window.
+    assert {value for (method, _), value in by_method.items() if method != "tools/call"} == {0.0}, by_method
+    tool_calls = {(outcome,): value for (method, outcome), value in by_method.items() if method == "tools/call"}
+    _assert_close(_as_proportions(tool_calls), _proportions(side, lambda call: (call[1],)), title, rel)
     by_error = _vector(_panel(stack, "Failures by error.type", source, side), ("mcp_server_name", "error_type"))
     expected = _proportions(side, lambda call: (call[0], call[2]), _failed)
     _assert_close(_as_proportions(by_error), expected, "Failures by error.type")
@@ -350,9 +361,46 @@ def _inlined(expr: str, window: str) -> str:
     return re.sub(r"\[\d+[mhd]\]", f"[{window}]", RECORD_REFERENCE.sub(inline, expr))
 
 
+# Each per-method record, and the tool-call record whose figures its tools/call rows must repeat
+# (one string end to end: the same calls, whichever outcome label a rule reads).
+REQUEST_TWINS = {
+    "mcp:requests:rate5m": "mcp:tool_calls:rate5m",
+    "mcp_server_method:requests_valid:rate5m": "mcp_server:tool_calls_valid:rate5m",
+    "mcp_server_method:request_failure_ratio:rate5m": "mcp_server:tool_call_failure_ratio:rate5m",
+}
+
+
+def _by_call(result: list[dict[str, Any]]) -> dict[tuple[str, ...], float]:
+    """(source, side, server, outcome, error type) -> value, summed over the other labels."""
+    summed: Counter[tuple[str, ...]] = Counter()
+    for sample in result:
+        labels = sample["metric"]
+        outcome = labels.get("mcp_request_outcome", labels.get("tool_outcome", ""))
+        key = (labels["source"], labels["side"], labels["mcp_server_name"], outcome, labels.get("error_type", ""))
+        summed[key] += float(sample["value"][1])
+    return dict(summed)
+
+
+def _assert_twins(stack: Stack, record: str) -> None:
+    rows = stack.prometheus.query(_inlined(RECORDS[record], stack.window), stack.at)
+    twin = stack.prometheus.query(_inlined(RECORDS[REQUEST_TWINS[record]], stack.window), stack.at)
+    tool_calls = [row for row in rows if row["metric"]["mcp_method_name"] == "tools/call"]
+    _assert_close(_by_call(tool_calls), _by_call(twin), record)
+    # The demo's sessions made their other requests (initialize, tools/list) in the first round.
+    others = [row for row in rows if row["metric"]["mcp_method_name"] != "tools/call"]
+    if "ratio" in record:
+        assert others == [], record  # no valid requests in the window: no ratio
+    else:
+        assert {row["metric"]["mcp_method_name"] for row in others} == {"initialize", "tools/list"}, record
+        assert {float(row["value"][1]) for row in others} == {0.0}, record
+
+
 def test_every_recording_rule_gives_the_demos_figures(stack: Stack) -> None:
     groups = ("source", "side")
     for record, expr in RECORDS.items():
+        if record in REQUEST_TWINS:
+            _assert_twins(stack, record)
+            continue
         result = stack.prometheus.query(_inlined(expr, stack.window), stack.at)
         for source in SOURCES:
             for side in SIDES:
@@ -476,18 +524,28 @@ def test_jaeger_monitor_tab_reads_the_collectors_span_metrics(stack: Stack) -> N
         "lookback": 120_000,
         "step": 1000,
         "ratePer": 60_000,
+        "groupByOperation": "true",
     }
     figures = {}
     for name in ("calls", "errors"):
         url = f"{stack.jaeger_url}/api/metrics/{name}?{urllib.parse.urlencode(params)}"
         with urllib.request.urlopen(url, timeout=30) as response:
             figures[name] = json.load(response)
-    [calls] = figures["calls"]["metrics"]
-    assert calls["labels"] == [{"name": "service_name", "value": AGENT_SERVICE}]
-    assert calls["metricPoints"][-1]["gaugeValue"]["doubleValue"] > 0
-    # Jaeger's own error rate: ERROR among all calls. Cancelled calls are not errors (UNSET) but,
-    # unlike in our dashboards, they stay in its denominator.
-    [errors] = figures["errors"]["metrics"]
-    failed = sum(n for call, n in EXPECTED["client"].items() if call[1] == FAILED)
-    expected = failed / sum(EXPECTED["client"].values())
-    assert errors["metricPoints"][-1]["gaugeValue"]["doubleValue"] == pytest.approx(expected, rel=1e-9)
+
+    def per_operation(name: str) -> dict[str, float]:
+        return {
+            labels["value"]: metric["metricPoints"][-1]["gaugeValue"]["doubleValue"]
+            for metric in figures[name]["metrics"]
+            for labels in metric["labels"]
+            if labels["name"] == "operation"
+        }
+
+    calls, errors = per_operation("calls"), per_operation("errors")
+    assert all(calls[f"tools/call {tool}"] > 0 for tool in TOOLS.values()), calls
+    # Jaeger's own error rate per operation: ERROR among all its calls. Cancelled calls are not
+    # errors (UNSET) but, unlike in our dashboards, they stay in its denominator.
+    for server, tool in TOOLS.items():
+        mine = {call: n for call, n in EXPECTED["client"].items() if call[0] == server}
+        expected = sum(n for call, n in mine.items() if call[1] == FAILED) / sum(mine.values())
+        # (An operation without errors may have no error series: its rate is 0.)
+        assert errors.get(f"tools/call {tool}", 0.0) == pytest.approx(expected, rel=1e-9), (server, errors)

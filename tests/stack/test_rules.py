@@ -24,7 +24,7 @@ def test_committed_rules_and_dashboards_are_what_the_generator_writes() -> None:
 def test_promtool_checks_the_rules() -> None:
     checked = promtool("check", "rules", "--lint=duplicate-rules", "--lint-fatal", RULES)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 25 rules found" in checked.stdout
+    assert "SUCCESS: 28 rules found" in checked.stdout
 
 
 def test_promtool_unit_tests_pass() -> None:
@@ -33,9 +33,10 @@ def test_promtool_unit_tests_pass() -> None:
     assert "SUCCESS" in tested.stdout
 
 
-def test_the_unit_tests_fail_when_cancels_count_as_valid(tmp_path: Path) -> None:
-    """The promtool tests can fail: rules that count cancelled calls as valid are caught."""
-    broken = RULES.read_text().replace('tool_outcome=~"ok|failed"', 'tool_outcome=~"ok|failed|cancelled"')
+@pytest.mark.parametrize("label", ["tool_outcome", "mcp_request_outcome"])
+def test_the_unit_tests_fail_when_cancels_count_as_valid(tmp_path: Path, label: str) -> None:
+    """The promtool tests can fail: rules that count cancelled calls (or requests) as valid are caught."""
+    broken = RULES.read_text().replace(f'{label}=~"ok|failed"', f'{label}=~"ok|failed|cancelled"')
     assert broken != RULES.read_text()
     (tmp_path / "tests").mkdir()
     (tmp_path / RULES.name).write_text(broken)
