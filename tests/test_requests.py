@@ -1,6 +1,9 @@
 """Every MCP request, both directions: one CLIENT span (the sender's) and one SERVER span (the
 receiver's) per request, in one trace, with exact status, ``error.type`` and
-``mcp.request.outcome``, on the installed major, in memory and over stdio.
+``mcp.request.outcome``, on the installed major: in memory (JSON-RPC), over stdio, over
+streamable HTTP on 127.0.0.1, and on mcp 2.x also over the direct path (2026-07-28, where
+``ping``, ``logging/setLevel`` and ``resources/subscribe`` are gone and the server cannot send
+requests: a -32601 and no case).
 
 Client to server: initialize, ping, the lists, resources/read (ok, the caller's fault, the
 server's fault, a caller's cancel), prompts/get, completion/complete, logging/setLevel,
@@ -13,7 +16,7 @@ raise.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,15 +29,19 @@ from mcp.client.session import ClientSession
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_otel import semconv
-from tests.harness import MCP_MAJOR, stdio_parameters
+from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, stdio_parameters
+from tests.processes import LOOPBACK, free_port, running, wait_until
 from tests.servers import requests_server
-from tests.servers.span_file import span_dict
+from tests.servers.span_file import SPAN_FILE_ENV, span_dict
 from tests.servers.tools import SERVER_NAME
 
 pytestmark = pytest.mark.anyio
 
 MEMORY = "memory"
 STDIO = "stdio"
+HTTP = "http"
+DIRECT = "direct"  # mcp 2.x: Client(server), the 2026-07-28 in-process path
+TRANSPORTS = [MEMORY, STDIO, HTTP] + ([DIRECT] if MCP_MAJOR == 2 else [])
 
 
 class Agent:
@@ -68,9 +75,40 @@ class Agent:
         }
 
 
+@dataclass(frozen=True)
+class HttpServer:
+    url: str
+    span_file: Path
+
+
+@pytest.fixture(scope="module")
+def requests_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """The requests server over streamable HTTP: one instrumented subprocess for the module,
+    writing its spans to a file, stopped by PID afterwards."""
+    port = free_port()
+    span_file = tmp_path_factory.mktemp("requests-http") / "spans.jsonl"
+    command = [sys.executable, "-m", "tests.servers.requests_server", "http", str(port)]
+    env = env_without_otel(PYTHONPATH=str(REPO_ROOT), **{SPAN_FILE_ENV: str(span_file)})
+    with running(command, ports=[port], env=env, cwd=REPO_ROOT, timeout=30):
+        yield HttpServer(f"http://{LOOPBACK}:{port}/mcp", span_file)
+
+
 @asynccontextmanager
-async def session_to(transport: str, agent: Agent, span_file: Path | None = None) -> AsyncIterator[Any]:
+async def session_to(
+    transport: str, agent: Agent, span_file: Path | None = None, http: HttpServer | None = None
+) -> AsyncIterator[Any]:
     """An initialized session to the requests server, its requests answered by ``agent``."""
+    if transport == HTTP:
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert http is not None
+        async with (
+            streamable_http_client(http.url) as streams,
+            ClientSession(streams[0], streams[1], **agent.callbacks()) as session,
+        ):
+            await session.initialize()
+            yield session
+        return
     if transport == STDIO:
         from mcp.client.stdio import stdio_client
 
@@ -91,7 +129,7 @@ async def session_to(transport: str, agent: Agent, span_file: Path | None = None
         return
     from mcp import Client
 
-    async with Client(server, mode="legacy", **agent.callbacks()) as client:
+    async with Client(server, mode="auto" if transport == DIRECT else "legacy", **agent.callbacks()) as client:
         yield client.session
 
 
@@ -104,6 +142,8 @@ class Side:
 
 
 OK = Side("UNSET", "ok")
+# A method the peer does not serve: the sender's failure, the receiver's caller's fault.
+METHOD_NOT_FOUND = (Side("ERROR", "failed", "-32601"), Side("UNSET", "failed", "-32601"))
 
 
 @dataclass(frozen=True)
@@ -115,6 +155,25 @@ class Case:
     receiver: Side
     target: str | None = None  # the span name's target, or the resource URI
     from_server: bool = False  # the server sends it (while handling tools/call ask)
+    # 2026-07-28 (direct): removed methods answer -32601, the caller's fault.
+    removed_in_2026: bool = False
+
+    def applies(self, transport: str) -> str | None:
+        """Why the case does not apply over ``transport`` (``None``: it does)."""
+        if transport == DIRECT and self.from_server:
+            return "2026-07-28 connections have no server-to-client requests"
+        if transport == HTTP and self.id == "read_cancelled" and MCP_MAJOR == 1:
+            return "mcp 1.x clients tell the server nothing; its handler runs on (stdio and memory cover it)"
+        return None
+
+    def expected(self, transport: str) -> tuple[Side, Side]:
+        if transport == DIRECT and self.removed_in_2026:
+            return METHOD_NOT_FOUND
+        if transport == DIRECT and self.id == "read_cancelled":  # the handler runs in the caller's task
+            return self.sender, Side("UNSET", "cancelled", cancel_reason="client")
+        if transport == HTTP and self.id == "read_cancelled":  # mcp 2.x POSTs notifications/cancelled
+            return self.sender, Side("UNSET", "cancelled", cancel_reason="client")
+        return self.sender, self.receiver
 
 
 def _quietly(call: Callable[[Any], Awaitable[Any]]) -> Callable[[Any, Agent], Awaitable[None]]:
@@ -147,12 +206,10 @@ def _ask(kind: str, fail: bool = False) -> Callable[[Any, Agent], Awaitable[None
 
 
 async def _send_request_tool_call(session: Any, agent: Agent) -> None:
+    params = types.CallToolRequestParams(name="ask", arguments={"kind": "nothing"})
+    request: Any = types.CallToolRequest(params=params)
     if MCP_MAJOR == 1:
-        request: Any = types.ClientRequest(
-            types.CallToolRequest(params=types.CallToolRequestParams(name="ask", arguments={"kind": "ping"}))
-        )
-    else:
-        request = types.CallToolRequest(params=types.CallToolRequestParams(name="ask", arguments={"kind": "ping"}))
+        request = types.ClientRequest(request)
     await session.send_request(request, types.CallToolResult)
 
 
@@ -170,7 +227,7 @@ CALLBACK_FAILED_RECEIVER = Side("ERROR", "failed", "0" if MCP_MAJOR == 2 else "R
 CANCELLED_READ_RECEIVER = Side("UNSET", "cancelled", cancel_reason="client" if MCP_MAJOR == 2 else "disconnect")
 
 CASES = [
-    Case("ping", "ping", _quietly(lambda s: s.send_ping()), OK, OK),
+    Case("ping", "ping", _quietly(lambda s: s.send_ping()), OK, OK, removed_in_2026=True),
     Case("tools_list", "tools/list", _quietly(lambda s: s.list_tools()), OK, OK),
     Case("resources_list", "resources/list", _quietly(lambda s: s.list_resources()), OK, OK),
     Case("prompts_list", "prompts/list", _quietly(lambda s: s.list_prompts()), OK, OK),
@@ -209,9 +266,30 @@ CASES = [
         "bad",
     ),
     Case("completion", "completion/complete", _quietly(_complete), OK, OK),
-    Case("set_level", "logging/setLevel", _quietly(lambda s: s.set_logging_level("info")), OK, OK),
-    Case("subscribe", "resources/subscribe", _quietly(lambda s: s.subscribe_resource("test://ok")), OK, OK),
-    Case("unsubscribe", "resources/unsubscribe", _quietly(lambda s: s.unsubscribe_resource("test://ok")), OK, OK),
+    Case(
+        "set_level",
+        "logging/setLevel",
+        _quietly(lambda s: s.set_logging_level("info")),
+        OK,
+        OK,
+        removed_in_2026=True,
+    ),
+    Case(
+        "subscribe",
+        "resources/subscribe",
+        _quietly(lambda s: s.subscribe_resource("test://ok")),
+        OK,
+        OK,
+        removed_in_2026=True,
+    ),
+    Case(
+        "unsubscribe",
+        "resources/unsubscribe",
+        _quietly(lambda s: s.unsubscribe_resource("test://ok")),
+        OK,
+        OK,
+        removed_in_2026=True,
+    ),
     Case("send_request_tool_call", "tools/call", _send_request_tool_call, OK, OK, "ask"),
     Case("elicit", "elicitation/create", _ask("elicitation/create"), OK, OK, from_server=True),
     Case(
@@ -278,59 +356,98 @@ def _assert_side(span: dict[str, Any], expect: Side, case: Case) -> None:
     assert attributes["mcp.server.name"] == SERVER_NAME
 
 
-@pytest.mark.parametrize("transport", [MEMORY, STDIO])
+def _trace_ids(spans: list[dict[str, Any]]) -> set[str]:
+    return {span["trace_id"] for span in spans}
+
+
+def _spans(
+    transport: str, exporter: InMemorySpanExporter, span_file: Path, wanted: Callable[[list[dict[str, Any]]], bool]
+) -> list[dict[str, Any]]:
+    """This process's spans and the server process's spans of the same traces: over HTTP the
+    server's are written as they end, so they are awaited until ``wanted`` says they are all in."""
+    local = [_describe(span) for span in exporter.get_finished_spans()]
+    if transport not in (STDIO, HTTP):
+        return local
+    traces = _trace_ids(local)
+
+    def read() -> list[dict[str, Any]]:
+        remote = [_describe(line) for line in _read_span_file(span_file)]
+        return local + [span for span in remote if span["trace_id"] in traces]
+
+    if transport == HTTP:
+        wait_until(lambda: wanted(read()), 10, "the HTTP server's spans")
+    return read()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
 async def test_one_span_per_side(
-    case: Case, transport: str, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
+    case: Case,
+    transport: str,
+    instrument: Callable[..., Any],
+    exporter: InMemorySpanExporter,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
+    if reason := case.applies(transport):
+        pytest.skip(reason)
+    http = request.getfixturevalue("requests_http") if transport == HTTP else None
     instrument()
     agent = Agent()
-    span_file = tmp_path / "server-spans.jsonl"
-    async with session_to(transport, agent, span_file) as session:
+    span_file = http.span_file if http else tmp_path / "server-spans.jsonl"
+    async with session_to(transport, agent, span_file, http) as session:
         exporter.clear()  # the session's initialize is its own case
         await case.drive(session, agent)
-    spans = [_describe(span) for span in exporter.get_finished_spans()]
-    if transport == STDIO:
-        spans += [_describe(line) for line in _read_span_file(span_file)]
-    sender_kind, receiver_kind = "CLIENT", "SERVER"
-    senders = _matching(spans, sender_kind, case)
-    receivers = _matching(spans, receiver_kind, case)
-    if case.from_server:  # the server's request inside the tools/call that asked for it
-        senders = [span for span in senders if span["parent"] is not None]
+
+    def senders_and_receivers(spans: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        senders = _matching(spans, "CLIENT", case)
+        if case.from_server:  # the server's request inside the tools/call that asked for it
+            senders = [span for span in senders if span["parent"] is not None]
+        return senders, _matching(spans, "SERVER", case)
+
+    spans = _spans(transport, exporter, span_file, lambda spans: all(senders_and_receivers(spans)))
+    senders, receivers = senders_and_receivers(spans)
     assert len(senders) == 1, (case.id, senders)
     assert len(receivers) == 1, (case.id, receivers)
     sender, receiver = senders[0], receivers[0]
-    _assert_side(sender, case.sender, case)
-    _assert_side(receiver, case.receiver, case)
+    expect_sender, expect_receiver = case.expected(transport)
+    _assert_side(sender, expect_sender, case)
+    _assert_side(receiver, expect_receiver, case)
     # One trace across the wire: the receiver's span is the sender's child.
     assert receiver["trace_id"] == sender["trace_id"]
     assert receiver["parent"] == sender["span_id"]
     if case.from_server:
         (tool_call,) = [span for span in spans if span["span_id"] == sender["parent"]]
-        assert tool_call["kind"] == receiver_kind
+        assert tool_call["kind"] == "SERVER"
         assert tool_call["attributes"]["gen_ai.tool.name"] == "ask"
     if case.method == "resources/read":
         assert sender["attributes"]["mcp.resource.uri"] == receiver["attributes"]["mcp.resource.uri"] == case.target
         assert sender["name"] == receiver["name"] == "resources/read"  # no URI in the name
 
 
-@pytest.mark.parametrize("transport", [MEMORY, STDIO])
-async def test_initialize_has_one_span_per_side(
-    transport: str, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_the_handshake_has_one_span_per_side(
+    transport: str,
+    instrument: Callable[..., Any],
+    exporter: InMemorySpanExporter,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
+    """initialize, or on a 2026-07-28 connection server/discover."""
+    http = request.getfixturevalue("requests_http") if transport == HTTP else None
     instrument()
-    span_file = tmp_path / "server-spans.jsonl"
-    async with session_to(transport, Agent(), span_file):
+    span_file = http.span_file if http else tmp_path / "server-spans.jsonl"
+    async with session_to(transport, Agent(), span_file, http):
         pass
-    spans = [_describe(span) for span in exporter.get_finished_spans()]
-    if transport == STDIO:
-        spans += [_describe(line) for line in _read_span_file(span_file)]
-    case = Case("initialize", "initialize", _quietly(lambda s: s.send_ping()), OK, OK)
+    method = "server/discover" if transport == DIRECT else "initialize"
+    case = Case(method, method, _quietly(lambda s: s.send_ping()), OK, OK)
+    spans = _spans(transport, exporter, span_file, lambda spans: bool(_matching(spans, "SERVER", case)))
     (sender,) = _matching(spans, "CLIENT", case)
     (receiver,) = _matching(spans, "SERVER", case)
     _assert_side(sender, OK, case)
     _assert_side(receiver, OK, case)
     assert receiver["parent"] == sender["span_id"]
+    assert sender["attributes"]["mcp.protocol.version"] == ("2026-07-28" if transport == DIRECT else "2025-11-25")
 
 
 def _read_span_file(path: Path) -> list[dict[str, Any]]:

@@ -52,6 +52,7 @@ from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     JSONRPC_REQUEST_ID,
     MCP_METHOD_NAME,
+    MCP_PROTOCOL_VERSION,
     METHOD_INITIALIZE,
     METHOD_SERVER_DISCOVER,
     METHOD_TOOLS_CALL,
@@ -282,9 +283,11 @@ class ClientInstrumentation:
     async def _v2_send_discover(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        return await self._send(
-            wrapped, instance, args, kwargs, lambda: (METHOD_SERVER_DISCOVER, None), from_server=False
-        )
+        def describe() -> tuple[Any, Any]:
+            (version,) = binding.arguments_of(wrapped, args, kwargs, "version")
+            return METHOD_SERVER_DISCOVER, common.envelope_params(version)
+
+        return await self._send(wrapped, instance, args, kwargs, describe, from_server=False)
 
     async def _v2_connection_send(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -341,6 +344,8 @@ class ClientInstrumentation:
                 return active, True
             request = Request.of(method, params, self._settings)
             attributes = self._server_attributes(request) if from_server else self._client_attributes(session, request)
+            if MCP_PROTOCOL_VERSION not in attributes and (version := common.envelope_protocol_version(params)):
+                attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request before the session knows it
             arguments = param(params, "arguments") if request.is_tool_call else None
             return self._open(session, request, attributes, arguments), False
         except Exception as exc:
@@ -373,18 +378,19 @@ class ClientInstrumentation:
         late = {JSONRPC_REQUEST_ID: call.request_id} if call.request_id and call.v1_request_id is None else {}
         if call.method == METHOD_TOOLS_CALL:
             late.update(result_attributes(result, self._settings))
-        elif call.method == METHOD_INITIALIZE and result is not None:
-            late.update(self._learnt_from_initialize(call, result))
+        elif call.method in (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER) and result is not None:
+            late.update(self._learnt_from_handshake(call, result))
         record = partial(self._metrics.record, SpanKind.CLIENT, call.started, call.metric_attributes)
         classify = partial(self._classify, call, result, exc, self._settings.capture_content)
         finish_call(call.span, classify, record, late, call.method)
 
-    def _learnt_from_initialize(self, call: _ClientCall, result: Any) -> dict[str, Any]:
-        """``initialize`` names the server only in its answer: its span and point say it too."""
+    def _learnt_from_handshake(self, call: _ClientCall, result: Any) -> dict[str, Any]:
+        """``initialize`` (``server/discover``) names the server only in its answer: its span and
+        point say it too."""
         try:
-            facts = common.initialize_facts(result)
+            facts = common.handshake_facts(result)
             learnt = request_attributes(
-                Request(METHOD_INITIALIZE),
+                Request(call.method),
                 self._settings,
                 server_name=facts.server_name,
                 server_version=facts.server_version,
@@ -394,7 +400,7 @@ class ClientInstrumentation:
             call.metric_attributes = self._metrics.attributes({**learnt, **call.metric_attributes})
             return learnt
         except Exception as exc:
-            report_once("could not read the initialize result", exc)
+            report_once("could not read the handshake's result", exc)
             return {}
 
     @staticmethod

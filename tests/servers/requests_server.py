@@ -1,11 +1,14 @@
 """A lowlevel server (installed major) that serves every request family, for the request matrix.
 
+Usage: python -m tests.servers.requests_server [http PORT]   (stdio without arguments)
+
 resources  ``test://ok`` reads "ok"; ``test://missing`` answers -32602 (the caller's fault);
            ``test://broken`` answers -32603 (the server's fault); ``test://slow`` takes 5 s
 prompts    ``greet`` ok; ``bad`` answers -32602
 completion, logging/setLevel, resources/subscribe|unsubscribe, ping: answered plainly
 tools      ``ask`` sends the client the request named by its ``kind`` argument
-           (``elicitation/create``, ``sampling/createMessage``, ``roots/list``, ``ping``) and
+           (``elicitation/create``, ``sampling/createMessage``, ``roots/list``, ``ping``; any
+           other kind: nothing) and
            answers "ok: <what the client answered>", or isError with the error's code when the
            client answered an error
 """
@@ -51,8 +54,10 @@ async def ask(session: Any, kind: str, related: Any, error_class: type[Exception
         if kind == "roots/list":
             result = await session.list_roots()
             return f"ok: {len(result.roots)}"
-        await session.send_ping()
-        return "ok: pong"
+        if kind == "ping":
+            await session.send_ping()
+            return "ok: pong"
+        return "ok: nothing asked"
     except error_class as exc:
         return f"error: {getattr(exc, 'error', exc).code}"
 
@@ -170,6 +175,34 @@ def _build_v2() -> Any:
     )
 
 
+def http_app(server: Any) -> Any:
+    """The server over streamable HTTP (stateful, handshake era) at ``/mcp``."""
+    if MCP_MAJOR == 2:
+        return server.streamable_http_app()
+    from contextlib import asynccontextmanager
+
+    from mcp.server.fastmcp.server import StreamableHTTPASGIApp
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    manager = StreamableHTTPSessionManager(app=server)
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        async with manager.run():
+            yield
+
+    return Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lifespan)
+
+
 if __name__ == "__main__":
+    import sys
+
     install_span_file()
-    anyio.run(serve_stdio, build_server())
+    if sys.argv[1:2] == ["http"]:
+        import uvicorn
+
+        uvicorn.run(http_app(build_server()), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    else:
+        anyio.run(serve_stdio, build_server())

@@ -50,8 +50,31 @@ def session_facts(session: Any) -> SessionFacts:
     )
 
 
-def initialize_facts(result: Any) -> SessionFacts:
-    """What an ``initialize`` result says of the server (1.x camelCase, 2.x snake_case)."""
+# Where a 2026-07-28 server/discover result names the server (optional, display only), and where
+# a 2026-07-28 request names its protocol version (the per-request envelope in params._meta).
+SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
+
+
+def envelope_params(protocol_version: Any) -> dict[str, Any]:
+    """Params whose envelope names ``protocol_version`` (what ``server/discover`` sends)."""
+    return {"_meta": {PROTOCOL_VERSION_META_KEY: protocol_version}}
+
+
+def envelope_protocol_version(params: Any) -> str | None:
+    """The protocol version a 2026-07-28 request's envelope names, if it carries one."""
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    return str_or_none(meta.get(PROTOCOL_VERSION_META_KEY)) if isinstance(meta, Mapping) else None
+
+
+def handshake_facts(result: Any) -> SessionFacts:
+    """What a handshake's answer says of the server: an ``initialize`` result (1.x camelCase, 2.x
+    snake_case), or mcp 2.x's raw ``server/discover`` result (its ``_meta`` stamp)."""
+    if isinstance(result, Mapping):
+        meta = result.get("_meta")
+        info = meta.get(SERVER_INFO_META_KEY) if isinstance(meta, Mapping) else None
+        info = info if isinstance(info, Mapping) else {}
+        return SessionFacts(server_name=str_or_none(info.get("name")), server_version=str_or_none(info.get("version")))
     info = getattr(result, "server_info", None) or getattr(result, "serverInfo", None)
     version = getattr(result, "protocol_version", None) or getattr(result, "protocolVersion", None)
     return SessionFacts(
