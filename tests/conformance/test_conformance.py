@@ -87,6 +87,20 @@ def test_the_suite_gives_the_same_verdicts_with_mcp_otel(tmp_path: Path) -> None
     assert outcomes["test_simple_text"] == "ok"
     assert outcomes["test_error_handling"] == "failed"
     assert len(outcomes) >= 8
+    # Every request the suite made has its SERVER span, each stating one of the three outcomes.
+    # (The SDK's own spans of notifications, which mcp-otel leaves alone, have no outcome.)
+    requests = [
+        span
+        for span in spans
+        if not span["attributes"].get("mcp.method.name", "notifications/").startswith("notifications/")
+    ]
+    methods = Counter(span["attributes"]["mcp.method.name"] for span in requests)
+    assert set(methods) >= {"initialize", "tools/list", "tools/call", "resources/list", "resources/read", "prompts/get"}
+    assert methods["initialize"] >= len(plain), methods  # a session per scenario at least
+    for span in requests:
+        assert span["kind"] == "SpanKind.SERVER"
+        assert span["attributes"]["mcp.request.outcome"] in ("ok", "failed", "cancelled"), span
+        assert ("tool.outcome" in span["attributes"]) == (span["attributes"]["mcp.method.name"] == "tools/call")
 
 
 CLIENT_SCENARIOS = ("initialize", "tools_call", "elicitation-sep1034-client-defaults")

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import mcp.client.stdio
+import mcp.types
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -76,3 +77,98 @@ async def test_the_everything_server_answers_the_same_and_each_call_states_its_o
         attributes = span.attributes or {}
         assert (attributes[semconv.TOOL_OUTCOME], attributes.get(semconv.ERROR_TYPE)) == (outcome, error_type)
         assert attributes[semconv.NETWORK_TRANSPORT] == "pipe"
+
+
+class _Agent:
+    """Answers the server's own requests (sampling, elicitation, roots), as a person and a model would."""
+
+    async def sampling(self, ctx: Any, params: Any) -> Any:
+        text = mcp.types.TextContent(type="text", text="hello")
+        return mcp.types.CreateMessageResult(role="assistant", content=text, model="scripted")
+
+    async def elicitation(self, ctx: Any, params: Any) -> Any:
+        return mcp.types.ElicitResult(action="decline")
+
+    async def roots(self, ctx: Any) -> Any:
+        return mcp.types.ListRootsResult(roots=[mcp.types.Root(uri="file:///tmp", name="tmp")])
+
+
+DOCUMENT = "demo://resource/static/document/architecture.md"
+COMPLETABLE = mcp.types.PromptReference(type="ref/prompt", name="completable-prompt")
+# (method, how the agent makes it); tools/call requests that make the server ask the agent.
+REQUESTS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("tools/list", lambda s: s.list_tools()),
+    ("resources/list", lambda s: s.list_resources()),
+    ("resources/templates/list", lambda s: s.list_resource_templates()),
+    ("resources/read", lambda s: s.read_resource(DOCUMENT)),
+    ("resources/subscribe", lambda s: s.subscribe_resource(DOCUMENT)),
+    ("resources/unsubscribe", lambda s: s.unsubscribe_resource(DOCUMENT)),
+    ("prompts/list", lambda s: s.list_prompts()),
+    ("prompts/get", lambda s: s.get_prompt("simple-prompt")),
+    (
+        "completion/complete",
+        lambda s: s.complete(
+            mcp.types.PromptReference(type="ref/prompt", name="completable-prompt"),
+            {"name": "department", "value": "E"},
+        ),
+    ),
+    ("logging/setLevel", lambda s: s.set_logging_level("error")),
+    ("ping", lambda s: s.send_ping()),
+    ("tools/call", lambda s: s.call_tool("trigger-elicitation-request", {})),
+    ("tools/call", lambda s: s.call_tool("trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})),
+    ("tools/call", lambda s: s.call_tool("get-roots-list", {})),
+]
+# What the server asks the agent during those three tool calls.
+SERVER_REQUESTS = ["elicitation/create", "sampling/createMessage", "roots/list"]
+
+
+async def _exchange() -> list[Any]:
+    parameters = StdioServerParameters(command="node", args=[str(SERVER), "stdio"], env=env_without_otel())
+    agent = _Agent()
+    seen: list[Any] = []
+    with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 (the server's log, not read)
+        async with (
+            mcp.client.stdio.stdio_client(parameters, errlog=errlog) as (read, write),
+            ClientSession(
+                read,
+                write,
+                sampling_callback=agent.sampling,
+                elicitation_callback=agent.elicitation,
+                list_roots_callback=agent.roots,
+            ) as session,
+        ):
+            await session.initialize()
+            for _, request in REQUESTS:
+                seen.append((await request(session)).model_dump(mode="json", exclude_none=True))
+    return seen
+
+
+async def test_every_request_it_exchanges_gets_its_span(
+    instrument: Callable[..., Any], exporter: InMemorySpanExporter
+) -> None:
+    """Both directions: the agent's requests (CLIENT spans) and the server's requests the agent
+    answers (SERVER spans), each ok, and the answers the same as without mcp-otel."""
+    if not (SERVER.exists() and shutil.which("node")):
+        missing("server-everything", "third-party")
+    uninstrumented = await _exchange()
+    exporter.clear()
+    instrument()
+    instrumented = await _exchange()
+    assert instrumented == uninstrumented
+    ours = [span for span in exporter.get_finished_spans() if span.instrumentation_scope.name == "mcp_otel"]
+    sent = [span.attributes["mcp.method.name"] for span in ours if span.kind == SpanKind.CLIENT]
+    assert sent == ["initialize", *(method for method, _ in REQUESTS)]
+    handled = [span.attributes["mcp.method.name"] for span in ours if span.kind == SpanKind.SERVER]
+    assert handled == SERVER_REQUESTS
+    for span in ours:
+        attributes = span.attributes or {}
+        assert attributes[semconv.MCP_REQUEST_OUTCOME] == "ok", span.name
+        assert span.status.status_code.name == "UNSET", span.name
+        assert attributes[semconv.MCP_SERVER_NAME] == ours[0].attributes[semconv.MCP_SERVER_NAME]
+    (read,) = [span for span in ours if span.name == "resources/read"]
+    assert read.attributes[semconv.MCP_RESOURCE_URI] == DOCUMENT
+    (prompt,) = [span for span in ours if span.name.startswith("prompts/get")]
+    assert (prompt.name, prompt.attributes[semconv.GEN_AI_PROMPT_NAME]) == (
+        "prompts/get simple-prompt",
+        "simple-prompt",
+    )
