@@ -1,6 +1,7 @@
-"""The benchmark runner: per-call cost of ``tools/call`` per variant, interleaved in one run.
+"""The benchmark runner: per-request cost of ``tools/call`` (and ``resources/read``) per variant,
+interleaved in one run.
 
-    python benchmarks/run.py --python1 PY --python2 PY [--rounds R] [--calls N]
+    python benchmarks/run.py --python1 PY --python2 PY [--rounds R] [--calls N] [--operations OP ...]
 
 Every variant runs in its own long-lived worker process (``worker.py``), in the environment of
 its SDK major. Rounds are interleaved: each round asks every worker, in a shuffled order, for
@@ -24,12 +25,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.variants import DESCRIPTIONS, VARIANTS
+from benchmarks.variants import DESCRIPTIONS, OPERATIONS, VARIANTS
 
 WORKER = Path(__file__).with_name("worker.py")
 PEERS = ("sdk-builtin", "traceloop", "logfire", "openinference")
 # Targets from the benchmark issue: our overhead against the floor's and against peers'.
 TARGETS = {"floor": 1.5, "sdk-builtin": 1.0, "traceloop": 0.5}
+# The peers are about tool calls: other requests are measured against the baseline and the floor
+# (and mcp 2.x's own spans, which cover every request).
+OTHER_OPERATION_VARIANTS = ("baseline", "floor", "mcp-otel", "sdk-builtin")
 
 
 @dataclass
@@ -50,9 +54,9 @@ class Worker:
         return statistics.median(self.samples)
 
 
-def start(python: str, variant: str, transport: str) -> Worker:
+def start(python: str, variant: str, transport: str, operation: str) -> Worker:
     process = subprocess.Popen(
-        [python, str(WORKER), variant, transport],
+        [python, str(WORKER), variant, transport, operation],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -65,13 +69,19 @@ def start(python: str, variant: str, transport: str) -> Worker:
     return Worker(variant, process, json.loads(ready)["versions"])
 
 
-def measure(python: str, major: int, transport: str, rounds: int, calls: int, seed: int) -> list[Worker]:
-    print(f"bench: mcp {major}.x over {transport}: starting {len(VARIANTS[major])} workers ...", file=sys.stderr)
-    workers = [start(python, variant, transport) for variant in VARIANTS[major]]
+def measure(
+    python: str, major: int, transport: str, operation: str, rounds: int, calls: int, seed: int
+) -> list[Worker]:
+    variants = [
+        variant for variant in VARIANTS[major] if operation == "tools/call" or variant in OTHER_OPERATION_VARIANTS
+    ]
+    what = f"mcp {major}.x {operation} over {transport}"
+    print(f"bench: {what}: starting {len(variants)} workers ...", file=sys.stderr)
+    workers = [start(python, variant, transport, operation) for variant in variants]
     order = random.Random(seed)
     try:
         for round_number in range(rounds):
-            print(f"bench: mcp {major}.x over {transport}: round {round_number + 1}/{rounds}", file=sys.stderr)
+            print(f"bench: {what}: round {round_number + 1}/{rounds}", file=sys.stderr)
             for worker in order.sample(workers, len(workers)):
                 worker.measure(calls)
     finally:
@@ -107,8 +117,9 @@ def markdown(results: list[dict[str, Any]], command: str) -> str:
     lines = [
         "# Benchmarks",
         "",
-        "Per-call cost of `tools/call`, client and server in one process (in-memory), or the server as",
-        "a stdio subprocess set up like the client. Each variant runs in its own worker process;",
+        "Per-request cost of `tools/call` (and of `resources/read`, a request that is not a tool call),",
+        "client and server in one process (in-memory), or the server as a stdio subprocess set up like",
+        "the client. Each variant runs in its own worker process;",
         "rounds are interleaved in one run and the median of the rounds is reported. Overheads are",
         "over the uninstrumented baseline of the same run; compare ratios, not absolute times.",
         "",
@@ -119,7 +130,7 @@ def markdown(results: list[dict[str, Any]], command: str) -> str:
     ]
     for result in results:
         lines += [
-            f"## mcp {result['major']}.x, {result['transport']}",
+            f"## mcp {result['major']}.x, {result['transport']}, `{result['operation']}`",
             "",
             f"Versions: {', '.join(f'{name} {version}' for name, version in sorted(result['versions'].items()))}. "
             f"{result['rounds']} rounds of {result['calls']} calls.",
@@ -173,33 +184,38 @@ def main() -> None:
     parser.add_argument("--python1", required=True, help="python of the mcp 1.x benchmark environment")
     parser.add_argument("--python2", required=True, help="python of the mcp 2.x benchmark environment")
     parser.add_argument("--transports", nargs="+", default=["memory", "stdio"])
+    parser.add_argument("--operations", nargs="+", default=list(OPERATIONS), choices=OPERATIONS)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
     parser.add_argument("--json", type=Path, default=Path("docs/benchmarks.json"))
     args = parser.parse_args()
     results = []
-    for transport in args.transports:
-        for major, python in ((1, args.python1), (2, args.python2)):
-            workers = measure(python, major, transport, args.rounds, args.calls, seed=major)
-            rows, ratios = table(workers)
-            versions = {name: version for worker in workers for name, version in worker.versions.items()}
-            results.append(
-                {
-                    "major": major,
-                    "transport": transport,
-                    "rounds": args.rounds,
-                    "calls": args.calls,
-                    "versions": versions,
-                    "rows": rows,
-                    "ratios": {name: round(ratio, 3) for name, ratio in ratios.items()},
-                }
-            )
+    for operation in args.operations:
+        for transport in args.transports:
+            for major, python in ((1, args.python1), (2, args.python2)):
+                workers = measure(python, major, transport, operation, args.rounds, args.calls, seed=major)
+                results.append(_result(workers, major, transport, operation, args.rounds, args.calls))
     command = "make bench"
     args.markdown.parent.mkdir(parents=True, exist_ok=True)
     args.markdown.write_text(markdown(results, command))
     args.json.write_text(json.dumps(results, indent=2) + "\n")
     print(markdown(results, command))
+
+
+def _result(workers: list[Worker], major: int, transport: str, operation: str, rounds: int, calls: int) -> Any:
+    rows, ratios = table(workers)
+    versions = {name: version for worker in workers for name, version in worker.versions.items()}
+    return {
+        "major": major,
+        "transport": transport,
+        "operation": operation,
+        "rounds": rounds,
+        "calls": calls,
+        "versions": versions,
+        "rows": rows,
+        "ratios": {name: round(ratio, 3) for name, ratio in ratios.items()},
+    }
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""The benchmark's MCP server: one tool, ``ok``, on the installed major's lowlevel server (no
-output schema, so neither side spends the call validating JSON schemas).
+"""The benchmark's MCP server: one tool, ``ok``, and one resource, ``bench://ok``, on the installed
+major's lowlevel server (no output schema, so neither side spends the call validating JSON schemas).
 
 As a script (``python server.py VARIANT``) it serves over stdio, set up for VARIANT.
 """
@@ -33,6 +33,10 @@ def build() -> Any:
         async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
             return content
 
+        @server.read_resource()
+        async def read_resource(uri: Any) -> str:
+            return "ok"
+
         return server
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
@@ -41,7 +45,10 @@ def build() -> Any:
     async def on_call_tool(ctx: Any, params: Any) -> Any:
         return types.CallToolResult(content=content)
 
-    return Server("bench", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    async def on_read_resource(ctx: Any, params: Any) -> Any:
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=str(params.uri), text="ok")])
+
+    return Server("bench", on_list_tools=on_list_tools, on_call_tool=on_call_tool, on_read_resource=on_read_resource)
 
 
 async def serve(variant: str) -> None:

@@ -60,12 +60,12 @@ def sdk_providers(set_global: bool) -> tuple[Any, Any]:
     return tracer_provider, meter_provider
 
 
-def set_up(variant: str) -> Callable[[Call], Call]:
-    """Configure this process for ``variant``; returns how to wrap each measured call."""
+def set_up(variant: str, operation: str = "tools/call") -> Callable[[Call], Call]:
+    """Configure this process for ``variant``; returns how to wrap each measured ``operation``."""
     if variant == "baseline":
         return lambda call: call
     if variant == "floor":
-        return _floor()
+        return _floor(operation)
     if variant == "logfire":
         import logfire
 
@@ -90,26 +90,40 @@ def set_up(variant: str) -> Callable[[Call], Call]:
     return lambda call: call
 
 
-# The attributes mcp-otel's spans and metric points carry for this benchmark's calls: the floor
+# The operations measured: tool calls, and a resource read (a request that is not a tool call).
+OPERATIONS = ("tools/call", "resources/read")
+RESOURCE = "bench://ok"
+# The attributes mcp-otel's spans and metric points carry for this benchmark's requests: the floor
 # records the same data, so it measures what the SDK costs for it, not fewer attributes.
-SPAN_ATTRIBUTES = {
-    "mcp.method.name": "tools/call",
-    "gen_ai.operation.name": "execute_tool",
-    "gen_ai.tool.name": "ok",
+_COMMON = {
     "mcp.protocol.version": "2025-11-25",
     "mcp.server.name": "bench",
     "mcp.server.version": "1.30.0",
     "network.transport": "pipe",
     "jsonrpc.request.id": "7",
 }
-END_ATTRIBUTES = {"tool.outcome": "ok"}
+SPAN_ATTRIBUTES = {
+    "tools/call": {
+        "mcp.method.name": "tools/call",
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "ok",
+        **_COMMON,
+    },
+    "resources/read": {"mcp.method.name": "resources/read", "mcp.resource.uri": RESOURCE, **_COMMON},
+}
+END_ATTRIBUTES = {
+    "tools/call": {"mcp.request.outcome": "ok", "tool.outcome": "ok"},
+    "resources/read": {"mcp.request.outcome": "ok"},
+}
+_POINTED = ("mcp.method.name", "gen_ai.tool.name", "mcp.server.name", "network.transport", "mcp.protocol.version")
 POINT_ATTRIBUTES = {
-    key: SPAN_ATTRIBUTES[key]
-    for key in ("mcp.method.name", "gen_ai.tool.name", "mcp.server.name", "network.transport", "mcp.protocol.version")
-} | END_ATTRIBUTES
+    operation: {key: value for key, value in attributes.items() if key in _POINTED} | END_ATTRIBUTES[operation]
+    for operation, attributes in SPAN_ATTRIBUTES.items()
+}
+SPAN_NAMES = {"tools/call": "tools/call ok", "resources/read": "resources/read"}
 
 
-def _floor() -> Callable[[Call], Call]:
+def _floor(operation: str) -> Callable[[Call], Call]:
     """What recording a call costs the SDK at least: two spans and two histogram records with
     mcp-otel's attributes, with a tracer that is not the global one (so mcp 2.x's own spans stay
     off), and nothing else: no propagation, no classification, no bookkeeping."""
@@ -121,20 +135,22 @@ def _floor() -> Callable[[Call], Call]:
     buckets = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
     client = meter.create_histogram("client", unit="s", explicit_bucket_boundaries_advisory=buckets)
     server = meter.create_histogram("server", unit="s", explicit_bucket_boundaries_advisory=buckets)
+    name, attributes = SPAN_NAMES[operation], SPAN_ATTRIBUTES[operation]
+    end, point = END_ATTRIBUTES[operation], POINT_ATTRIBUTES[operation]
 
     def wrap(call: Call) -> Call:
         async def measured() -> Any:
             started = time.perf_counter()
             with (
-                tracer.start_as_current_span("tools/call ok", kind=SpanKind.CLIENT, attributes=SPAN_ATTRIBUTES) as a,
-                tracer.start_as_current_span("tools/call ok", kind=SpanKind.SERVER, attributes=SPAN_ATTRIBUTES) as b,
+                tracer.start_as_current_span(name, kind=SpanKind.CLIENT, attributes=attributes) as a,
+                tracer.start_as_current_span(name, kind=SpanKind.SERVER, attributes=attributes) as b,
             ):
                 result = await call()
-                a.set_attributes(END_ATTRIBUTES)
-                b.set_attributes(END_ATTRIBUTES)
+                a.set_attributes(end)
+                b.set_attributes(end)
             elapsed = time.perf_counter() - started
-            client.record(elapsed, POINT_ATTRIBUTES)
-            server.record(elapsed, POINT_ATTRIBUTES)
+            client.record(elapsed, point)
+            server.record(elapsed, point)
             return result
 
         return measured

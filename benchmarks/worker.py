@@ -1,8 +1,9 @@
-"""One benchmark variant in its own process: ``python worker.py VARIANT TRANSPORT``.
+"""One benchmark variant in its own process: ``python worker.py VARIANT TRANSPORT [OPERATION]``.
 
 Sets the variant up, opens a session to the benchmark server (in memory: in this process; stdio:
 a subprocess set up the same way), warms up, then answers each line "N" on stdin with the mean
-time of N sequential ``tools/call ok`` in nanoseconds, until stdin closes.
+time of N sequential requests (``tools/call ok``, or ``resources/read bench://ok``) in
+nanoseconds, until stdin closes.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import anyio
 
-from benchmarks.variants import set_up
+from benchmarks.variants import RESOURCE, set_up
 
 WARM_UP = 100
 
@@ -52,11 +53,14 @@ async def session(transport: str, variant: str) -> AsyncIterator[Any]:
             yield client.session
 
 
-async def main(variant: str, transport: str) -> None:
-    wrap = set_up(variant)
+async def main(variant: str, transport: str, operation: str) -> None:
+    wrap = set_up(variant, operation)
     async with session(transport, variant) as client_session:
         await client_session.list_tools()
-        call = wrap(lambda: client_session.call_tool("ok", {}))
+        if operation == "resources/read":
+            call = wrap(lambda: client_session.read_resource(RESOURCE))
+        else:
+            call = wrap(lambda: client_session.call_tool("ok", {}))
         for _ in range(WARM_UP):
             await call()
         print(json.dumps({"ready": True, "versions": versions()}), flush=True)
@@ -84,4 +88,4 @@ def versions() -> dict[str, str]:
 
 
 if __name__ == "__main__":
-    anyio.run(main, sys.argv[1], sys.argv[2])
+    anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "tools/call")
