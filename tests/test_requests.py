@@ -30,7 +30,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from mcp_otel import semconv
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, stdio_parameters
-from tests.processes import LOOPBACK, free_port, running, wait_until
+from tests.processes import LOOPBACK, free_port, running
 from tests.servers import requests_server
 from tests.servers.span_file import SPAN_FILE_ENV, span_dict
 from tests.servers.tools import SERVER_NAME
@@ -45,26 +45,30 @@ TRANSPORTS = [MEMORY, STDIO, HTTP] + ([DIRECT] if MCP_MAJOR == 2 else [])
 
 
 class Agent:
-    """The agent's callbacks for the server's requests: answer, or raise."""
+    """The agent's callbacks for the server's requests: answer, raise, or take their time (a
+    person who has not answered yet)."""
 
     def __init__(self) -> None:
         self.fail = False
+        self.slow = False
 
-    def _check(self) -> None:
+    async def _check(self) -> None:
         if self.fail:
             raise RuntimeError("the agent's callback failed")
+        if self.slow:
+            await anyio.sleep(5)
 
     async def sampling(self, ctx: Any, params: Any) -> Any:
-        self._check()
+        await self._check()
         text = types.TextContent(type="text", text="hello")
         return types.CreateMessageResult(role="assistant", content=text, model="scripted")
 
     async def elicitation(self, ctx: Any, params: Any) -> Any:
-        self._check()
+        await self._check()
         return types.ElicitResult(action="accept", content={"ok": True})
 
     async def roots(self, ctx: Any) -> Any:
-        self._check()
+        await self._check()
         return types.ListRootsResult(roots=[types.Root(uri="file:///tmp")])
 
     def callbacks(self) -> dict[str, Any]:
@@ -164,6 +168,8 @@ class Case:
             return "2026-07-28 connections have no server-to-client requests"
         if transport == HTTP and self.id == "read_cancelled" and MCP_MAJOR == 1:
             return "mcp 1.x clients tell the server nothing; its handler runs on (stdio and memory cover it)"
+        if self.id == "elicit_agent_cancels" and MCP_MAJOR == 1:
+            return "mcp 1.x clients tell the server nothing of a cancelled call, and its servers never cancel"
         return None
 
     def expected(self, transport: str) -> tuple[Side, Side]:
@@ -203,6 +209,16 @@ def _ask(kind: str, fail: bool = False) -> Callable[[Any, Agent], Awaitable[None
         assert result.content[0].text.startswith("error" if fail else "ok"), result
 
     return drive
+
+
+async def _cancelled_while_asked(session: Any, agent: Agent) -> None:
+    """The agent gives up on its tool call while the server waits for its answer to an
+    elicitation: mcp 2.x tells the server, whose handler (and so its elicitation request) is
+    cancelled, and the server's SDK tells the agent to stop answering."""
+    agent.slow = True
+    with anyio.move_on_after(0.5):
+        await session.call_tool("ask", {"kind": "elicitation/create"})
+    await anyio.sleep(0.5)  # the cancels cross the wire before the session closes
 
 
 async def _send_request_tool_call(session: Any, agent: Agent) -> None:
@@ -300,6 +316,14 @@ CASES = [
         CALLBACK_FAILED_RECEIVER,
         from_server=True,
     ),
+    Case(
+        "elicit_agent_cancels",
+        "elicitation/create",
+        _cancelled_while_asked,
+        Side("UNSET", "cancelled", cancel_reason="caller"),
+        Side("UNSET", "cancelled", cancel_reason="client"),
+        from_server=True,
+    ),
     Case("sampling", "sampling/createMessage", _ask("sampling/createMessage"), OK, OK, from_server=True),
     Case(
         "sampling_callback_raises",
@@ -360,23 +384,23 @@ def _trace_ids(spans: list[dict[str, Any]]) -> set[str]:
     return {span["trace_id"] for span in spans}
 
 
-def _spans(
-    transport: str, exporter: InMemorySpanExporter, span_file: Path, wanted: Callable[[list[dict[str, Any]]], bool]
-) -> list[dict[str, Any]]:
-    """This process's spans and the server process's spans of the same traces: over HTTP the
-    server's are written as they end, so they are awaited until ``wanted`` says they are all in."""
+def _collected(exporter: InMemorySpanExporter, span_file: Path) -> list[dict[str, Any]]:
+    """This process's spans, and the server process's spans of the same traces (from its span file)."""
     local = [_describe(span) for span in exporter.get_finished_spans()]
-    if transport not in (STDIO, HTTP):
-        return local
     traces = _trace_ids(local)
+    remote = [_describe(line) for line in _read_span_file(span_file)]
+    return local + [span for span in remote if span["trace_id"] in traces]
 
-    def read() -> list[dict[str, Any]]:
-        remote = [_describe(line) for line in _read_span_file(span_file)]
-        return local + [span for span in remote if span["trace_id"] in traces]
 
-    if transport == HTTP:
-        wait_until(lambda: wanted(read()), 10, "the HTTP server's spans")
-    return read()
+async def _await_server_spans(
+    exporter: InMemorySpanExporter, span_file: Path, wanted: Callable[[list[dict[str, Any]]], bool]
+) -> None:
+    """Over HTTP the server writes its spans as they end: wait for them with the session still
+    open (and its event loop running: the client's transport sends from it). Closing the session
+    is a request of its own, which could overtake a cancel notification and make it a disconnect."""
+    with anyio.fail_after(10):
+        while not wanted(_collected(exporter, span_file)):  # noqa: ASYNC110 (another process's file)
+            await anyio.sleep(0.05)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -395,9 +419,6 @@ async def test_one_span_per_side(
     instrument()
     agent = Agent()
     span_file = http.span_file if http else tmp_path / "server-spans.jsonl"
-    async with session_to(transport, agent, span_file, http) as session:
-        exporter.clear()  # the session's initialize is its own case
-        await case.drive(session, agent)
 
     def senders_and_receivers(spans: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         senders = _matching(spans, "CLIENT", case)
@@ -405,7 +426,15 @@ async def test_one_span_per_side(
             senders = [span for span in senders if span["parent"] is not None]
         return senders, _matching(spans, "SERVER", case)
 
-    spans = _spans(transport, exporter, span_file, lambda spans: all(senders_and_receivers(spans)))
+    def all_ended(spans: list[dict[str, Any]]) -> bool:
+        return all(senders_and_receivers(spans))
+
+    async with session_to(transport, agent, span_file, http) as session:
+        exporter.clear()  # the session's initialize is its own case
+        await case.drive(session, agent)
+        if transport == HTTP:
+            await _await_server_spans(exporter, span_file, all_ended)
+    spans = _collected(exporter, span_file)
     senders, receivers = senders_and_receivers(spans)
     assert len(senders) == 1, (case.id, senders)
     assert len(receivers) == 1, (case.id, receivers)
@@ -437,11 +466,12 @@ async def test_the_handshake_has_one_span_per_side(
     http = request.getfixturevalue("requests_http") if transport == HTTP else None
     instrument()
     span_file = http.span_file if http else tmp_path / "server-spans.jsonl"
-    async with session_to(transport, Agent(), span_file, http):
-        pass
     method = "server/discover" if transport == DIRECT else "initialize"
     case = Case(method, method, _quietly(lambda s: s.send_ping()), OK, OK)
-    spans = _spans(transport, exporter, span_file, lambda spans: bool(_matching(spans, "SERVER", case)))
+    async with session_to(transport, Agent(), span_file, http):
+        if transport == HTTP:
+            await _await_server_spans(exporter, span_file, lambda spans: bool(_matching(spans, "SERVER", case)))
+    spans = _collected(exporter, span_file)
     (sender,) = _matching(spans, "CLIENT", case)
     (receiver,) = _matching(spans, "SERVER", case)
     _assert_side(sender, OK, case)

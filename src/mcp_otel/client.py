@@ -253,52 +253,48 @@ class ClientInstrumentation:
 
     # --- every request ------------------------------------------------------------------------
 
-    async def _v1_send_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _v1_send_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         def describe() -> tuple[Any, Any]:
             (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
             return v1.method_and_params(request)
 
         from_server = not common.is_client_session(instance)
-        return await self._send(wrapped, instance, args, kwargs, describe, from_server=from_server, v1_request=True)
+        return self._send(wrapped, instance, args, kwargs, describe, from_server=from_server, v1_request=True)
 
-    async def _v2_client_send_request(
+    def _v2_client_send_request(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        return await self._v2_send_typed(wrapped, instance, args, kwargs, from_server=False)
+        return self._v2_send_typed(wrapped, instance, args, kwargs, from_server=False)
 
-    async def _v2_server_send_request(
+    def _v2_server_send_request(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        return await self._v2_send_typed(wrapped, instance, args, kwargs, from_server=True)
+        return self._v2_send_typed(wrapped, instance, args, kwargs, from_server=True)
 
-    async def _v2_send_typed(
+    def _v2_send_typed(
         self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any], *, from_server: bool
     ) -> Any:
         def describe() -> tuple[Any, Any]:
             (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
             return getattr(request, "method", None), getattr(request, "params", None)
 
-        return await self._send(wrapped, session, args, kwargs, describe, from_server=from_server)
+        return self._send(wrapped, session, args, kwargs, describe, from_server=from_server)
 
-    async def _v2_send_discover(
-        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
+    def _v2_send_discover(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         def describe() -> tuple[Any, Any]:
             (version,) = binding.arguments_of(wrapped, args, kwargs, "version")
             return METHOD_SERVER_DISCOVER, common.envelope_params(version)
 
-        return await self._send(wrapped, instance, args, kwargs, describe, from_server=False)
+        return self._send(wrapped, instance, args, kwargs, describe, from_server=False)
 
-    async def _v2_connection_send(
-        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
+    def _v2_connection_send(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         def describe() -> tuple[Any, Any]:
             method, params = binding.arguments_of(wrapped, args, kwargs, "method", "params")
             return method, params
 
-        return await self._send(wrapped, instance, args, kwargs, describe, from_server=True)
+        return self._send(wrapped, instance, args, kwargs, describe, from_server=True)
 
-    async def _send(
+    def _send(
         self,
         wrapped: Any,
         session: Any,
@@ -309,17 +305,17 @@ class ClientInstrumentation:
         from_server: bool,
         v1_request: bool = False,
     ) -> Any:
-        call, own = self._start_request(session, describe, from_server)
+        """The awaitable a send becomes: the SDK's own (no span of ours, or call_tool's own
+        request, whose span is call_tool's), or the SDK's inside a span of its own."""
+        call = self._start_request(session, describe, from_server)
         if call is None:
-            return await wrapped(*args, **kwargs)
-        sending_token = _SENDING.set(call)
-        if own:  # call_tool's own request: the span is call_tool's
-            try:
-                return await wrapped(*args, **kwargs)
-            finally:
-                _SENDING.reset(sending_token)
+            return wrapped(*args, **kwargs)
         if v1_request:  # mcp 2.x's dispatcher injects the current context itself, which is ours
             args, kwargs = self._with_v1_trace_context(wrapped, call.span, args, kwargs)
+        return self._sending(call, wrapped, args, kwargs)
+
+    async def _sending(self, call: _ClientCall, wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        sending_token = _SENDING.set(call)
         context_token = context.attach(trace.set_span_in_context(call.span))
         try:
             result = await wrapped(*args, **kwargs)
@@ -334,23 +330,24 @@ class ClientInstrumentation:
 
     def _start_request(
         self, session: Any, describe: Callable[[], tuple[Any, Any]], from_server: bool
-    ) -> tuple[_ClientCall | None, bool]:
-        """The request's call, and whether it is an active call_tool's own ``tools/call``."""
+    ) -> _ClientCall | None:
+        """The request's new call, or ``None``: none of ours, or an active call_tool's own
+        ``tools/call`` (its span is call_tool's)."""
         try:
             method, params = describe()
             active = _ACTIVE_CALL.get()
             if method == METHOD_TOOLS_CALL and active is not None and active.session is session and not active.sent:
                 active.sent = True
-                return active, True
+                return None
             request = Request.of(method, params, self._settings)
             attributes = self._server_attributes(request) if from_server else self._client_attributes(session, request)
             if MCP_PROTOCOL_VERSION not in attributes and (version := common.envelope_protocol_version(params)):
                 attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request before the session knows it
             arguments = param(params, "arguments") if request.is_tool_call else None
-            return self._open(session, request, attributes, arguments), False
+            return self._open(session, request, attributes, arguments)
         except Exception as exc:
             report_once("could not start a client span", exc)
-            return None, False
+            return None
 
     def _with_v1_trace_context(
         self, wrapped: Any, span: Span, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -447,9 +444,7 @@ class ClientInstrumentation:
             report_once("could not keep the initialize result", exc)
         return result
 
-    async def _send_notification(
-        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
+    def _send_notification(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:
             notification = args[0] if args else kwargs.get("notification")
             request_id = common.cancelled_request_id(notification)
@@ -459,7 +454,7 @@ class ClientInstrumentation:
                     call.cancel_sent = True
         except Exception as exc:
             report_once("could not inspect an outgoing notification", exc)
-        return await wrapped(*args, **kwargs)
+        return wrapped(*args, **kwargs)
 
     # --- other instrumentations' spans for the same call --------------------------------------
 
@@ -467,7 +462,8 @@ class ClientInstrumentation:
         """mcp 2.x dispatcher's ``otel_span``: learn the request id, and by default replace the
         SDK's duplicate CLIENT span with a non-recording one, so the context the dispatcher then
         injects into ``_meta`` is ours."""
-        call = _SENDING.get()
+        # The request being sent, or (call_tool's own request, sent without a span of its own) the call.
+        call = _SENDING.get() or _ACTIVE_CALL.get()
         if call is None or call.request_id is not None:
             return wrapped(*args, **kwargs)
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from opentelemetry.trace import Span, Status, StatusCode
@@ -101,7 +102,7 @@ class CallOutcome:
 
     def attributes(self, method: str = METHOD_TOOLS_CALL) -> dict[str, str]:
         """The outcome's span attributes for a request of ``method``."""
-        attributes = self.metric_attributes(method)
+        attributes = dict(self.metric_attributes(method))
         if self.rpc_code is not None:
             attributes[RPC_RESPONSE_STATUS_CODE] = self.rpc_code
         if self.cancel_reason is not None:
@@ -110,17 +111,24 @@ class CallOutcome:
                 attributes[TOOL_CANCEL_REASON] = self.cancel_reason.value
         return attributes
 
-    def metric_attributes(self, method: str) -> dict[str, str]:
-        """The outcome's attributes on a metric point: the same strings as on the span."""
-        attributes = {MCP_REQUEST_OUTCOME: self.outcome.value}
-        if method == METHOD_TOOLS_CALL:
-            attributes[TOOL_OUTCOME] = self.outcome.value
-        if self.error_type is not None:
-            attributes[ERROR_TYPE] = self.error_type
-        return attributes
+    def metric_attributes(self, method: str) -> Mapping[str, str]:
+        """The outcome's attributes on a metric point: the same strings as on the span (shared:
+        not to be changed)."""
+        return _point_attributes(self.outcome, self.error_type, method == METHOD_TOOLS_CALL)
 
 
 _OK = CallOutcome(Outcome.OK)
+
+
+@lru_cache(maxsize=512)
+def _point_attributes(outcome: Outcome, error_type: str | None, tool_call: bool) -> Mapping[str, str]:
+    """Built once per combination: every request's span and point needs them (hot path)."""
+    attributes = {MCP_REQUEST_OUTCOME: outcome.value}
+    if tool_call:
+        attributes[TOOL_OUTCOME] = outcome.value
+    if error_type is not None:
+        attributes[ERROR_TYPE] = error_type
+    return attributes
 
 
 def finish_span(

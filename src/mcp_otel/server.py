@@ -135,36 +135,34 @@ class ServerInstrumentation:
 
     # --- mcp 1.x ----------------------------------------------------------------------------
 
-    async def _v1_handle_request(
-        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
+    def _v1_handle_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         def facts() -> tuple[common.ServerRequest, Any, Any] | None:
             responder, request, session = binding.arguments_of(wrapped, args, kwargs, "message", "req", "session")
             return v1.server_request(instance, responder, request, session), session, responder
 
-        return await self._v1_handle(facts, wrapped, args, kwargs)
+        return self._v1_handle(facts, wrapped, args, kwargs)
 
-    async def _v1_initialize(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _v1_initialize(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """mcp 1.x ``ServerSession`` answers ``initialize`` itself; every other request goes on to
-        ``Server._handle_request``."""
-
-        def facts() -> tuple[common.ServerRequest, Any, Any] | None:
+        ``Server._handle_request`` (and is passed straight through here)."""
+        try:
             (responder,) = binding.arguments_of(wrapped, args, kwargs, "responder")
             request = v1.initialize_request(instance, responder)
-            return None if request is None else (request, instance, responder)
+        except Exception as exc:
+            report_once("could not start a server span", exc)
+            request = None
+        if request is None:
+            return wrapped(*args, **kwargs)
+        return self._v1_handle(lambda: (request, instance, responder), wrapped, args, kwargs)
 
-        return await self._v1_handle(facts, wrapped, args, kwargs)
-
-    async def _v1_client_received(
-        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
+    def _v1_client_received(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         def facts() -> tuple[common.ServerRequest, Any, Any] | None:
             (responder,) = binding.arguments_of(wrapped, args, kwargs, "responder")
             return v1.client_received_request(instance, responder), instance, responder
 
-        return await self._v1_handle(facts, wrapped, args, kwargs)
+        return self._v1_handle(facts, wrapped, args, kwargs)
 
-    async def _v1_handle(
+    def _v1_handle(
         self,
         facts: Callable[[], tuple[common.ServerRequest, Any, Any] | None],
         wrapped: Any,
@@ -172,7 +170,7 @@ class ServerInstrumentation:
         kwargs: dict[str, Any],
     ) -> Any:
         # _handle_request returns nothing: the answer is what respond() was given.
-        return await self._handle(facts, self._v1_outcome, lambda call, _: _root(call.answer), wrapped, args, kwargs)
+        return self._handle(facts, self._v1_outcome, lambda call, _: _root(call.answer), wrapped, args, kwargs)
 
     def _v1_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome:
         session, responder = call.owner, call.dispatch
@@ -199,13 +197,13 @@ class ServerInstrumentation:
             keep_message=self._settings.capture_content,
         )
 
-    async def _v1_respond(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _v1_respond(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         call = _ACTIVE_SERVER_CALL.get()
         if call is not None and call.dispatch is instance:
             # Noted before sending: an answer the closed transport drops is still the outcome.
             call.answer = args[0] if args else kwargs.get("response")
             call.answered = True
-        return await wrapped(*args, **kwargs)
+        return wrapped(*args, **kwargs)
 
     async def _v1_receive_loop(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         result = await wrapped(*args, **kwargs)
@@ -218,30 +216,28 @@ class ServerInstrumentation:
 
     # --- mcp 2.x ----------------------------------------------------------------------------
 
-    async def _v2_on_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _v2_on_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         def facts() -> tuple[common.ServerRequest, Any, Any]:
             dctx, method, params = binding.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
             return v2.server_request(instance, dctx, method, params), instance, dctx
 
-        return await self._v2_handle(facts, wrapped, args, kwargs)
+        return self._v2_handle(facts, wrapped, args, kwargs)
 
-    async def _v2_client_on_request(
-        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
+    def _v2_client_on_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         def facts() -> tuple[common.ServerRequest, Any, Any]:
             dctx, method, params = binding.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
             return v2.client_received_request(instance, dctx, method, params), instance, dctx
 
-        return await self._v2_handle(facts, wrapped, args, kwargs)
+        return self._v2_handle(facts, wrapped, args, kwargs)
 
-    async def _v2_handle(
+    def _v2_handle(
         self,
         facts: Callable[[], tuple[common.ServerRequest, Any, Any] | None],
         wrapped: Any,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
-        return await self._handle(
+        return self._handle(
             facts, self._v2_outcome, lambda _, result: result, wrapped, args, kwargs, self._without_fastmcp_spans()
         )
 
@@ -257,9 +253,7 @@ class ServerInstrumentation:
             keep_message=self._settings.capture_content,
         )
 
-    async def _v2_sdk_middleware(
-        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
+    def _v2_sdk_middleware(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """mcp 2.x ``OpenTelemetryMiddleware``: skipped for the requests we trace."""
         call = _ACTIVE_SERVER_CALL.get()
         if self._settings.sdk_spans is SdkSpans.SUPPRESS and call is not None:
@@ -270,8 +264,8 @@ class ServerInstrumentation:
                 report_once("could not inspect the SDK's server middleware call", exc)
                 skip = False
             if skip:
-                return await call_next(ctx)
-        return await wrapped(*args, **kwargs)
+                return call_next(ctx)
+        return wrapped(*args, **kwargs)
 
     def _without_fastmcp_spans(self) -> Any:
         if self._settings.sdk_spans is not SdkSpans.SUPPRESS:
