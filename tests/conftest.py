@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,16 +91,23 @@ class HttpServer:
         return [json.loads(line) for line in self.span_file.read_text().splitlines()]
 
 
-@pytest.fixture(scope="session")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    """The high-level test server over streamable HTTP: an instrumented subprocess on 127.0.0.1
-    writing its spans to a file, stopped by PID afterwards."""
+@contextmanager
+def serving_http(module: str, directory: Path) -> Iterator[HttpServer]:
+    """A test server module (``python -m module http PORT``) over streamable HTTP: an instrumented
+    subprocess on 127.0.0.1 writing its spans to a file in ``directory``, stopped by PID afterwards."""
     port = free_port()
-    span_file = tmp_path_factory.mktemp("http-server") / "spans.jsonl"
-    command = [sys.executable, "-m", "tests.servers.highlevel_server", "http", str(port)]
+    span_file = directory / "spans.jsonl"
+    command = [sys.executable, "-m", module, "http", str(port)]
     env = env_without_otel(PYTHONPATH=str(REPO_ROOT), **{SPAN_FILE_ENV: str(span_file)})
     with running(command, ports=[port], env=env, cwd=REPO_ROOT, timeout=30):
         yield HttpServer(f"http://{LOOPBACK}:{port}/mcp", span_file)
+
+
+@pytest.fixture(scope="session")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """The high-level test server over streamable HTTP."""
+    with serving_http("tests.servers.highlevel_server", tmp_path_factory.mktemp("http-server")) as server:
+        yield server
 
 
 def tool_call_spans(spans: Any, kind: trace.SpanKind = trace.SpanKind.CLIENT) -> list[ReadableSpan]:

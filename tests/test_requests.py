@@ -29,10 +29,10 @@ from mcp.client.session import ClientSession
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_otel import semconv
-from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, stdio_parameters
-from tests.processes import LOOPBACK, free_port, running
+from tests.conftest import HttpServer, serving_http
+from tests.harness import MCP_MAJOR, stdio_parameters
 from tests.servers import requests_server
-from tests.servers.span_file import SPAN_FILE_ENV, span_dict
+from tests.servers.span_file import span_dict
 from tests.servers.tools import SERVER_NAME
 
 pytestmark = pytest.mark.anyio
@@ -79,22 +79,11 @@ class Agent:
         }
 
 
-@dataclass(frozen=True)
-class HttpServer:
-    url: str
-    span_file: Path
-
-
 @pytest.fixture(scope="module")
 def requests_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    """The requests server over streamable HTTP: one instrumented subprocess for the module,
-    writing its spans to a file, stopped by PID afterwards."""
-    port = free_port()
-    span_file = tmp_path_factory.mktemp("requests-http") / "spans.jsonl"
-    command = [sys.executable, "-m", "tests.servers.requests_server", "http", str(port)]
-    env = env_without_otel(PYTHONPATH=str(REPO_ROOT), **{SPAN_FILE_ENV: str(span_file)})
-    with running(command, ports=[port], env=env, cwd=REPO_ROOT, timeout=30):
-        yield HttpServer(f"http://{LOOPBACK}:{port}/mcp", span_file)
+    """The requests server over streamable HTTP: one process for the module."""
+    with serving_http("tests.servers.requests_server", tmp_path_factory.mktemp("requests-http")) as server:
+        yield server
 
 
 @asynccontextmanager
@@ -338,6 +327,9 @@ CASES = [
 ]
 
 
+CASES_BY_ID = {case.id: case for case in CASES}
+
+
 def _describe(span: Any) -> dict[str, Any]:
     """An exported span as a plain dict, whichever process wrote it (a span file holds the SDK's
     JSON form, without the instrumentation scope: there, ours are those with an outcome)."""
@@ -484,3 +476,22 @@ def _read_span_file(path: Path) -> list[dict[str, Any]]:
     import json
 
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.mark.mcp1
+async def test_send_cancel_tells_an_mcp1_server_of_any_abandoned_request(
+    instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    """With ``send_cancel`` an mcp 1.x client tells the server of a read it gave up on, as mcp 2.x
+    clients do: the server stops and records a cancel by the client, not a disconnect later."""
+    instrument(send_cancel=True)
+    case, no_file = CASES_BY_ID["read_cancelled"], tmp_path / "none"
+    async with session_to(MEMORY, Agent()) as session:
+        exporter.clear()
+        await _cancelled_read(session, Agent())
+        await _await_server_spans(exporter, no_file, lambda spans: bool(_matching(spans, "SERVER", case)))
+    spans = _collected(exporter, no_file)
+    (sender,) = _matching(spans, "CLIENT", case)
+    (receiver,) = _matching(spans, "SERVER", case)
+    _assert_side(sender, Side("UNSET", "cancelled", cancel_reason="caller"), case)
+    _assert_side(receiver, Side("UNSET", "cancelled", cancel_reason="client"), case)

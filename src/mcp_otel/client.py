@@ -140,12 +140,24 @@ class ClientInstrumentation:
 
     # --- tools/call, as the caller made it ----------------------------------------------------
 
-    async def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         call = self._start_call(wrapped, instance, args, kwargs)
         if call is None:
-            return await wrapped(*args, **kwargs)
+            return wrapped(*args, **kwargs)
         args, kwargs = self._with_trace_context(wrapped, call.span, args, kwargs)
-        call_token = _ACTIVE_CALL.set(call)
+        return self._traced(call, _ACTIVE_CALL, wrapped, args, kwargs)
+
+    async def _traced(
+        self,
+        call: _ClientCall,
+        current: ContextVar[_ClientCall | None],
+        wrapped: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """Await the SDK's call with our span current and ``call`` in ``current``; finish the span
+        with what it returned or raised (which goes on to the caller unchanged)."""
+        call_token = current.set(call)
         context_token = context.attach(trace.set_span_in_context(call.span))
         try:
             result = await wrapped(*args, **kwargs)
@@ -156,7 +168,7 @@ class ClientInstrumentation:
             raise
         finally:
             context.detach(context_token)
-            _ACTIVE_CALL.reset(call_token)
+            current.reset(call_token)
         self._finish(call, result=result)
         return result
 
@@ -312,21 +324,7 @@ class ClientInstrumentation:
             return wrapped(*args, **kwargs)
         if v1_request:  # mcp 2.x's dispatcher injects the current context itself, which is ours
             args, kwargs = self._with_v1_trace_context(wrapped, call.span, args, kwargs)
-        return self._sending(call, wrapped, args, kwargs)
-
-    async def _sending(self, call: _ClientCall, wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        sending_token = _SENDING.set(call)
-        context_token = context.attach(trace.set_span_in_context(call.span))
-        try:
-            result = await wrapped(*args, **kwargs)
-        except BaseException as exc:
-            self._finish(call, exc=exc)
-            raise
-        finally:
-            context.detach(context_token)
-            _SENDING.reset(sending_token)
-        self._finish(call, result=result)
-        return result
+        return self._traced(call, _SENDING, wrapped, args, kwargs)
 
     def _start_request(
         self, session: Any, describe: Callable[[], tuple[Any, Any]], from_server: bool
@@ -414,10 +412,13 @@ class ClientInstrumentation:
         )
 
     async def _courtesy_cancel(self, call: _ClientCall, exc: BaseException) -> None:
-        """Opt-in, mcp 1.x only: tell the server a call we stopped waiting for is cancelled, as
-        mcp 2.x clients do, so it stops the work (and records it as cancelled). Shielded from
-        the caller's cancellation and bounded in time."""
+        """Opt-in, mcp 1.x clients only: tell the server a request we stopped waiting for is
+        cancelled, as mcp 2.x clients do, so it stops the work (and records it as cancelled).
+        Shielded from the caller's cancellation and bounded in time. Never for ``initialize``
+        (the specification forbids cancelling it)."""
         try:
+            if call.method == METHOD_INITIALIZE or not common.is_client_session(call.session):
+                return
             reason = common.abandon_reason(exc)
             if reason is None:
                 return
