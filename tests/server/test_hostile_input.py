@@ -23,7 +23,7 @@ from opentelemetry.trace import SpanKind
 from mcp_otel import semconv
 from tests.conftest import tool_call_spans
 from tests.harness import MCP_MAJOR, build_server
-from tests.metrics.test_metrics import tool_call_points
+from tests.metrics.test_metrics import histogram_points, tool_call_points
 
 pytestmark = pytest.mark.anyio
 
@@ -130,6 +130,41 @@ async def test_metrics_keep_a_bounded_set_of_hostile_tool_names(instrument: Call
     assert len(recorded) == 11
     assert semconv.OTHER_VALUE in recorded
     assert sum(point.count for point in points) == 50
+
+
+@pytest.mark.mcp2  # mcp 1.x's session answers an unknown method itself (-32602): no server code sees it
+async def test_hostile_method_names_get_the_same_answers_and_bounded_spans_and_metrics(
+    instrument: Callable[..., Any], exporter: InMemorySpanExporter
+) -> None:
+    rng = random.Random(11)
+    methods = ["m" * 10_000, *("x/" + "".join(chr(rng.randrange(0x20, 0x2FFF)) for _ in range(20)) for _ in range(30))]
+    requests = [{"jsonrpc": "2.0", "id": n, "method": method} for n, method in enumerate(methods, 1)]
+    uninstrumented = await exchange(requests)
+    exporter.clear()
+    reader = InMemoryMetricReader()
+    instrument(meter_provider=MeterProvider(metric_readers=[reader]), max_metric_names=10)
+    instrumented = await exchange(requests)
+    assert instrumented == uninstrumented
+    assert {answer["error"]["code"] for answer in instrumented} == {-32601}
+    # Each unknown method is the caller's fault: failed, status UNSET, its name cut on the span.
+    spans = [
+        span
+        for span in exporter.get_finished_spans()
+        if span.kind == SpanKind.SERVER and span.instrumentation_scope.name == semconv.INSTRUMENTATION_SCOPE
+    ]
+    unknown = [span for span in spans if span.attributes[semconv.MCP_METHOD_NAME] not in semconv.KNOWN_METHODS]
+    assert len(unknown) == len(methods)
+    for span in unknown:
+        assert len(span.attributes[semconv.MCP_METHOD_NAME]) <= 256
+        assert span.attributes[semconv.MCP_REQUEST_OUTCOME] == "failed"
+        assert span.attributes[semconv.ERROR_TYPE] == "-32601"
+        assert span.status.status_code.name == "UNSET"
+    # Metrics keep the spec's methods and at most 10 others; the rest read _OTHER.
+    points = histogram_points(reader, semconv.MCP_SERVER_OPERATION_DURATION)
+    recorded = {point.attributes[semconv.MCP_METHOD_NAME] for point in points} - semconv.KNOWN_METHODS
+    assert len(recorded) == 11
+    assert semconv.OTHER_VALUE in recorded
+    assert sum(point.count for point in points if point.attributes[semconv.MCP_METHOD_NAME] in recorded) == len(methods)
 
 
 @pytest.mark.parametrize("trust", [True, False])
