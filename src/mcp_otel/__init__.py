@@ -1,4 +1,4 @@
-"""mcp-otel: OpenTelemetry instrumentation for MCP tool calls that tells cancelled from failed.
+"""mcp-otel: OpenTelemetry instrumentation for MCP requests (tool calls first) that tells cancelled from failed.
 
 Public API: :class:`McpInstrumentor`, the outcome values :class:`ToolOutcome` and
 :class:`CancelReason`, and ``__version__``.

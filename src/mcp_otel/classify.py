@@ -1,4 +1,5 @@
-"""Pure classification: what a tool call returned or raised -> one :class:`CallOutcome`.
+"""Pure classification: what a request returned or raised -> one :class:`CallOutcome` (the same
+rules for every method; only a tool call's result can carry ``isError``).
 
 No OpenTelemetry and no MCP SDK in here: the patches extract facts (the SDK's error code, whether
 the exception is the running async library's cancellation, whether this client cancelled the
@@ -64,7 +65,7 @@ def classify_client_exception(
     transport_closed: bool,
     keep_message: bool = False,
 ) -> CallOutcome:
-    """An exception that left ``call_tool``.
+    """An exception that left the SDK's sending of a request (``call_tool``, ``send_request``).
 
     ``is_cancellation``: ``exc`` is the running async library's cancellation exception (or
     ``GeneratorExit``: the awaiting coroutine was closed). ``rpc_error``: ``exc`` is the SDK's
@@ -111,7 +112,7 @@ def classify_server_call(
     transport_closed: bool = False,
     keep_message: bool = False,
 ) -> CallOutcome:
-    """How a ``tools/call`` ended on the server.
+    """How a request ended on its receiver (a server's dispatch, or an agent's callback).
 
     ``answer``: the result the server answered. ``rpc_error``: the JSON-RPC error it answered
     (for a handler exception: the error the SDK turns it into). ``peer_cancelled``: the

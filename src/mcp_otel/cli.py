@@ -25,7 +25,7 @@ EXIT_UNREADABLE = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mcp-otel", description="OpenTelemetry for MCP tool calls.")
+    parser = argparse.ArgumentParser(prog="mcp-otel", description="OpenTelemetry for MCP requests (tool calls first).")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser(

@@ -30,7 +30,7 @@ _INSTRUMENTS = ("mcp >= 1.19, < 3",)
 
 
 class McpInstrumentor(BaseInstrumentor):  # type: ignore[misc]
-    """Instrument MCP tool calls: ``McpInstrumentor().instrument(tracer_provider=..., **settings)``."""
+    """Instrument MCP requests: ``McpInstrumentor().instrument(tracer_provider=..., **settings)``."""
 
     _patcher: Patcher | None = None
 

@@ -179,7 +179,7 @@ def format_table(summaries: list[Summary], by: str = "server") -> str:
         lines.append("  ".join(cells).rstrip())
     lines.insert(1, "  ".join("-" * width for width in widths))
     if not summaries:
-        lines.append("(no MCP tool calls found)")
+        lines.append("(no MCP requests found)")
     if any(summary.derived for summary in summaries):
         lines.append("* some calls had no tool.outcome: counted by span status (ERROR = failed, else ok)")
     lines.append("failure rate = failed / (ok + failed): cancelled calls are left out")
