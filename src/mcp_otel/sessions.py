@@ -63,15 +63,17 @@ class SessionInstrumentation:
         return result
 
     async def _v1_exit(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        client = common.is_client_session(instance)
         # Read before closing: closing ends the receive loop, which is how the peer's EOF shows.
-        ending = self._ending(instance, args, v1.transport_closed(instance))
+        # (A server's client closing the connection is the normal end of its session.)
+        ending = self._ending(args, server_went_away=client and v1.transport_closed(instance))
         try:
             return await wrapped(*args, **kwargs)
         finally:
-            self._end(instance, ending, client=common.is_client_session(instance))
+            self._end(instance, ending, client=client)
 
     async def _v2_client_exit(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        ending = self._ending(instance, args, v2.session_connection_closed(instance))
+        ending = self._ending(args, server_went_away=v2.session_connection_closed(instance))
         try:
             return await wrapped(*args, **kwargs)
         finally:
@@ -110,13 +112,13 @@ class SessionInstrumentation:
             report_once("could not note a session's start", exc)
 
     @staticmethod
-    def _ending(session: Any, exit_args: tuple[Any, ...], connection_lost: bool) -> str | None:
+    def _ending(exit_args: tuple[Any, ...], *, server_went_away: bool) -> str | None:
         """The session's ``error.type``, read as it is being closed (``None``: a clean end)."""
         try:
             error = exit_args[1] if len(exit_args) > 1 else None
             if isinstance(error, BaseException):  # a cancel is the caller's choice: a clean end
                 return None if common.is_cancellation(error) else type(error).__qualname__
-            return ErrorType.CONNECTION_CLOSED if connection_lost and common.is_client_session(session) else None
+            return ErrorType.CONNECTION_CLOSED if server_went_away else None
         except Exception as exc:
             report_once("could not tell how a session ended", exc)
             return None
