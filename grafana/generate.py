@@ -39,6 +39,7 @@ from mcp_otel.semconv import (
     GEN_AI_TOOL_NAME,
     MCP_CLIENT_OPERATION_DURATION,
     MCP_METHOD_NAME,
+    MCP_REQUEST_CANCEL_REASON,
     MCP_REQUEST_OUTCOME,
     MCP_SERVER_NAME,
     MCP_SERVER_OPERATION_DURATION,
@@ -49,6 +50,7 @@ from mcp_otel.semconv import (
     SPAN_METRICS_CALLS,
     SPAN_METRICS_DURATION_BUCKETS,
     TOOL_OUTCOME,
+    CancelReason,
     ToolOutcome,
     prometheus_histogram,
     prometheus_label,
@@ -68,6 +70,11 @@ VALID = f'{OUTCOME}=~"{OK}|{FAILED}"'
 IS_FAILED = f'{OUTCOME}="{FAILED}"'
 IS_OK = f'{OUTCOME}="{OK}"'
 IS_CANCELLED = f'{OUTCOME}="{CANCELLED}"'
+# A person's no (an input request of the call declined or dismissed) is a cancel shown apart: a
+# product signal, never a failure. Every source carries the reason in this label.
+REASON = prometheus_label(MCP_REQUEST_CANCEL_REASON)
+DECLINED_BY_A_PERSON = f'{IS_CANCELLED}, {REASON}="{CancelReason.INPUT_DECLINED.value}"'
+OTHER_CANCELS = f'{IS_CANCELLED}, {REASON}!="{CancelReason.INPUT_DECLINED.value}"'
 # Tool calls only: Tempo's span metrics (unlike our collector's) may count other spans, outcome-less.
 ANY_OUTCOME = f'{OUTCOME}=~"{OK}|{FAILED}|{CANCELLED}"'
 SERVER_FAULT = f'{OUTCOME}="{FAILED}", {ERROR}!~"{"|".join(CALLER_FAULT_ERROR_TYPES)}"'
@@ -149,7 +156,7 @@ def _ratio(numerator: str, denominator: str) -> str:
 
 
 def _normalized_rate(
-    window: str, labels: tuple[str, ...] = (SERVER, TOOL, OUTCOME, ERROR), any_outcome: str = ANY_OUTCOME
+    window: str, labels: tuple[str, ...] = (SERVER, TOOL, OUTCOME, ERROR, REASON), any_outcome: str = ANY_OUTCOME
 ) -> str:
     """Every source's and side's call rate as one series family with ``source`` and ``side`` labels."""
     terms = []
@@ -183,6 +190,13 @@ def rules() -> dict[str, Any]:
             "record": "mcp_server:tool_call_cancel_ratio:rate5m",
             "expr": _ratio(
                 _per_server("5m", IS_CANCELLED),
+                f"{_by('source', 'side', SERVER)} ({calls_rate_record('5m')})",
+            ),
+        },
+        {
+            "record": "mcp_server:tool_call_declined_ratio:rate5m",
+            "expr": _ratio(
+                _per_server("5m", DECLINED_BY_A_PERSON),
                 f"{_by('source', 'side', SERVER)} ({calls_rate_record('5m')})",
             ),
         },
@@ -369,9 +383,18 @@ def dashboard() -> dict[str, Any]:
         _timeseries(
             3,
             "Cancel rate by server",
-            "cancelled / all tool calls per server: shown apart, never counted as failures.",
+            "cancelled / all tool calls per server: shown apart, never counted as failures. A person "
+            "declining a tool's request for input (mcp.request.cancel.reason = input_declined) is shown "
+            "apart from the other cancels (the caller's, a disconnect).",
             "percentunit",
-            [_target("A", _dashboard_ratio(IS_CANCELLED, ANY_OUTCOME, SERVER), server_legend)],
+            [
+                _target("A", _dashboard_ratio(OTHER_CANCELS, ANY_OUTCOME, SERVER), f"{server_legend} cancelled"),
+                _target(
+                    "B",
+                    _dashboard_ratio(DECLINED_BY_A_PERSON, ANY_OUTCOME, SERVER),
+                    f"{server_legend} declined by a person",
+                ),
+            ],
             {"h": 8, "w": 12, "x": 0, "y": 8},
         ),
         _timeseries(

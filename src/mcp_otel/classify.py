@@ -9,10 +9,22 @@ exhaustively, and documented in the README under "Errors we report".
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from mcp_otel.outcome import CallOutcome
-from mcp_otel.semconv import CALLER_FAULT_CODES, CancelReason, ErrorType
+from mcp_otel.semconv import (
+    CALLER_FAULT_CODES,
+    DECLINING_ACTIONS,
+    ELICITATION_ACTIONS,
+    METHOD_ELICITATION_CREATE,
+    METHOD_SAMPLING_CREATE_MESSAGE,
+    USER_REJECTED_CODE,
+    CancelReason,
+    ErrorType,
+    ResultType,
+)
 
 # Codes the Python SDKs raise locally, or answer a cancel with. They are not a server's verdict
 # on the call, so they never go into rpc.response.status_code.
@@ -37,11 +49,76 @@ class RpcError:
         return (self.code, self.message) == V1_CANCEL_REPLY or self.code == REQUEST_CANCELLED_CODE
 
 
-def classify_client_result(result: object) -> CallOutcome:
-    """A returned result: ``isError`` (1.x) / ``is_error`` (2.x) true is a tool error."""
+_DECLINED = CallOutcome.cancelled(CancelReason.INPUT_DECLINED)
+
+
+def classify_client_result(
+    result: object, *, answer_declined: bool = False, input_declined: bool = False
+) -> CallOutcome:
+    """A returned result: ``isError`` (1.x) / ``is_error`` (2.x) true is a tool error, unless the
+    person declined an input request of the call (``input_declined``). ``answer_declined``: the
+    result is itself a person's no (an elicitation declined or dismissed)."""
+    if answer_declined:
+        return _DECLINED
     if _is_error_result(result):
-        return CallOutcome.failed(ErrorType.TOOL_ERROR)
+        return _DECLINED if input_declined else CallOutcome.failed(ErrorType.TOOL_ERROR)
     return CallOutcome.ok()
+
+
+def unfinished(result: object) -> ResultType | None:
+    """What a request was answered with when it is not its result yet (the protocol's
+    ``resultType``: ``input_required``, ``task``; mcp 1.x's ``CreateTaskResult`` has a ``task``
+    and no ``resultType``), else ``None``."""
+    if isinstance(result, Mapping):
+        tag = result.get("resultType")
+        task = result.get("task")
+    else:
+        fields = getattr(result, "__dict__", None)
+        if not isinstance(fields, dict):
+            return None
+        tag = fields.get("result_type")
+        task = fields.get("task")
+    if tag == ResultType.INPUT_REQUIRED.value:
+        return ResultType.INPUT_REQUIRED
+    if tag == ResultType.TASK.value or (tag is None and task is not None and _field(task, "taskId", "task_id")):
+        return ResultType.TASK
+    return None
+
+
+def is_declined_answer(method: str, answer: object = None, rpc_error: RpcError | None = None) -> bool:
+    """Whether the answer to an input request is a person's no: an ``elicitation/create``
+    answered ``decline`` or ``cancel``, a ``sampling/createMessage`` answered with the
+    specification's "user rejected" error (code -1)."""
+    if method == METHOD_ELICITATION_CREATE:
+        return rpc_error is None and elicitation_action(answer) in DECLINING_ACTIONS
+    if method == METHOD_SAMPLING_CREATE_MESSAGE:
+        return rpc_error is not None and rpc_error.code == USER_REJECTED_CODE
+    return False
+
+
+def elicitation_action(answer: object) -> str | None:
+    """``ElicitResult.action`` of an answer (model or wire dict), when it is one of the three."""
+    action = _field(answer, "action")
+    return action if action in ELICITATION_ACTIONS else None
+
+
+def declined_in(input_responses: object) -> bool:
+    """Whether a round's ``inputResponses`` (2026-07-28) hold an elicitation the person declined
+    or dismissed (only the ``action`` of each response is read, never its content)."""
+    if isinstance(input_responses, Mapping):
+        responses: Iterable[Any] = input_responses.values()
+    else:
+        return False
+    return any(_field(response, "action") in DECLINING_ACTIONS for response in responses)
+
+
+def _field(value: object, *names: str) -> Any:
+    """A field of a wire dict or a model, by its first name present."""
+    for name in names:
+        found = value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+        if found is not None:
+            return found
+    return None
 
 
 def _is_error_result(result: object) -> bool:
@@ -64,6 +141,8 @@ def classify_client_exception(
     cancel_sent: bool,
     transport_closed: bool,
     keep_message: bool = False,
+    answer_declined: bool = False,
+    input_declined: bool = False,
 ) -> CallOutcome:
     """An exception that left the SDK's sending of a request (``call_tool``, ``send_request``).
 
@@ -73,11 +152,15 @@ def classify_client_exception(
     ``transport_closed``: ``exc`` is the stream library's "the other end is gone" exception.
     ``keep_message``: a server's JSON-RPC error message may become the description (it is the
     tool's own text, recorded only when the user opted in to content capture).
+    ``answer_declined``: the error is the person's rejection of this input request.
+    ``input_declined``: the person declined an input request of this call.
     """
     if is_cancellation:
         return CallOutcome.cancelled(CancelReason.CALLER)
+    if answer_declined:
+        return _DECLINED
     if rpc_error is not None:
-        return _classify_rpc_error(rpc_error, cancel_sent, keep_message)
+        return _classify_rpc_error(rpc_error, cancel_sent, keep_message, input_declined)
     if transport_closed:
         return CallOutcome.failed(ErrorType.CONNECTION_CLOSED, type(exc).__qualname__)
     # Other exceptions (e.g. the SDK's output-schema RuntimeError) can quote tool output in their
@@ -85,13 +168,15 @@ def classify_client_exception(
     return CallOutcome.failed(type(exc).__qualname__)
 
 
-def _classify_rpc_error(error: RpcError, cancel_sent: bool, keep_message: bool) -> CallOutcome:
+def _classify_rpc_error(error: RpcError, cancel_sent: bool, keep_message: bool, input_declined: bool) -> CallOutcome:
     if error.code in SDK_TIMEOUT_CODES:
         return CallOutcome.failed(ErrorType.TIMEOUT, error.message)
     if error.code == CONNECTION_CLOSED_CODE:
         return CallOutcome.failed(ErrorType.CONNECTION_CLOSED, error.message)
     if cancel_sent and error.is_cancel_reply():
         return CallOutcome.cancelled(CancelReason.CALLER)
+    if input_declined:  # the server's error, or the SDK's of the refusal (2026-07-28 sampling)
+        return _DECLINED
     return _rpc_failure(error, keep_message)
 
 
@@ -111,6 +196,8 @@ def classify_server_call(
     is_cancellation: bool = False,
     transport_closed: bool = False,
     keep_message: bool = False,
+    answer_declined: bool = False,
+    input_declined: bool = False,
 ) -> CallOutcome:
     """How a request ended on its receiver (a server's dispatch, or an agent's callback).
 
@@ -121,6 +208,9 @@ def classify_server_call(
     ``transport_closed``: the client closed the connection, or on 2026-07-28 HTTP the
     request's stream, before the answer. ``keep_message``: the JSON-RPC error's message (the
     tool's own text) may become the description (content capture opted in).
+    ``answer_declined``: an agent's answer to its server's input request is the person's no.
+    ``input_declined``: the person declined an input request of this call (an elicitation this
+    server sent while handling it, or one answered in the round's ``inputResponses``).
     """
     if peer_cancelled:
         return CallOutcome.cancelled(CancelReason.CLIENT)
@@ -128,6 +218,8 @@ def classify_server_call(
         if transport_closed:
             return CallOutcome.cancelled(CancelReason.DISCONNECT)
         return CallOutcome.failed(ErrorType.SHUTDOWN, "server shut down with the call in flight")
+    if answer_declined or (input_declined and (rpc_error is not None or _is_error_result(answer))):
+        return _DECLINED
     if rpc_error is not None:
         if rpc_error.code in CALLER_FAULT_CODES:
             return CallOutcome.caller_fault_error(rpc_error.code)

@@ -42,7 +42,13 @@ from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
 from mcp_otel import binding
 from mcp_otel.adapters import common, fastmcp, v1
 from mcp_otel.attributes import Request, param, request_attributes
-from mcp_otel.classify import classify_client_exception, classify_client_result
+from mcp_otel.classify import (
+    classify_client_exception,
+    classify_client_result,
+    elicitation_action,
+    is_declined_answer,
+    unfinished,
+)
 from mcp_otel.config import SdkSpans, Settings
 from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.metrics import CallMetrics
@@ -50,19 +56,29 @@ from mcp_otel.outcome import CallOutcome, finish_call
 from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
+    EVENT_INPUT_REQUIRED,
+    INPUT_METHODS,
     JSONRPC_REQUEST_ID,
+    MCP_ELICITATION_ACTION,
     MCP_METHOD_NAME,
     MCP_PROTOCOL_VERSION,
+    MCP_REQUEST_INPUT_METHODS,
+    MCP_REQUEST_ROUNDS,
+    METHOD_ELICITATION_CREATE,
     METHOD_INITIALIZE,
+    METHOD_PROMPTS_GET,
     METHOD_SERVER_DISCOVER,
     METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
+    OTHER_VALUE,
     SERVER_ADDRESS,
     SERVER_PORT,
     TRANSPORT_PIPE,
     TRANSPORT_TCP,
+    ResultType,
 )
-from mcp_otel.server import handled_request_attributes
+from mcp_otel.server import handled_request_attributes, note_input_declined
+from mcp_otel.tasks import TaskFollower
 from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportRegistry
 
 
@@ -71,13 +87,17 @@ class _ClientCall:
 
     __slots__ = (
         "cancel_sent",
+        "input_declined",
+        "input_methods",
         "method",
         "metric_attributes",
         "request_id",
+        "rounds",
         "sent",
         "session",
         "span",
         "started",
+        "task_id",
         "v1_request_id",
     )
 
@@ -91,8 +111,15 @@ class _ClientCall:
         self.v1_request_id: int | None = None  # the id as mcp 1.x put it on the wire
         self.cancel_sent = False
         self.sent = False  # call_tool's own request went out (its send gets no span of its own)
+        # A logical call (mcp 2.x Client.call_tool / get_prompt): every request of its method it
+        # sends is one of its rounds (0: not a logical call).
+        self.rounds = 0
+        self.input_methods: set[str] | None = None  # input the server asked for in its rounds
+        self.input_declined = False  # the person declined an input request of this call
+        self.task_id: str | None = None  # tasks/get|result|cancel: the task it is about
 
 
+TASKS_PREFIX = "tasks/"
 # Seconds a courtesy notifications/cancelled may take before we give up on it.
 COURTESY_CANCEL_TIMEOUT = 2.0
 
@@ -110,10 +137,15 @@ class ClientInstrumentation:
         self._transports = transports
         # (id(session), request id) -> call, for calls whose request id is known.
         self._inflight: dict[tuple[int, str], _ClientCall] = {}
+        self._tasks = TaskFollower(self.finish_with)
 
     def patches(self) -> list[Patch]:
         return [
             Patch("mcp.client.session", "ClientSession.call_tool", self._call_tool),
+            # mcp 2.x: the calls that may take input rounds are one span each, every round inside.
+            Patch("mcp.client.client", "Client.call_tool", self._logical_call_tool, optional=True),
+            Patch("mcp.client.client", "Client.get_prompt", self._logical_get_prompt, optional=True),
+            Patch("mcp.client.session", "ClientSession.dispatch_input_request", self._dispatch_input, optional=True),
             # mcp 1.x: both sides send through BaseSession.
             Patch("mcp.shared.session", "BaseSession.send_request", self._v1_send_request, optional=True),
             # mcp 2.x
@@ -141,9 +173,32 @@ class ClientInstrumentation:
     # --- tools/call, as the caller made it ----------------------------------------------------
 
     def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        call = self._start_call(wrapped, instance, args, kwargs)
+        active = _ACTIVE_CALL.get()
+        if active is not None and active.rounds and active.session is instance:
+            return wrapped(*args, **kwargs)  # a round of a logical call: its requests are counted there
+        call = self._start_call(METHOD_TOOLS_CALL, wrapped, instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
+        args, kwargs = self._with_trace_context(wrapped, call.span, args, kwargs)
+        return self._traced(call, _ACTIVE_CALL, wrapped, args, kwargs)
+
+    def _logical_call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self._logical(METHOD_TOOLS_CALL, wrapped, instance, args, kwargs)
+
+    def _logical_get_prompt(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self._logical(METHOD_PROMPTS_GET, wrapped, instance, args, kwargs)
+
+    def _logical(self, method: str, wrapped: Any, client: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """mcp 2.x ``Client.call_tool`` / ``get_prompt``: one CLIENT span for the call as the
+        caller made it, however many input rounds (2026-07-28 ``InputRequiredResult``) it takes."""
+        try:
+            session = client.session
+        except Exception:  # not connected: the SDK raises its own error
+            return wrapped(*args, **kwargs)
+        call = self._start_call(method, wrapped, session, args, kwargs)
+        if call is None:
+            return wrapped(*args, **kwargs)
+        call.rounds = 1
         args, kwargs = self._with_trace_context(wrapped, call.span, args, kwargs)
         return self._traced(call, _ACTIVE_CALL, wrapped, args, kwargs)
 
@@ -173,11 +228,11 @@ class ClientInstrumentation:
         return result
 
     def _start_call(
-        self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self, method: str, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> _ClientCall | None:
         try:
-            tool, arguments = binding.arguments_of(wrapped, args, kwargs, "name", "arguments")
-            request = Request.of(METHOD_TOOLS_CALL, {"name": tool}, self._settings)
+            name, arguments = binding.arguments_of(wrapped, args, kwargs, "name", "arguments")
+            request = Request.of(method, {"name": name}, self._settings)
             return self._open(session, request, self._client_attributes(session, request), arguments)
         except Exception as exc:
             report_once("could not start a client span", exc)
@@ -322,6 +377,8 @@ class ClientInstrumentation:
         call = self._start_request(session, describe, from_server)
         if call is None:
             return wrapped(*args, **kwargs)
+        if call.rounds and call is _ACTIVE_CALL.get():
+            return self._round(call, wrapped, args, kwargs)
         if v1_request:  # mcp 2.x's dispatcher injects the current context itself, which is ours
             args, kwargs = self._with_v1_trace_context(wrapped, call.span, args, kwargs)
         return self._traced(call, _SENDING, wrapped, args, kwargs)
@@ -329,23 +386,81 @@ class ClientInstrumentation:
     def _start_request(
         self, session: Any, describe: Callable[[], tuple[Any, Any]], from_server: bool
     ) -> _ClientCall | None:
-        """The request's new call, or ``None``: none of ours, or an active call_tool's own
-        ``tools/call`` (its span is call_tool's)."""
+        """The request's new call; the active logical call whose round it is; or ``None``: none
+        of ours, or an active call_tool's own ``tools/call`` (its span is call_tool's)."""
         try:
             method, params = describe()
             active = _ACTIVE_CALL.get()
-            if method == METHOD_TOOLS_CALL and active is not None and active.session is session and not active.sent:
-                active.sent = True
-                return None
+            if active is not None and active.session is session and method == active.method:
+                if active.rounds:
+                    return active
+                if method == METHOD_TOOLS_CALL and not active.sent:
+                    active.sent = True
+                    return None
             request = Request.of(method, params, self._settings)
             attributes = self._server_attributes(request) if from_server else self._client_attributes(session, request)
             if MCP_PROTOCOL_VERSION not in attributes and (version := common.envelope_protocol_version(params)):
                 attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request before the session knows it
             arguments = param(params, "arguments") if request.is_tool_call else None
-            return self._open(session, request, attributes, arguments)
+            call = self._open(session, request, attributes, arguments)
+            if request.method.startswith(TASKS_PREFIX):
+                call.task_id = common.str_or_none(param(params, "taskId"))
+            return call
         except Exception as exc:
             report_once("could not start a client span", exc)
             return None
+
+    async def _round(self, call: _ClientCall, wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """One request of a logical call: its answer, if it asks for input, is noted on the call."""
+        try:
+            if call.sent:  # a later round (its own request id; the SDK's span for it suppressed too)
+                call.rounds += 1
+                if call.request_id is not None:
+                    self._inflight.pop((id(call.session), call.request_id), None)
+                    call.request_id = None
+            call.sent = True
+        except Exception as exc:
+            report_once("could not note an input round", exc)
+        result = await wrapped(*args, **kwargs)
+        try:
+            if unfinished(result) is ResultType.INPUT_REQUIRED:
+                self._note_input_required(call, result)
+        except Exception as exc:
+            report_once("could not note an input round", exc)
+        return result
+
+    def _note_input_required(self, call: _ClientCall, result: Any) -> None:
+        """A round answered ``InputRequiredResult``: the kinds of input asked for (methods, bounded
+        to the specification's; never their content), and one event per round."""
+        requests = getattr(result, "input_requests", None) or {}
+        methods = sorted(
+            {
+                method if (method := getattr(request, "method", None)) in INPUT_METHODS else OTHER_VALUE
+                for request in requests.values()
+            }
+        )
+        call.input_methods = (call.input_methods or set()).union(methods)
+        call.span.add_event(EVENT_INPUT_REQUIRED, {MCP_REQUEST_ROUNDS: call.rounds, MCP_REQUEST_INPUT_METHODS: methods})
+
+    def _dispatch_input(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """mcp 2.x ``dispatch_input_request`` inside a logical call (its input rounds): the
+        person's answer. Outside one (a server's request), the receiver's span reads the answer."""
+        call = _ACTIVE_CALL.get()
+        if call is None or not call.rounds:
+            return wrapped(*args, **kwargs)
+        return self._answered_input(call, wrapped, args, kwargs)
+
+    async def _answered_input(
+        self, call: _ClientCall, wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        answer = await wrapped(*args, **kwargs)
+        try:
+            (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
+            if is_declined_answer(getattr(request, "method", ""), answer, common.rpc_error_from(answer)):
+                call.input_declined = True
+        except Exception as exc:
+            report_once("could not read an input request's answer", exc)
+        return answer
 
     def _with_v1_trace_context(
         self, wrapped: Any, span: Span, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -369,14 +484,34 @@ class ClientInstrumentation:
     def _finish(self, call: _ClientCall, result: Any = None, exc: BaseException | None = None) -> None:
         if call.request_id is not None:
             self._inflight.pop((id(call.session), call.request_id), None)
+        if exc is None and call.method == METHOD_TOOLS_CALL and self._tasks.follows(call, result):
+            return  # answered with a task: the span ends when the task does
+        if call.task_id is not None:
+            self._tasks.learn(call, result, exc)
         # mcp 2.x: the request id learnt from the dispatcher goes on with the outcome (one write).
-        late = {JSONRPC_REQUEST_ID: call.request_id} if call.request_id and call.v1_request_id is None else {}
+        late: dict[str, Any] = (
+            {JSONRPC_REQUEST_ID: call.request_id} if call.request_id and call.v1_request_id is None else {}
+        )
         if call.method == METHOD_TOOLS_CALL:
             late.update(result_attributes(result, self._settings))
         elif call.method in (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER) and result is not None:
             late.update(self._learnt_from_handshake(call, result))
+        elif call.method == METHOD_ELICITATION_CREATE and (action := elicitation_action(result)):
+            late[MCP_ELICITATION_ACTION] = action
+        if call.rounds:
+            late[MCP_REQUEST_ROUNDS] = call.rounds
+            if call.input_methods:
+                late[MCP_REQUEST_INPUT_METHODS] = sorted(call.input_methods)
+        self.finish_with(call, partial(self._classify, call, result, exc, self._settings.capture_content), late)
+
+    def finish_with(
+        self,
+        call: _ClientCall,
+        classify: Callable[[], CallOutcome | ResultType],
+        late: dict[str, Any] | None = None,
+    ) -> None:
+        """Classify ``call`` once, end its span, record its point (none for an unfinished one)."""
         record = partial(self._metrics.record, SpanKind.CLIENT, call.started, call.metric_attributes)
-        classify = partial(self._classify, call, result, exc, self._settings.capture_content)
         finish_call(call.span, classify, record, late, call.method)
 
     def _learnt_from_handshake(self, call: _ClientCall, result: Any) -> dict[str, Any]:
@@ -399,16 +534,26 @@ class ClientInstrumentation:
             return {}
 
     @staticmethod
-    def _classify(call: _ClientCall, result: Any, exc: BaseException | None, keep_message: bool) -> CallOutcome:
+    def _classify(
+        call: _ClientCall, result: Any, exc: BaseException | None, keep_message: bool
+    ) -> CallOutcome | ResultType:
+        if exc is None and (result_type := unfinished(result)) is not None:
+            return result_type  # an input round driven by hand, or a task not followed
+        rpc_error = common.rpc_error_of(exc) if exc is not None else None
+        answer_declined = is_declined_answer(call.method, result, rpc_error)
+        if answer_declined:
+            note_input_declined()  # a server's input request: the call it handles learns the no
         if exc is None:
-            return classify_client_result(result)
+            return classify_client_result(result, answer_declined=answer_declined, input_declined=call.input_declined)
         return classify_client_exception(
             exc,
             is_cancellation=common.is_cancellation(exc),
-            rpc_error=common.rpc_error_of(exc),
+            rpc_error=rpc_error,
             cancel_sent=call.cancel_sent,
             transport_closed=common.is_transport_closed(exc),
             keep_message=keep_message,
+            answer_declined=answer_declined,
+            input_declined=call.input_declined,
         )
 
     async def _courtesy_cancel(self, call: _ClientCall, exc: BaseException) -> None:
@@ -434,6 +579,25 @@ class ClientInstrumentation:
             return
         call.request_id = str(request_id)
         self._inflight[(id(call.session), call.request_id)] = call
+
+    # --- the person in the loop, tasks, sessions ----------------------------------------------
+
+    def input_declined(self, session: Any, trace_id: int) -> None:
+        """This agent answered its server's input request (received on ``session``, sent in trace
+        ``trace_id``; 0: no trace came with it) with the person's no: the tool call in flight on
+        that session that asked for it may end in a cancel. With several in flight, the trace
+        tells them apart; when it cannot, none is marked (the server's side still is)."""
+        calls = [
+            call for call in self._inflight.values() if call.session is session and call.method == METHOD_TOOLS_CALL
+        ]
+        if len(calls) > 1 and trace_id:
+            calls = [call for call in calls if call.span.get_span_context().trace_id == trace_id]
+        if len(calls) == 1:
+            calls[0].input_declined = True
+
+    def session_closed(self, session: Any) -> None:
+        """A client session closed: tasks it still followed end with what is known of them."""
+        self._tasks.session_closed(session)
 
     # --- session facts and cancel tracking ----------------------------------------------------
 

@@ -49,8 +49,10 @@ class McpInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             # One registry: sessions of both sides look their transport up by their write stream.
             transports = TransportRegistry()
             client = ClientInstrumentation(tracer, metrics, settings, transports)
-            server = ServerInstrumentation(tracer, metrics, settings, transports)
-            sessions = SessionInstrumentation(metrics, settings, transports)
+            # The client side learns from the other two: an agent's answer to its server's input
+            # request (the person's no), and a client session's end (tasks it still follows).
+            server = ServerInstrumentation(tracer, metrics, settings, transports, client.input_declined)
+            sessions = SessionInstrumentation(metrics, settings, transports, client.session_closed)
             self._patcher = Patcher([*client.patches(), *server.patches(), *sessions.patches()])
             self._patcher.start()
         except Exception as exc:

@@ -21,12 +21,14 @@ from mcp_otel.semconv import (
     ERROR_TYPE,
     MCP_REQUEST_CANCEL_REASON,
     MCP_REQUEST_OUTCOME,
+    MCP_REQUEST_RESULT_TYPE,
     METHOD_TOOLS_CALL,
     RPC_RESPONSE_STATUS_CODE,
     TOOL_CANCEL_REASON,
     TOOL_OUTCOME,
     CancelReason,
     Outcome,
+    ResultType,
 )
 
 # Status descriptions come from peers (JSON-RPC error messages); keep them bounded.
@@ -105,29 +107,32 @@ class CallOutcome:
         attributes = dict(self.metric_attributes(method))
         if self.rpc_code is not None:
             attributes[RPC_RESPONSE_STATUS_CODE] = self.rpc_code
-        if self.cancel_reason is not None:
-            attributes[MCP_REQUEST_CANCEL_REASON] = self.cancel_reason.value
-            if method == METHOD_TOOLS_CALL:
-                attributes[TOOL_CANCEL_REASON] = self.cancel_reason.value
         return attributes
 
     def metric_attributes(self, method: str) -> Mapping[str, str]:
         """The outcome's attributes on a metric point: the same strings as on the span (shared:
-        not to be changed)."""
-        return _point_attributes(self.outcome, self.error_type, method == METHOD_TOOLS_CALL)
+        not to be changed). The cancel reason is on points too, so that dashboards can show a
+        person's declines apart from other cancels."""
+        return _point_attributes(self.outcome, self.error_type, self.cancel_reason, method == METHOD_TOOLS_CALL)
 
 
 _OK = CallOutcome(Outcome.OK)
 
 
 @lru_cache(maxsize=512)
-def _point_attributes(outcome: Outcome, error_type: str | None, tool_call: bool) -> Mapping[str, str]:
+def _point_attributes(
+    outcome: Outcome, error_type: str | None, cancel_reason: CancelReason | None, tool_call: bool
+) -> Mapping[str, str]:
     """Built once per combination: every request's span and point needs them (hot path)."""
     attributes = {MCP_REQUEST_OUTCOME: outcome.value}
     if tool_call:
         attributes[TOOL_OUTCOME] = outcome.value
     if error_type is not None:
         attributes[ERROR_TYPE] = error_type
+    if cancel_reason is not None:
+        attributes[MCP_REQUEST_CANCEL_REASON] = cancel_reason.value
+        if tool_call:
+            attributes[TOOL_CANCEL_REASON] = cancel_reason.value
     return attributes
 
 
@@ -149,21 +154,40 @@ def finish_span(
     span.end()
 
 
+def finish_unfinished(span: Span, result_type: ResultType, extra: Mapping[str, Any] | None = None) -> None:
+    """End the span of a request answered with no result yet (an input round, a task): it states
+    what it was answered with and no outcome (ADR-191 rule 1: the outcome stays tri-state, and a
+    request that has not finished has none)."""
+    attributes = {MCP_REQUEST_RESULT_TYPE: result_type.value}
+    if extra:
+        attributes.update(extra)
+    span.set_attributes(attributes)
+    span.end()
+
+
 def finish_call(
     span: Span,
-    classify: Callable[[], CallOutcome],
+    classify: Callable[[], CallOutcome | ResultType],
     record: Callable[[CallOutcome], None],
     extra: Mapping[str, Any] | None = None,
     method: str = METHOD_TOOLS_CALL,
 ) -> None:
     """Classify a request once, write the outcome (and ``extra`` attributes learnt late) onto its
-    span and end it, then hand the same outcome to ``record`` (metrics). Fails open: whatever
-    fails here, the span is ended and the failure is logged once."""
+    span and end it, then hand the same outcome to ``record`` (metrics). A request answered with
+    no result yet gets neither an outcome nor a point. Fails open: whatever fails here, the span
+    is ended and the failure is logged once."""
     try:
         outcome = classify()
     except Exception as exc:
         report_once("could not classify a call", exc)
         span.end()
+        return
+    if isinstance(outcome, ResultType):
+        try:
+            finish_unfinished(span, outcome, extra)
+        except Exception as exc:
+            report_once("could not finish a span", exc)
+            span.end()
         return
     try:
         finish_span(span, outcome, extra, method)
@@ -176,9 +200,12 @@ def finish_call(
         report_once("could not record call metrics", exc)
 
 
-def outcome_of_span(attributes: Mapping[str, Any], status_is_error: bool) -> Outcome:
+def outcome_of_span(attributes: Mapping[str, Any], status_is_error: bool) -> Outcome | None:
     """The outcome a finished span states, or, for spans without an outcome attribute (other
-    instrumentations, older versions), the one its status implies (ADR-191 rule 5)."""
+    instrumentations, older versions), the one its status implies (ADR-191 rule 5). ``None`` for
+    a request answered with no result yet (``mcp.request.result_type``): it has no outcome."""
+    if attributes.get(MCP_REQUEST_RESULT_TYPE) is not None:
+        return None
     for key in (MCP_REQUEST_OUTCOME, TOOL_OUTCOME):
         value = attributes.get(key)
         if value is not None:

@@ -222,6 +222,8 @@ def _call(span: dict[str, Any], side: str) -> Call | None:
         return None
     status = span.get("status") or {}
     outcome = outcome_of_span(attributes, status.get("code") in _STATUS_ERROR)
+    if outcome is None:  # an input round or a task creation: not a finished call
+        return None
     seconds = (int(span["endTimeUnixNano"]) - int(span["startTimeUnixNano"])) / 1e9
     server = attributes.get(MCP_SERVER_NAME) or attributes.get(SERVER_ADDRESS) or UNKNOWN
     error_type = attributes.get(ERROR_TYPE) if outcome is ToolOutcome.FAILED else None

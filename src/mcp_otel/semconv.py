@@ -67,6 +67,20 @@ MCP_REQUEST_CANCEL_REASON: Final = "mcp.request.cancel.reason"
 # (dashboards, alerts and users read them), kept as long as anyone reads them.
 TOOL_OUTCOME: Final = "tool.outcome"
 TOOL_CANCEL_REASON: Final = "tool.cancel.reason"
+# A request answered with something other than its result (the protocol's ``resultType``):
+# ``input_required`` (a round of a multi-round call) or ``task``. Such a span has no outcome and
+# no operation-duration point: the request has not finished, it is neither ok nor failed.
+MCP_REQUEST_RESULT_TYPE: Final = "mcp.request.result_type"
+# A logical call's CLIENT span: the requests it took (input rounds), and the kinds of input the
+# server asked for in them (request methods, sorted; no content).
+MCP_REQUEST_ROUNDS: Final = "mcp.request.rounds"
+MCP_REQUEST_INPUT_METHODS: Final = "mcp.request.input.methods"
+# A round's SERVER span: how many input responses the request carried (a continued call).
+MCP_REQUEST_INPUT_RESPONSES: Final = "mcp.request.input.responses"
+# The person's answer to an elicitation (ElicitResult.action): accept | decline | cancel.
+MCP_ELICITATION_ACTION: Final = "mcp.elicitation.action"
+# Span event of a logical call per round answered with InputRequiredResult.
+EVENT_INPUT_REQUIRED: Final = "mcp.input_required"
 # The server's self-reported identity (serverInfo.name / .version), or the configured override.
 MCP_SERVER_NAME: Final = "mcp.server.name"
 MCP_SERVER_VERSION: Final = "mcp.server.version"
@@ -76,6 +90,12 @@ METHOD_TOOLS_CALL: Final = "tools/call"
 METHOD_INITIALIZE: Final = "initialize"
 METHOD_PROMPTS_GET: Final = "prompts/get"
 METHOD_SERVER_DISCOVER: Final = "server/discover"
+METHOD_ELICITATION_CREATE: Final = "elicitation/create"
+METHOD_SAMPLING_CREATE_MESSAGE: Final = "sampling/createMessage"
+METHOD_ROOTS_LIST: Final = "roots/list"
+# Requests a server makes for input mid-call (a person may answer them; 2026-07-28 embeds them
+# in InputRequiredResult).
+INPUT_METHODS: Final = frozenset({METHOD_ELICITATION_CREATE, METHOD_SAMPLING_CREATE_MESSAGE, METHOD_ROOTS_LIST})
 # The request methods the MCP specification defines (2025-11-25 and 2026-07-28, both directions):
 # always admitted as metric values; any other method name is bounded like a tool name.
 KNOWN_METHODS: Final = frozenset(
@@ -95,9 +115,9 @@ KNOWN_METHODS: Final = frozenset(
         "logging/setLevel",
         METHOD_SERVER_DISCOVER,
         "subscriptions/listen",
-        "sampling/createMessage",
-        "elicitation/create",
-        "roots/list",
+        METHOD_SAMPLING_CREATE_MESSAGE,
+        METHOD_ELICITATION_CREATE,
+        METHOD_ROOTS_LIST,
         "tasks/get",
         "tasks/result",
         "tasks/list",
@@ -113,6 +133,12 @@ TRANSPORT_TCP: Final = "tcp"  # streamable HTTP, SSE
 # JSON-RPC codes that say the caller sent a request the server could not serve (parse error,
 # invalid request, method not found, invalid params; MCP 2025-06-18 resource not found -32002).
 CALLER_FAULT_CODES: Final = frozenset({-32700, -32600, -32601, -32602, -32002})
+# The code a client answers sampling/createMessage with when the person rejected it (MCP
+# 2025-11-25 client/sampling, "Error Handling": -1 "User rejected sampling request").
+USER_REJECTED_CODE: Final = -1
+# ElicitResult.action values that mean the person said no (decline) or dismissed it (cancel).
+DECLINING_ACTIONS: Final = frozenset({"decline", "cancel"})
+ELICITATION_ACTIONS: Final = frozenset({"accept", *DECLINING_ACTIONS})
 
 # The instrumentation scope name of every span and metric we create.
 INSTRUMENTATION_SCOPE: Final = "mcp_otel"
@@ -140,6 +166,16 @@ class CancelReason(str, Enum):
     CLIENT = "client"
     # Receiver: the sender closed the request's stream or the connection with it in flight.
     DISCONNECT = "disconnect"
+    # Both sides: the person declined or dismissed an input request of the call (elicitation
+    # decline/cancel, sampling rejected) and the call then ended in error. Not a server failure.
+    INPUT_DECLINED = "input_declined"
+
+
+class ResultType(str, Enum):
+    """Values of ``mcp.request.result_type``: a request answered with no result yet."""
+
+    INPUT_REQUIRED = "input_required"  # 2026-07-28 InputRequiredResult: one round of a call
+    TASK = "task"  # the request became a task (CreateTaskResult, resultType "task")
 
 
 class ErrorType:
@@ -149,6 +185,7 @@ class ErrorType:
     TIMEOUT: Final = "timeout"  # the SDK's read timeout expired (named by the error.type guidance)
     CONNECTION_CLOSED: Final = "connection_closed"  # transport closed / server process died
     SHUTDOWN: Final = "shutdown"  # server shutting down with the call in flight
+    TASK_FAILED: Final = "task_failed"  # the task a tool call was answered with ended "failed"
 
 
 # --- The same names as Prometheus stores them (collector-config/, grafana/) ---

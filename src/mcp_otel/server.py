@@ -35,7 +35,15 @@ from opentelemetry.trace import Link, Span, SpanKind, Tracer
 from mcp_otel import binding
 from mcp_otel.adapters import common, fastmcp, v1, v2
 from mcp_otel.attributes import Request, param, request_attributes
-from mcp_otel.classify import RpcError, classify_callback_crash, classify_server_call
+from mcp_otel.classify import (
+    RpcError,
+    classify_callback_crash,
+    classify_server_call,
+    declined_in,
+    elicitation_action,
+    is_declined_answer,
+    unfinished,
+)
 from mcp_otel.config import SdkSpans, Settings
 from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.metrics import CallMetrics
@@ -46,14 +54,18 @@ from mcp_otel.semconv import (
     CLIENT_ADDRESS,
     CLIENT_PORT,
     JSONRPC_REQUEST_ID,
+    MCP_ELICITATION_ACTION,
     MCP_PROTOCOL_VERSION,
+    MCP_REQUEST_INPUT_RESPONSES,
     MCP_SERVER_NAME,
     MCP_SERVER_VERSION,
     MCP_SESSION_ID,
+    METHOD_ELICITATION_CREATE,
     METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
     TRANSPORT_PIPE,
     TRANSPORT_TCP,
+    ResultType,
 )
 from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportRegistry
 
@@ -70,9 +82,11 @@ class _ServerCall:
         "answered",
         "attributes",
         "dispatch",
+        "input_declined",
         "method",
         "metric_attributes",
         "owner",
+        "remote_trace_id",
         "span",
         "started",
     )
@@ -95,11 +109,23 @@ class _ServerCall:
         self.dispatch = dispatch  # 1.x: the RequestResponder; 2.x: the dispatch context
         self.answer: Any = None  # 1.x: what respond() was given
         self.answered = False
+        # The person declined an input request of this call (answered in this round, or to an
+        # elicitation this process sent while handling it).
+        self.input_declined = False
+        self.remote_trace_id = 0  # the sender's trace (0: none came with the request)
 
 
 # The request handled in this task: lets the respond() and SDK-middleware hooks find it, and
 # requests sent while handling it inherit its connection's facts.
 _ACTIVE_SERVER_CALL: ContextVar[_ServerCall | None] = ContextVar("mcp_otel_server_call", default=None)
+
+
+def note_input_declined() -> None:
+    """The person declined an input request this task's handler sent (an elicitation or sampling
+    request sent while handling a call): the call may end in a cancel, not a failure."""
+    call = _ACTIVE_SERVER_CALL.get()
+    if call is not None:
+        call.input_declined = True
 
 
 def handled_request_attributes() -> dict[str, Any]:
@@ -111,11 +137,21 @@ def handled_request_attributes() -> dict[str, Any]:
 
 
 class ServerInstrumentation:
-    def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings, transports: TransportRegistry) -> None:
+    def __init__(
+        self,
+        tracer: Tracer,
+        metrics: CallMetrics,
+        settings: Settings,
+        transports: TransportRegistry,
+        input_declined: Callable[[Any, int], None] = lambda session, trace_id: None,
+    ) -> None:
         self._tracer = tracer
         self._metrics = metrics
         self._settings = settings
         self._transports = transports
+        # An agent answered its server's input request with the person's no: (session, the
+        # request's trace id) go to the client side, whose call in flight asked for it.
+        self._input_declined = input_declined
 
     def patches(self) -> list[Patch]:
         return [
@@ -172,7 +208,7 @@ class ServerInstrumentation:
         # _handle_request returns nothing: the answer is what respond() was given.
         return self._handle(facts, self._v1_outcome, lambda call, _: _root(call.answer), wrapped, args, kwargs)
 
-    def _v1_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome:
+    def _v1_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
         session, responder = call.owner, call.dispatch
         peer_cancelled = v1.peer_cancelled(responder)
         transport_closed = v1.transport_closed(session)
@@ -188,13 +224,18 @@ class ServerInstrumentation:
             answer_error = v1.handler_answer(exc)
         else:
             answer_error = common.rpc_error_from(call.answer) if call.answered else None
+        answer = _root(call.answer)
+        if answer_error is None and not peer_cancelled and (result_type := unfinished(answer)) is not None:
+            return result_type
         return classify_server_call(
-            answer=_root(call.answer),
+            answer=answer,
             rpc_error=answer_error,
             peer_cancelled=peer_cancelled,
             is_cancellation=cancelled,
             transport_closed=transport_closed,
             keep_message=self._settings.capture_content,
+            answer_declined=self._declined_answer(call, answer, answer_error),
+            input_declined=call.input_declined,
         )
 
     def _v1_respond(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -241,16 +282,22 @@ class ServerInstrumentation:
             facts, self._v2_outcome, lambda _, result: result, wrapped, args, kwargs, self._without_fastmcp_spans()
         )
 
-    def _v2_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome:
+    def _v2_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
         owner, dctx = call.owner, call.dispatch
         cancelled = exc is not None and common.is_cancellation(exc)
+        peer_cancelled = v2.peer_cancelled(dctx) or (cancelled and v2.direct(dctx))
+        if exc is None and not peer_cancelled and (result_type := unfinished(result)) is not None:
+            return result_type
+        rpc_error = v2.handler_answer(owner, exc) if exc is not None and not cancelled else None
         return classify_server_call(
             answer=result,
-            rpc_error=v2.handler_answer(owner, exc) if exc is not None and not cancelled else None,
-            peer_cancelled=v2.peer_cancelled(dctx) or (cancelled and v2.direct(dctx)),
+            rpc_error=rpc_error,
+            peer_cancelled=peer_cancelled,
             is_cancellation=cancelled,
             transport_closed=v2.transport_closed(dctx),
             keep_message=self._settings.capture_content,
+            answer_declined=self._declined_answer(call, result, rpc_error),
+            input_declined=call.input_declined,
         )
 
     def _v2_sdk_middleware(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -277,7 +324,7 @@ class ServerInstrumentation:
     async def _handle(
         self,
         facts: Callable[[], tuple[common.ServerRequest, Any, Any] | None],
-        outcome: Callable[[_ServerCall, Any, BaseException | None], CallOutcome],
+        outcome: Callable[[_ServerCall, Any, BaseException | None], CallOutcome | ResultType],
         answer: Callable[[_ServerCall, Any], Any],
         wrapped: Any,
         args: tuple[Any, ...],
@@ -308,34 +355,43 @@ class ServerInstrumentation:
 
     def _call(self, incoming: common.ServerRequest, owner: Any, dispatch: Any) -> _ServerCall:
         request = Request.of(incoming.method, incoming.params, self._settings)
-        parent, links = self._parent_and_links(incoming.meta)
+        remote_span, parent, links = self._parent_and_links(incoming.meta)
         attributes = self._attributes(incoming, request)
-        content = (
-            arguments_attributes(param(incoming.params, "arguments"), self._settings) if request.is_tool_call else {}
-        )
-        span_attributes = {**attributes, **content} if content else attributes
+        span_attributes = attributes
+        if request.is_tool_call and (
+            content := arguments_attributes(param(incoming.params, "arguments"), self._settings)
+        ):
+            span_attributes = {**span_attributes, **content}
+        # A round of a multi-round call (2026-07-28) carries the answers to the previous round's input requests.
+        input_responses = param(incoming.params, "inputResponses")
+        if input_responses:
+            span_attributes = {**span_attributes, MCP_REQUEST_INPUT_RESPONSES: len(input_responses)}
         span = self._tracer.start_span(
             request.span_name(), context=parent, kind=SpanKind.SERVER, attributes=span_attributes, links=links
         )
-        return _ServerCall(span, request.method, attributes, self._metrics.attributes(attributes), owner, dispatch)
+        call = _ServerCall(span, request.method, attributes, self._metrics.attributes(attributes), owner, dispatch)
+        call.input_declined = bool(input_responses) and declined_in(input_responses)
+        call.remote_trace_id = remote_span.trace_id if remote_span is not None else 0
+        return call
 
-    def _parent_and_links(self, meta: Any) -> tuple[otel_context.Context | None, list[Link]]:
-        """Parent: the context in ``params._meta`` (semconv); the ambient span becomes a link.
-        Not trusting remote context (setting), the remote span is only a link: the span stays in
-        the server's own trace (or starts one), and a client cannot pick its trace id or sampling."""
+    def _parent_and_links(self, meta: Any) -> tuple[trace.SpanContext | None, otel_context.Context | None, list[Link]]:
+        """The sender's span, and our span's parent and links. Parent: the context in
+        ``params._meta`` (semconv); the ambient span becomes a link. Not trusting remote context
+        (setting), the remote span is only a link: the span stays in the server's own trace (or
+        starts one), and a client cannot pick its trace id or sampling."""
         try:
             carrier = common.meta_carrier(meta, propagate.get_global_textmap().fields)
             remote = propagate.extract(carrier, context=otel_context.Context())
         except Exception:  # a malformed carrier is no context
-            return None, []
+            return None, None, []
         remote_span = trace.get_current_span(remote).get_span_context()
         if not remote_span.is_valid:
-            return None, []
+            return None, None, []
         if not self._settings.trust_remote_context:
-            return None, [Link(remote_span)]
+            return remote_span, None, [Link(remote_span)]
         ambient = trace.get_current_span().get_span_context()
         links = [Link(ambient)] if ambient.is_valid and ambient.span_id != remote_span.span_id else []
-        return remote, links
+        return remote_span, remote, links
 
     def _attributes(self, incoming: common.ServerRequest, request: Request) -> dict[str, Any]:
         attributes = request_attributes(
@@ -372,10 +428,26 @@ class ServerInstrumentation:
             otel_context.detach(context_token)
             _ACTIVE_SERVER_CALL.reset(call_token)
 
-    def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome], result: Any = None) -> None:
+    def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome | ResultType], result: Any = None) -> None:
         record = partial(self._metrics.record, SpanKind.SERVER, call.started, call.metric_attributes)
         late = result_attributes(result, self._settings) if call.method == METHOD_TOOLS_CALL else {}
+        if call.method == METHOD_ELICITATION_CREATE:
+            late.update(self._answered_elicitation(call, result))
         finish_call(call.span, classify, record, late, call.method)
+
+    def _declined_answer(self, call: _ServerCall, answer: Any, rpc_error: RpcError | None) -> bool:
+        """Whether an agent answered its server's input request with the person's no; if so, the
+        agent's call in flight that asked for it learns it too."""
+        declined = is_declined_answer(call.method, answer, rpc_error)
+        if declined:
+            self._input_declined(call.owner, call.remote_trace_id)
+        return declined
+
+    @staticmethod
+    def _answered_elicitation(call: _ServerCall, result: Any) -> dict[str, Any]:
+        """An agent answered its server's elicitation: the person's action goes on the span."""
+        action = elicitation_action(result)
+        return {MCP_ELICITATION_ACTION: action} if action else {}
 
     def _stdio_server(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return RegisteringTransport(wrapped(*args, **kwargs), self._transports, TransportInfo(TRANSPORT_PIPE))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry.trace import SpanKind
@@ -34,10 +35,18 @@ from mcp_otel.transport import TransportRegistry
 
 
 class SessionInstrumentation:
-    def __init__(self, metrics: CallMetrics, settings: Settings, transports: TransportRegistry) -> None:
+    def __init__(
+        self,
+        metrics: CallMetrics,
+        settings: Settings,
+        transports: TransportRegistry,
+        client_closed: Callable[[Any], None] = lambda session: None,
+    ) -> None:
         self._metrics = metrics
         self._settings = settings
         self._transports = transports
+        # A client session closed: what the client side keeps per session ends with it.
+        self._client_closed = client_closed
         # Open sessions (session objects, or mcp 2.x connections) -> their start.
         self._started: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
         # mcp 2.x connections -> the server they serve (learnt when its runner is built).
@@ -124,6 +133,11 @@ class SessionInstrumentation:
             return None
 
     def _end(self, session: Any, error_type: str | None, *, client: bool) -> None:
+        if client:
+            try:
+                self._client_closed(session)
+            except Exception as exc:
+                report_once("could not close a session's calls", exc)
         try:
             started = self._started.pop(session, None)
             if started is None:

@@ -14,9 +14,12 @@ from mcp_otel.classify import (
     classify_client_exception,
     classify_client_result,
     classify_server_call,
+    declined_in,
+    is_declined_answer,
+    unfinished,
 )
 from mcp_otel.outcome import CallOutcome
-from mcp_otel.semconv import CancelReason, ToolOutcome
+from mcp_otel.semconv import CancelReason, ResultType, ToolOutcome
 
 
 @pytest.mark.parametrize(
@@ -183,3 +186,96 @@ def test_caller_faults_fail_the_call_but_are_not_server_errors(code: int) -> Non
     assert outcome.rpc_code == str(code)
     assert outcome.is_error is False  # span status stays UNSET
     assert outcome.description is None
+
+
+# --- the person in the loop: a declined input is a cancel, not a failure ------------------------
+
+DECLINED = CallOutcome.cancelled(CancelReason.INPUT_DECLINED)
+
+
+@pytest.mark.parametrize(
+    ("method", "answer", "rpc", "declined"),
+    [
+        ("elicitation/create", SimpleNamespace(action="decline"), None, True),
+        ("elicitation/create", {"action": "cancel"}, None, True),
+        ("elicitation/create", {"action": "accept", "content": {"ok": True}}, None, False),
+        ("elicitation/create", {"action": "maybe"}, None, False),
+        ("elicitation/create", None, RpcError(-1, "no"), False),  # an error is not a person's answer
+        ("sampling/createMessage", None, RpcError(-1, "User rejected sampling request"), True),
+        ("sampling/createMessage", None, RpcError(-32603, "model down"), False),  # the agent's failure
+        ("sampling/createMessage", SimpleNamespace(role="assistant"), None, False),
+        ("roots/list", {"action": "decline"}, None, False),
+        ("tools/call", {"action": "decline"}, None, False),
+    ],
+)
+def test_a_persons_no(method: str, answer: object, rpc: RpcError | None, declined: bool) -> None:
+    assert is_declined_answer(method, answer, rpc) is declined
+
+
+@pytest.mark.parametrize(
+    ("responses", "declined"),
+    [
+        ({"a": {"action": "decline"}}, True),
+        ({"a": {"action": "accept", "content": {}}, "b": SimpleNamespace(action="cancel")}, True),
+        ({"a": {"action": "accept"}}, False),
+        ({"a": {"role": "assistant", "content": {"type": "text", "text": "x"}}}, False),  # sampling
+        ({}, False),
+        (None, False),
+        (["decline"], False),
+    ],
+)
+def test_declined_in_a_rounds_input_responses(responses: object, declined: bool) -> None:
+    assert declined_in(responses) is declined
+
+
+@pytest.mark.parametrize(
+    ("result", "input_declined", "expected"),
+    [
+        (SimpleNamespace(isError=True), True, DECLINED),
+        (SimpleNamespace(isError=False), True, CallOutcome.ok()),  # the call handled the no
+        (SimpleNamespace(isError=True), False, CallOutcome.failed("tool_error")),  # failed another way
+    ],
+)
+def test_a_call_after_a_declined_input(result: object, input_declined: bool, expected: CallOutcome) -> None:
+    assert classify_client_result(result, input_declined=input_declined) == expected
+    assert classify_server_call(answer=result, input_declined=input_declined) == expected
+
+
+def test_an_error_after_a_declined_input_is_the_decline_but_timeouts_and_cancels_are_not() -> None:
+    def client(rpc: RpcError, **facts: bool) -> CallOutcome:
+        return classify_client_exception(
+            RuntimeError(),
+            is_cancellation=facts.get("is_cancellation", False),
+            rpc_error=rpc,
+            cancel_sent=False,
+            transport_closed=False,
+            input_declined=True,
+        )
+
+    assert client(RpcError(-1, "User rejected sampling request")) == DECLINED
+    assert client(RpcError(-32603, "internal")) == DECLINED
+    assert client(RpcError(-32001, "timed out")) == CallOutcome.failed("timeout", "timed out")
+    assert client(RpcError(-32000, "closed")) == CallOutcome.failed("connection_closed", "closed")
+    assert client(RpcError(-32603, "x"), is_cancellation=True) == CallOutcome.cancelled(CancelReason.CALLER)
+    assert classify_server_call(rpc_error=RpcError(-32603, "x"), input_declined=True) == DECLINED
+    assert classify_server_call(peer_cancelled=True, input_declined=True) == CallOutcome.cancelled(CancelReason.CLIENT)
+    assert classify_server_call(answer={"action": "decline"}, answer_declined=True) == DECLINED
+
+
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        (SimpleNamespace(result_type="input_required", input_requests={}), ResultType.INPUT_REQUIRED),
+        ({"resultType": "input_required", "requestState": "s"}, ResultType.INPUT_REQUIRED),
+        ({"resultType": "task", "task": {"taskId": "t"}}, ResultType.TASK),
+        (SimpleNamespace(task=SimpleNamespace(taskId="t")), ResultType.TASK),  # mcp 1.x CreateTaskResult
+        (SimpleNamespace(result_type="complete", task=None), None),
+        ({"resultType": "complete", "content": []}, None),
+        ({"content": [], "isError": True}, None),
+        (SimpleNamespace(task=SimpleNamespace(status="working")), None),  # no task id: not a task answer
+        (None, None),
+        ("text", None),
+    ],
+)
+def test_answers_that_are_not_results_yet(result: object, expected: ResultType | None) -> None:
+    assert unfinished(result) is expected

@@ -10,12 +10,14 @@ from opentelemetry.trace import StatusCode
 
 from mcp_otel import semconv
 from mcp_otel.outcome import MAX_DESCRIPTION_LENGTH, CallOutcome, bounded, finish_span, outcome_of_span
-from mcp_otel.semconv import CancelReason, ToolOutcome
+from mcp_otel.semconv import CancelReason, ResultType, ToolOutcome
 
 
 def test_outcome_values_are_the_documented_strings() -> None:
     assert [value.value for value in ToolOutcome] == ["ok", "failed", "cancelled"]
-    assert [value.value for value in CancelReason] == ["caller", "client", "disconnect"]
+    assert [value.value for value in CancelReason] == ["caller", "client", "disconnect", "input_declined"]
+    assert [value.value for value in ResultType] == ["input_required", "task"]
+    assert semconv.MCP_REQUEST_RESULT_TYPE == "mcp.request.result_type"
     assert semconv.TOOL_OUTCOME == "tool.outcome"
     assert semconv.TOOL_CANCEL_REASON == "tool.cancel.reason"
 

@@ -155,3 +155,12 @@ def server_session_facts(session: Any) -> SessionFacts | None:
         server_name=str_or_none(getattr(options, "server_name", None)),
         server_version=str_or_none(getattr(options, "server_version", None)),
     )
+
+
+def task_id_of(result: Any) -> str | None:
+    """mcp 1.x experimental tasks: the id of the task a ``CreateTaskResult`` answered with (this
+    SDK lets its client follow it); ``None`` for any other result."""
+    kind = type(result)
+    if kind.__name__ != "CreateTaskResult" or not kind.__module__.startswith("mcp."):
+        return None
+    return str_or_none(getattr(getattr(result, "task", None), "taskId", None))
