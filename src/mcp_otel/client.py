@@ -10,6 +10,11 @@ That is every request a client sends its server (``initialize``, ``tools/list``,
 * ``ClientSession.call_tool`` (both majors; ``mcp.Client``, ``ClientSessionGroup``, fastmcp's
   ``Client``) makes the ``tools/call`` span itself, so that it covers all the caller waits for
   (the SDK's output validation included); the ``tools/call`` request it sends gets no second span.
+* mcp 2.x ``Client.call_tool`` / ``get_prompt`` make one span for the logical call: every input
+  round (2026-07-28 ``InputRequiredResult``) is a request inside it, with no span of its own, and
+  the person's answers (``dispatch_input_request``) tell whether an input was declined.
+* a ``tools/call`` answered with a task (mcp 1.x experimental tasks) keeps its span open while
+  the client follows the task (:mod:`mcp_otel.tasks`).
 
 Around each:
 
@@ -174,7 +179,7 @@ class ClientInstrumentation:
 
     def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         active = _ACTIVE_CALL.get()
-        if active is not None and active.rounds and active.session is instance:
+        if active is not None and active.rounds and active.session is instance and active.method == METHOD_TOOLS_CALL:
             return wrapped(*args, **kwargs)  # a round of a logical call: its requests are counted there
         call = self._start_call(METHOD_TOOLS_CALL, wrapped, instance, args, kwargs)
         if call is None:

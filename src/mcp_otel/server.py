@@ -22,7 +22,7 @@ HTTP server span) becomes a link. The handler's own code runs with our span curr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from functools import partial
@@ -364,6 +364,8 @@ class ServerInstrumentation:
             span_attributes = {**span_attributes, **content}
         # A round of a multi-round call (2026-07-28) carries the answers to the previous round's input requests.
         input_responses = param(incoming.params, "inputResponses")
+        if not isinstance(input_responses, Mapping):  # a peer's value: only a map of answers counts
+            input_responses = None
         if input_responses:
             span_attributes = {**span_attributes, MCP_REQUEST_INPUT_RESPONSES: len(input_responses)}
         span = self._tracer.start_span(
