@@ -17,7 +17,9 @@ from mcp_otel.semconv import (
     GEN_AI_TOOL_NAME,
     INSTRUMENTATION_SCOPE,
     MCP_METHOD_NAME,
+    MCP_REQUEST_CANCEL_REASON,
     MCP_REQUEST_OUTCOME,
+    MCP_REQUEST_RESULT_TYPE,
     MCP_SERVER_NAME,
     TOOL_OUTCOME,
 )
@@ -91,7 +93,8 @@ def test_span_metrics_make_the_dashboards_series() -> None:
         GEN_AI_TOOL_NAME,
         TOOL_OUTCOME,
     ]
-    assert [d["name"] for d in connector["calls_dimensions"]] == [ERROR_TYPE]  # on calls only
+    # On calls only: the error breakdown, and the cancel reason (a person's declines shown apart).
+    assert [d["name"] for d in connector["calls_dimensions"]] == [ERROR_TYPE, MCP_REQUEST_CANCEL_REASON]
 
 
 def test_only_our_request_spans_become_span_metrics_and_every_trace_is_kept() -> None:
@@ -104,4 +107,6 @@ def test_only_our_request_spans_become_span_metrics_and_every_trace_is_kept() ->
     assert conditions == [
         f'instrumentation_scope.name != "{INSTRUMENTATION_SCOPE}"',
         f'attributes["{MCP_METHOD_NAME}"] == nil',
+        # An input round or a task creation has no outcome: not a call to count (or derive one for).
+        f'attributes["{MCP_REQUEST_RESULT_TYPE}"] != nil',
     ]

@@ -83,10 +83,10 @@ def test_failure_rates_exclude_cancels(dashboard: dict[str, Any]) -> None:
         for panel, t in prometheus_targets(dashboard)
         if panel["fieldConfig"]["defaults"]["unit"] == "percentunit"
     ]
-    assert len(ratios) == 5
+    assert len(ratios) == 6
     for expr in ratios:
         denominator = expr.rsplit("/\n", 1)[1]
-        if 'tool_outcome="cancelled"' in expr:  # the cancel rate: cancelled among all calls
+        if 'tool_outcome="cancelled"' in expr:  # the cancel rates (a person's declines apart): among all calls
             assert 'tool_outcome=~"ok|failed|cancelled"' in denominator
         else:  # a failure rate, of tool calls or of every request
             assert 'tool_outcome=~"ok|failed"' in denominator or 'mcp_request_outcome=~"ok|failed"' in denominator
