@@ -1,4 +1,4 @@
-"""The demo agent: a scripted agent (no LLM, no network) using three MCP servers over stdio.
+"""The demo agent: a scripted agent (no LLM, no network) using four MCP servers over stdio.
 
 It knows nothing about OpenTelemetry: run it under ``mcp-otel run`` to get the per-server table.
 It reports progress on stderr. When OTEL_EXPORTER_OTLP_ENDPOINT is set (the full stack), the
@@ -12,6 +12,8 @@ healthy  20 lookups.
 flaky    20 fetches; the server fails a seeded share of them.
 slow     10 crunches: 6 finish, 2 the agent cancels (it stops waiting after 0.2 s), 2 hit the
          SDK's read timeout (0.2 s). Cancels are not failures; timeouts are.
+careful  4 removals, each confirmed by the person first: the person declines 2. A person's no is
+         a cancel (input_declined), not the server's failure.
 """
 
 from __future__ import annotations
@@ -20,15 +22,18 @@ import os
 import sys
 from contextlib import AsyncExitStack, suppress
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.types import ElicitResult
 
 SERVERS = Path(__file__).with_name("servers.py")
 LOOKUPS, FETCHES, CRUNCHES = 20, 20, 10
 SLOW_CALL, FAST_CALL, PATIENCE = 2.0, 0.05, 0.2
 CANCELLED_CRUNCHES, TIMED_OUT_CRUNCHES = (2, 5), (3, 7)
+REMOVALS, DECLINED_REMOVALS = 4, (1, 3)
 
 
 SERVER_LOG = open(os.devnull, "w")  # noqa: SIM115 (the servers log tool errors' tracebacks)
@@ -50,11 +55,19 @@ def server_command(role: str) -> tuple[str, list[str], dict[str, str]]:
     return str(Path(sys.executable).with_name("opentelemetry-instrument")), [sys.executable, str(SERVERS), role], env
 
 
+async def person(context: Any, params: Any) -> ElicitResult:
+    """The person at the keyboard: confirms removing r0 and r2, declines r1 and r3."""
+    declined = {f"Remove r{index}?" for index in DECLINED_REMOVALS}
+    if params.message in declined:
+        return ElicitResult(action="decline")
+    return ElicitResult(action="accept", content={"sure": True})
+
+
 async def connect(stack: AsyncExitStack, role: str) -> ClientSession:
     command, args, env = server_command(role)
     parameters = StdioServerParameters(command=command, args=args, env=env)
     read, write = await stack.enter_async_context(stdio_client(parameters, errlog=SERVER_LOG))
-    session = await stack.enter_async_context(ClientSession(read, write))
+    session = await stack.enter_async_context(ClientSession(read, write, elicitation_callback=person))
     await session.initialize()
     await session.list_tools()
     return session
@@ -62,8 +75,8 @@ async def connect(stack: AsyncExitStack, role: str) -> ClientSession:
 
 async def main() -> None:
     async with AsyncExitStack() as stack:
-        print("demo: starting the healthy, flaky and slow servers ...", file=sys.stderr, flush=True)
-        healthy, flaky, slow = [await connect(stack, role) for role in ("healthy", "flaky", "slow")]
+        print("demo: starting the healthy, flaky, slow and careful servers ...", file=sys.stderr, flush=True)
+        healthy, flaky, slow, careful = [await connect(stack, role) for role in ("healthy", "flaky", "slow", "careful")]
 
         rounds = int(os.environ.get("MCP_OTEL_DEMO_ROUNDS", "1"))
         gate = os.environ.get("MCP_OTEL_DEMO_GATE")
@@ -72,12 +85,12 @@ async def main() -> None:
                 print(f"demo: round {number} waits for {gate}", file=sys.stderr, flush=True)
                 while not await anyio.Path(gate).exists():  # noqa: ASYNC110 (another process makes it)
                     await anyio.sleep(0.1)
-            await one_round(healthy, flaky, slow)
+            await one_round(healthy, flaky, slow, careful)
             print(f"demo: round {number} done", file=sys.stderr, flush=True)
         print("demo: done", file=sys.stderr, flush=True)
 
 
-async def one_round(healthy: ClientSession, flaky: ClientSession, slow: ClientSession) -> None:
+async def one_round(healthy: ClientSession, flaky: ClientSession, slow: ClientSession, careful: ClientSession) -> None:
     print(f"demo: {LOOKUPS} lookups on healthy ...", file=sys.stderr, flush=True)
     for key in range(LOOKUPS):
         await healthy.call_tool("lookup", {"key": f"k{key}"})
@@ -97,6 +110,14 @@ async def one_round(healthy: ClientSession, flaky: ClientSession, slow: ClientSe
                 await slow.call_tool("crunch", {"seconds": SLOW_CALL}, read_timeout_seconds=PATIENCE)
         else:
             await slow.call_tool("crunch", {"seconds": FAST_CALL})
+
+    print(
+        f"demo: {REMOVALS} removals on careful (the person declines {len(DECLINED_REMOVALS)}) ...",
+        file=sys.stderr,
+        flush=True,
+    )
+    for index in range(REMOVALS):
+        await careful.call_tool("remove", {"key": f"r{index}"})
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ it (other instrumentations, older versions) are counted by their status, ERROR a
 anything else as ok (ADR-191 rule 5), and flagged in the output.
 
 Failure rate = failed / (ok + failed): the caller's own cancels are not failures, and are not
-successes either.
+successes either. "declined" counts the cancels that were a person's no (``input_declined``).
+Spans of requests answered with no result yet (an input round, a task creation) are not calls.
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ from mcp_otel.semconv import (
     GEN_AI_PROMPT_NAME,
     GEN_AI_TOOL_NAME,
     MCP_METHOD_NAME,
+    MCP_REQUEST_CANCEL_REASON,
     MCP_REQUEST_OUTCOME,
     MCP_SERVER_NAME,
     METHOD_TOOLS_CALL,
     SERVER_ADDRESS,
+    TOOL_CANCEL_REASON,
     TOOL_OUTCOME,
+    CancelReason,
     ToolOutcome,
 )
 
@@ -42,6 +46,8 @@ _STATUS_ERROR = (2, "STATUS_CODE_ERROR")
 UNKNOWN = "(unknown)"
 # The method filter that keeps every request.
 EVERY_METHOD = "*"
+DECLINED = "declined"
+INPUT_DECLINED = CancelReason.INPUT_DECLINED.value
 
 
 class ReportError(Exception):
@@ -57,6 +63,7 @@ class Call:
     error_type: str | None
     seconds: float
     derived: bool  # outcome derived from the span status (no outcome attribute)
+    declined: bool = False  # cancelled because a person said no (input_declined)
 
 
 @dataclass
@@ -68,9 +75,11 @@ class Summary:
     error_types: Counter[str] = field(default_factory=Counter)
     ok_seconds: list[float] = field(default_factory=list)
     derived: int = 0
+    declined: int = 0  # of the cancelled calls
 
     def add(self, call: Call) -> None:
         self.outcomes[call.outcome] += 1
+        self.declined += call.declined
         if call.error_type:
             self.error_types[call.error_type] += 1
         if call.outcome is ToolOutcome.OK:
@@ -100,6 +109,7 @@ class Summary:
             "calls": self.calls,
             # One string end to end: the outcome values name the columns.
             **{outcome.value: self.outcomes[outcome] for outcome in ToolOutcome},
+            DECLINED: self.declined,
             "failure_rate": self.failure_rate,
             "error_types": dict(self.error_types.most_common()),
             "ok_latency_p50_s": self.ok_latency(0.5),
@@ -148,6 +158,7 @@ def format_table(summaries: list[Summary], by: str = "server") -> str:
         by,
         "calls",
         *(o.value for o in ToolOutcome),
+        DECLINED,
         "failure rate",
         f"top {ERROR_TYPE}",
         f"{ok} p50",
@@ -162,6 +173,7 @@ def format_table(summaries: list[Summary], by: str = "server") -> str:
                 summary.name + (" *" if summary.derived else ""),
                 str(summary.calls),
                 *(str(summary.outcomes[outcome]) for outcome in ToolOutcome),
+                str(summary.declined),
                 "-" if rate is None else f"{rate:.1%}",
                 errors or "-",
                 _duration(summary.ok_latency(0.5)),
@@ -169,11 +181,11 @@ def format_table(summaries: list[Summary], by: str = "server") -> str:
             )
         )
     widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
-    numeric = range(1, 6)
+    numeric = range(1, 7)
     lines = []
     for row in rows:
         cells = [
-            cell.rjust(width) if i in numeric or i > 6 else cell.ljust(width)
+            cell.rjust(width) if i in numeric or i > 7 else cell.ljust(width)
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ]
         lines.append("  ".join(cells).rstrip())
@@ -182,7 +194,7 @@ def format_table(summaries: list[Summary], by: str = "server") -> str:
         lines.append("(no MCP requests found)")
     if any(summary.derived for summary in summaries):
         lines.append("* some calls had no tool.outcome: counted by span status (ERROR = failed, else ok)")
-    lines.append("failure rate = failed / (ok + failed): cancelled calls are left out")
+    lines.append("failure rate = failed / (ok + failed): cancelled calls are left out (declined: a person said no)")
     return "\n".join(lines)
 
 
@@ -235,6 +247,7 @@ def _call(span: dict[str, Any], side: str) -> Call | None:
         error_type=None if error_type is None else str(error_type),
         seconds=seconds,
         derived=MCP_REQUEST_OUTCOME not in attributes and TOOL_OUTCOME not in attributes,
+        declined=attributes.get(MCP_REQUEST_CANCEL_REASON, attributes.get(TOOL_CANCEL_REASON)) == INPUT_DECLINED,
     )
 
 

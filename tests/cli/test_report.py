@@ -69,6 +69,7 @@ def test_mixed_files_by_server_and_by_tool(tmp_path: Path, capsys: pytest.Captur
         "ok": 3,
         "failed": 1,
         "cancelled": 1,
+        "declined": 0,  # the caller's cancel, not a person's no
         "failure_rate": 0.25,  # 1 / (3 + 1): the cancel is in neither
         "error_types": {"tool_error": 1},
         "ok_latency_p50_s": None,
@@ -95,6 +96,7 @@ def test_mixed_files_by_server_and_by_tool(tmp_path: Path, capsys: pytest.Captur
         "ok",
         "failed",
         "cancelled",
+        "declined",
         "failure",
         "rate",
         "top",
@@ -105,7 +107,7 @@ def test_mixed_files_by_server_and_by_tool(tmp_path: Path, capsys: pytest.Captur
         "p95",
     ]
     weather = next(line for line in lines if line.startswith("weather"))
-    assert weather.split()[:6] == ["weather", "5", "3", "1", "1", "25.0%"]
+    assert weather.split()[:7] == ["weather", "5", "3", "1", "1", "0", "25.0%"]
     assert "cancelled calls are left out" in out
 
 

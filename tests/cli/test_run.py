@@ -29,9 +29,11 @@ def expected_rows() -> dict[str, dict[str, Any]]:
     """What the seeded demo must report, derived from the demo's own rules."""
     sys.path.insert(0, str(REPO_ROOT / "examples" / "demo"))
     try:
+        from agent import DECLINED_REMOVALS, REMOVALS  # type: ignore[import-not-found]
         from servers import flaky_verdict  # type: ignore[import-not-found]
     finally:
         sys.path.pop(0)
+    declined = len(DECLINED_REMOVALS)
     verdicts = Counter(flaky_verdict(item) for item in range(20))
     flaky_failed = verdicts["tool_error"] + verdicts["rpc_error"]
     errors = {"tool_error": verdicts["tool_error"], "-32603": verdicts["rpc_error"]}
@@ -45,6 +47,16 @@ def expected_rows() -> dict[str, dict[str, Any]]:
             "error_types": {k: v for k, v in errors.items() if v},
         },
         "healthy": {"calls": 20, "ok": 20, "failed": 0, "cancelled": 0, "failure_rate": 0.0, "error_types": {}},
+        # The person's two declines are cancels (input_declined), not the server's failures.
+        "careful": {
+            "calls": REMOVALS,
+            "ok": REMOVALS - declined,
+            "failed": 0,
+            "cancelled": declined,
+            "declined": declined,
+            "failure_rate": 0.0,
+            "error_types": {},
+        },
         # 2 cancelled by the agent are in neither the numerator nor the denominator: 2 / (6 + 2).
         "slow": {
             "calls": 10,
@@ -67,8 +79,8 @@ def test_run_the_demo(tmp_path: Path) -> None:
     completed = run_demo(output, env_without_otel())
     assert completed.returncode == 0, completed.stderr
     rows = {row["name"]: row for row in json.loads(completed.stdout)}
-    keys = ("calls", "ok", "failed", "cancelled", "failure_rate", "error_types")
-    assert {name: {key: row[key] for key in keys} for name, row in rows.items()} == expected_rows()
+    expected = expected_rows()
+    assert {name: {key: row[key] for key in expected[name]} for name, row in rows.items()} == expected
     assert "mcp-otel: running python examples/demo/agent.py" in completed.stderr
     assert "demo: 20 fetches on flaky" in completed.stderr
 
@@ -146,21 +158,26 @@ def test_run_exports_otlp_when_an_endpoint_is_set(
                         spans.update((service, span.name, span.kind) for span in scope.spans)
     client, server = 3, 2  # OTLP's SPAN_KIND_CLIENT, SPAN_KIND_SERVER
     # Every request has its span: each session's handshake, once per side.
-    for name in ("healthy", "flaky", "slow"):
+    for name in ("healthy", "flaky", "slow", "careful"):
         assert spans.pop((f"mcp-demo-{name}", "initialize", server)) == 1
-    assert spans.pop(("unknown_service:python", "initialize", client)) == 3
+    assert spans.pop(("unknown_service:python", "initialize", client)) == 4
+    # Each removal asks the person first: the server's request, and the agent's answer to it.
+    assert spans.pop(("mcp-demo-careful", "elicitation/create", client)) == 4
+    assert spans.pop(("unknown_service:python", "elicitation/create", server)) == 4
     spans = Counter({key: n for key, n in spans.items() if key[1].startswith("tools/call")})
     assert spans == {
         ("unknown_service:python", "tools/call lookup", client): 20,
         ("unknown_service:python", "tools/call fetch", client): 20,
         ("unknown_service:python", "tools/call crunch", client): 10,
+        ("unknown_service:python", "tools/call remove", client): 4,
         ("mcp-demo-healthy", "tools/call lookup", server): 20,
         ("mcp-demo-flaky", "tools/call fetch", server): 20,
         ("mcp-demo-slow", "tools/call crunch", server): 10,
+        ("mcp-demo-careful", "tools/call remove", server): 4,
     }
     assert {path for path, _ in received} >= {"/v1/traces", "/v1/metrics"}
     # The local file and the summary still come too.
-    assert {row["name"] for row in json.loads(completed.stdout)} == {"flaky", "healthy", "slow"}
+    assert {row["name"] for row in json.loads(completed.stdout)} == {"flaky", "healthy", "slow", "careful"}
 
 
 def test_run_needs_a_command(capsys: pytest.CaptureFixture[str]) -> None:
@@ -178,7 +195,7 @@ def test_the_readme_shows_the_demo_numbers() -> None:
     shown = {}
     for line in table.splitlines()[2:]:
         cells = line.split()
-        if cells and cells[0] in ("flaky", "healthy", "slow"):
+        if cells and cells[0] in ("flaky", "healthy", "slow", "careful"):
             shown[cells[0]] = [int(cell) for cell in cells[1:5]]
     expected = {name: [row[k] for k in ("calls", "ok", "failed", "cancelled")] for name, row in expected_rows().items()}
     assert shown == expected

@@ -1,6 +1,6 @@
 """Hostile clients: raw JSON-RPC with ``_meta`` that is not an object, huge, with an invalid or
 1 MB ``traceparent`` or thousands of keys; tool names of 10,000 characters or odd unicode;
-arguments that are not an object. The server answers exactly as without mcp-otel, keeps serving,
+arguments that are not an object; ``inputResponses`` that are not a map of answers. The server answers exactly as without mcp-otel, keeps serving,
 its span attributes stay bounded, and its metrics keep a bounded set of tool names. And the
 setting for untrusted clients: the remote context becomes a link, never the parent."""
 
@@ -52,6 +52,11 @@ HOSTILE = [
     _call(12, arguments="not an object"),
     _call(13, arguments={"nested": {"deep": [MEGABYTE[:1000]] * 100}}),
     _call(14, name=None),
+    # 2026-07-28 input answers where none were asked for, not a map, or a map of junk.
+    _call(16, inputResponses=5),
+    _call(17, inputResponses=[{"action": "decline"}]),
+    _call(18, inputResponses={"q": {"action": "decline"}}),  # a no to a question never asked
+    _call(19, inputResponses={"q": {"action": "decline"}, "r": MEGABYTE[:1000]}),
     _call(15),  # still serving
 ]
 
@@ -109,6 +114,13 @@ async def test_hostile_requests_get_the_same_answers(
         assert len(span.name) <= len("tools/call ") + 256
         for value in (span.attributes or {}).values():
             assert not isinstance(value, str) or len(value) <= 256, span.name
+    # Junk input answers do not cost a request its span (each the SDK served has one).
+    served = {str(answer["id"]) for answer in instrumented if "result" in answer}
+    traced = {(span.attributes or {}).get(semconv.JSONRPC_REQUEST_ID) for span in spans}
+    assert {"16", "17", "18", "19"} & served <= traced
+    # A no to a question never asked: the tool returned normally, so the call is ok.
+    (unasked,) = [span for span in spans if (span.attributes or {}).get(semconv.JSONRPC_REQUEST_ID) == "18"]
+    assert (unasked.attributes or {})[semconv.MCP_REQUEST_OUTCOME] == "ok"
     names = {(span.attributes or {}).get(semconv.GEN_AI_TOOL_NAME) for span in spans}
     assert "n" * 255 + "…" in names  # the 10,000-character name, cut to max_name_length
     assert UNICODE_NAME in names

@@ -36,6 +36,7 @@ from mcp_otel.semconv import (
     MCP_SERVER_OPERATION_DURATION,
     SPAN_METRICS_CALLS,
     TOOL_OUTCOME,
+    CancelReason,
     ErrorType,
     ToolOutcome,
     prometheus_histogram,
@@ -64,7 +65,8 @@ if MCP_MAJOR != 2:
 DEMO = REPO_ROOT / "examples" / "demo"
 AGENT_SERVICE = "mcp-demo-agent"
 OK, FAILED, CANCELLED = ToolOutcome.OK.value, ToolOutcome.FAILED.value, ToolOutcome.CANCELLED.value
-Call = tuple[str, str, str]  # (server, outcome, error type or "")
+Call = tuple[str, str, str, str]  # (server, outcome, error type or "", cancel reason or "")
+DECLINED = CancelReason.INPUT_DECLINED.value
 
 
 def expected_calls(side: str) -> Counter[Call]:
@@ -75,20 +77,24 @@ def expected_calls(side: str) -> Counter[Call]:
         import servers  # type: ignore[import-not-found]
     finally:
         sys.path.remove(str(DEMO))
-    calls: Counter[Call] = Counter({("healthy", OK, ""): agent.LOOKUPS})
+    calls: Counter[Call] = Counter({("healthy", OK, "", ""): agent.LOOKUPS})
     for item in range(agent.FETCHES):
         verdict = servers.flaky_verdict(item)
         error = {"ok": "", "tool_error": ErrorType.TOOL_ERROR, "rpc_error": str(servers.BACKEND_UNAVAILABLE)}[verdict]
-        calls["flaky", FAILED if error else OK, error] += 1
+        calls["flaky", FAILED if error else OK, error, ""] += 1
     cancelled, timed_out = len(agent.CANCELLED_CRUNCHES), len(agent.TIMED_OUT_CRUNCHES)
-    calls["slow", OK, ""] = agent.CRUNCHES - cancelled - timed_out
-    calls["slow", CANCELLED, ""] = cancelled
+    calls["slow", OK, "", ""] = agent.CRUNCHES - cancelled - timed_out
     if side == "client":
-        calls["slow", FAILED, ErrorType.TIMEOUT] = timed_out
+        calls["slow", CANCELLED, "", CancelReason.CALLER.value] = cancelled
+        calls["slow", FAILED, ErrorType.TIMEOUT, ""] = timed_out
     else:
         # When its read timeout expires, the client cancels the request (notifications/cancelled):
         # the server saw a cancel, not a failure.
-        calls["slow", CANCELLED, ""] += timed_out
+        calls["slow", CANCELLED, "", CancelReason.CLIENT.value] = cancelled + timed_out
+    # The person declines some removals: a cancel on both sides, never a failure.
+    declined = len(agent.DECLINED_REMOVALS)
+    calls["careful", OK, "", ""] = agent.REMOVALS - declined
+    calls["careful", CANCELLED, "", DECLINED] = declined
     return calls
 
 
@@ -226,9 +232,11 @@ def _vector(result: list[dict[str, Any]], labels: tuple[str, ...]) -> dict[tuple
     return {tuple(sample["metric"].get(label, "") for label in labels): float(sample["value"][1]) for sample in result}
 
 
-SERVERS = ("healthy", "flaky", "slow")
+SERVERS = ("healthy", "flaky", "slow", "careful")
 # The demo's tool on each server (examples/demo/servers.py).
-TOOLS = {"healthy": "lookup", "flaky": "fetch", "slow": "crunch"}
+TOOLS = {"healthy": "lookup", "flaky": "fetch", "slow": "crunch", "careful": "remove"}
+# Each removal asks the person first: one elicitation/create request (careful's to the agent).
+ELICITATION = "elicitation/create"
 # Rates compared across the three server processes' own metrics: each process's samples (every
 # 0.2 s, later under load) fall at other times, so Prometheus extrapolates each over a slightly
 # different span of the ~16 s window (seen: 5% apart on a loaded machine).
@@ -291,10 +299,16 @@ def test_ratio_panels_give_the_demos_exact_figures(stack: Stack, source: str, si
     panels = {
         "Failure rate by server (cancels excluded)": _per_server(side, _failed, _valid),
         "Server-fault rate by server": _per_server(side, _server_fault, _valid),
-        "Cancel rate by server": _per_server(side, lambda call: call[1] == CANCELLED, bool),
     }
     for title, expected in panels.items():
         _assert_close(_vector(_panel(stack, title, source, side), server), expected, title)
+    # Cancels: a person's declines (B) apart from the others (A), each among all calls.
+    title = "Cancel rate by server"
+    other_cancels = _per_server(side, lambda call: call[1] == CANCELLED and call[3] != DECLINED, bool)
+    _assert_close(_vector(_panel(stack, title, source, side, "A"), server), other_cancels, f"{title} A")
+    declines = _per_server(side, lambda call: call[3] == DECLINED, bool)
+    _assert_close(_vector(_panel(stack, title, source, side, "B"), server), declines, f"{title} B")
+    assert declines[("careful",)] == 0.5
     # Worst tools: each demo server has one tool, so its failure rate is its server's.
     failure = panels["Failure rate by server (cancels excluded)"]
     worst = _vector(_panel(stack, "Worst tools", source, side), ("mcp_server_name", "gen_ai_tool_name"))
@@ -302,7 +316,9 @@ def test_ratio_panels_give_the_demos_exact_figures(stack: Stack, source: str, si
     # Per method: in the window (the second round) the demo's sessions make tool calls only.
     title = "Failure rate by server and method (cancels excluded)"
     by_method = _vector(_panel(stack, title, source, side), ("mcp_server_name", "mcp_method_name"))
-    _assert_close(by_method, {(name, "tools/call"): ratio for (name,), ratio in failure.items()}, title)
+    expected = {(name, "tools/call"): ratio for (name,), ratio in failure.items()}
+    expected["careful", ELICITATION] = 0.0  # accepted ones are ok, declined ones cancelled: no failure
+    _assert_close(by_method, expected, title)
 
 
 @pytest.mark.parametrize("side", SIDES)
@@ -315,7 +331,12 @@ def test_rate_panels_are_in_the_demos_exact_proportions(stack: Stack, source: st
     title = "Requests by method and outcome"
     by_method = _vector(_panel(stack, title, source, side), ("mcp_method_name", "mcp_request_outcome"))
     # The sessions' initialize and tools/list were in the first round: no rate in the window.
-    assert {value for (method, _), value in by_method.items() if method != "tools/call"} == {0.0}, by_method
+    assert {value for (method, _), value in by_method.items() if method not in ("tools/call", ELICITATION)} == {0.0}, (
+        by_method
+    )
+    # The person's answers: as many accepted (ok) as declined (cancelled), in one process.
+    asked = {(outcome,): value for (method, outcome), value in by_method.items() if method == ELICITATION}
+    _assert_close(_as_proportions(asked), {(OK,): 0.5, (CANCELLED,): 0.5}, f"{title} {ELICITATION}")
     tool_calls = {(outcome,): value for (method, outcome), value in by_method.items() if method == "tools/call"}
     _assert_close(_as_proportions(tool_calls), _proportions(side, lambda call: (call[1],)), title, rel)
     by_error = _vector(_panel(stack, "Failures by error.type", source, side), ("mcp_server_name", "error_type"))
@@ -328,11 +349,12 @@ def test_rate_panels_are_in_the_demos_exact_proportions(stack: Stack, source: st
 def test_latency_panel_places_each_server_in_its_bucket(stack: Stack, source: str, side: str) -> None:
     p50 = _vector(_panel(stack, "Latency of ok calls (p50, p95)", source, side, "A"), ("mcp_server_name",))
     p95 = _vector(_panel(stack, "Latency of ok calls (p50, p95)", source, side, "B"), ("mcp_server_name",))
-    assert set(p50) == set(p95) == {("healthy",), ("flaky",), ("slow",)}
+    assert set(p50) == set(p95) == {(name,) for name in SERVERS}
     # slow's ok calls sleep 0.05 s: its median lies above that bucket boundary; the others answer at once.
     assert 0.05 < p50[("slow",)] <= 0.2
     assert p50[("healthy",)] < 0.05
     assert p50[("flaky",)] < 0.05
+    assert p50[("careful",)] < 0.05  # the scripted person answers at once
     assert all(p50[name] <= p95[name] for name in p50)
 
 
@@ -386,13 +408,23 @@ def _assert_twins(stack: Stack, record: str) -> None:
     twin = stack.prometheus.query(_inlined(RECORDS[REQUEST_TWINS[record]], stack.window), stack.at)
     tool_calls = [row for row in rows if row["metric"]["mcp_method_name"] == "tools/call"]
     _assert_close(_by_call(tool_calls), _by_call(twin), record)
-    # The demo's sessions made their other requests (initialize, tools/list) in the first round.
-    others = [row for row in rows if row["metric"]["mcp_method_name"] != "tools/call"]
+    # The demo's sessions made their other requests (initialize, tools/list) in the first round;
+    # careful asked the person in both (accepted: ok, declined: cancelled; never failed).
+    asked = [row for row in rows if row["metric"]["mcp_method_name"] == ELICITATION]
+    others = [row for row in rows if row["metric"]["mcp_method_name"] not in ("tools/call", ELICITATION)]
+    assert {row["metric"]["mcp_server_name"] for row in asked} == {"careful"}, record
+    assert {(row["metric"]["source"], row["metric"]["side"]) for row in asked} == {
+        (source, side) for source in SOURCES for side in SIDES
+    }, record
     if "ratio" in record:
         assert others == [], record  # no valid requests in the window: no ratio
+        assert {float(row["value"][1]) for row in asked} == {0.0}, record
     else:
         assert {row["metric"]["mcp_method_name"] for row in others} == {"initialize", "tools/list"}, record
         assert {float(row["value"][1]) for row in others} == {0.0}, record
+        outcomes = {row["metric"].get("mcp_request_outcome") for row in asked}
+        assert outcomes == ({OK, CANCELLED} if record == "mcp:requests:rate5m" else {None}), record
+        assert all(float(row["value"][1]) > 0 for row in asked), record
 
 
 def test_every_recording_rule_gives_the_demos_figures(stack: Stack) -> None:
@@ -406,7 +438,7 @@ def test_every_recording_rule_gives_the_demos_figures(stack: Stack) -> None:
             for side in SIDES:
                 mine = [s for s in result if (s["metric"]["source"], s["metric"]["side"]) == (source, side)]
                 if record.startswith("mcp:tool_calls:"):
-                    labels = ("mcp_server_name", "tool_outcome", "error_type")
+                    labels = ("mcp_server_name", "tool_outcome", "error_type", "mcp_request_cancel_reason")
                     expected = _proportions(side, lambda call: call)
                 elif ":tool_calls_valid:" in record:
                     labels, expected = ("mcp_server_name",), _proportions(side, lambda call: (call[0],), _valid)
@@ -416,8 +448,7 @@ def test_every_recording_rule_gives_the_demos_figures(stack: Stack) -> None:
                         "server_fault": (_server_fault, _valid),
                         "failure": (_failed, _valid),
                         "cancel": (lambda call: call[1] == CANCELLED, bool),
-                        # No person declines in the demo: every server's declined ratio is 0.
-                        "declined": (lambda call: False, bool),
+                        "declined": (lambda call: call[3] == DECLINED, bool),
                     }[record.split(":")[1].removeprefix("tool_call_").removesuffix("_ratio")]
                     _assert_close(_vector(mine, labels), _per_server(side, keep, among), f"{record} {source} {side}")
                     continue
@@ -476,28 +507,42 @@ def _is_tool_call(span: dict[str, Any]) -> bool:
 
 def test_jaeger_has_each_call_as_one_trace_with_its_client_and_server_span(stack: Stack) -> None:
     services = set(_jaeger(stack, "/api/services"))
-    assert {AGENT_SERVICE, "mcp-demo-healthy", "mcp-demo-flaky", "mcp-demo-slow"} <= services
+    assert {AGENT_SERVICE, *(f"mcp-demo-{name}" for name in SERVERS)} <= services
     traces = _jaeger_traces(stack, AGENT_SERVICE)
     # The agent's other traces are its sessions' initialize and tools/list, one each per server,
-    # each with its CLIENT and SERVER span, ok (mcp-otel's own: the SDK's are suppressed).
+    # each with its CLIENT and SERVER span, ok (mcp-otel's own: the SDK's are suppressed); and
+    # inside each removal's trace, careful's question to the person and the agent's answer.
     others = Counter(
         (span["operationName"], _tags(span)["span.kind"], _tags(span).get("mcp.request.outcome"))
         for trace in traces
         for span in trace["spans"]
         if not _is_tool_call(span)
     )
+    removals = 2 * sum(n for call, n in EXPECTED["client"].items() if call[0] == "careful")  # two rounds
+    declines = 2 * EXPECTED["client"]["careful", CANCELLED, "", DECLINED]
     assert others == Counter(
-        {(name, kind, "ok"): 3 for name in ("initialize", "tools/list") for kind in ("client", "server")}
+        {(name, kind, "ok"): len(SERVERS) for name in ("initialize", "tools/list") for kind in ("client", "server")}
+        | {(ELICITATION, kind, OK): removals - declines for kind in ("client", "server")}
+        | {(ELICITATION, kind, CANCELLED): declines for kind in ("client", "server")}
     )
     traces = [trace for trace in traces if any(map(_is_tool_call, trace["spans"]))]
     assert len(traces) == 2 * sum(EXPECTED["client"].values())
     seen: dict[str, Counter[Call]] = {"client": Counter(), "server": Counter()}
     for trace in traces:
-        kinds = Counter(_tags(span).get("span.kind") for span in trace["spans"])
+        calls = [span for span in trace["spans"] if _is_tool_call(span)]
+        kinds = Counter(_tags(span).get("span.kind") for span in calls)
         assert kinds == Counter({"client": 1, "server": 1}), trace["traceID"]
-        for span in trace["spans"]:
+        asked = [span for span in trace["spans"] if span["operationName"] == ELICITATION]
+        careful = _tags(calls[0])["mcp.server.name"] == "careful"
+        assert len(asked) == (2 if careful else 0) == len(trace["spans"]) - 2, trace["traceID"]
+        for span in calls:
             tags = _tags(span)
-            call = (tags["mcp.server.name"], tags["tool.outcome"], tags.get("error.type", ""))
+            call = (
+                tags["mcp.server.name"],
+                tags["tool.outcome"],
+                tags.get("error.type", ""),
+                tags.get("tool.cancel.reason", ""),
+            )
             seen[tags["span.kind"]][call] += 1
             # Only failed calls carry the error tag; a cancelled call is not an error.
             assert (tags.get("error") is True) == (call[1] == FAILED), (trace["traceID"], tags)
