@@ -168,8 +168,14 @@ async def test_one_call_per_person_answer(
         rounds = 1 if case.answer == REJECT else 2  # a rejected input ends the call in the client
         assert client_span.attributes[semconv.MCP_REQUEST_ROUNDS] == rounds
         assert list(client_span.attributes[semconv.MCP_REQUEST_INPUT_METHODS]) == [case.input_method]
-        assert [event.name for event in client_span.events] == [semconv.EVENT_INPUT_REQUIRED]
-        assert list(client_span.events[0].attributes[semconv.MCP_REQUEST_INPUT_METHODS]) == [case.input_method]
+        asked, answered = client_span.events
+        assert (asked.name, answered.name) == (semconv.EVENT_INPUT_REQUIRED, semconv.EVENT_INPUT_ANSWERED)
+        assert list(asked.attributes[semconv.MCP_REQUEST_INPUT_METHODS]) == [case.input_method]
+        assert dict(answered.attributes) == {
+            semconv.MCP_METHOD_NAME: case.input_method,
+            **({semconv.MCP_ELICITATION_ACTION: case.answer} if case.input_method == ELICIT else {}),
+            **({semconv.MCP_REQUEST_CANCEL_REASON: DECLINED} if case.answer in (DECLINE, DISMISS, REJECT) else {}),
+        }
 
     # The server: each round is a request of its own; a round that asks for input has no outcome.
     server_spans = spans_of(exporter, SpanKind.SERVER, semconv.METHOD_TOOLS_CALL)

@@ -61,12 +61,14 @@ from mcp_otel.outcome import CallOutcome, finish_call
 from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
+    EVENT_INPUT_ANSWERED,
     EVENT_INPUT_REQUIRED,
     INPUT_METHODS,
     JSONRPC_REQUEST_ID,
     MCP_ELICITATION_ACTION,
     MCP_METHOD_NAME,
     MCP_PROTOCOL_VERSION,
+    MCP_REQUEST_CANCEL_REASON,
     MCP_REQUEST_INPUT_METHODS,
     MCP_REQUEST_ROUNDS,
     METHOD_ELICITATION_CREATE,
@@ -80,6 +82,7 @@ from mcp_otel.semconv import (
     SERVER_PORT,
     TRANSPORT_PIPE,
     TRANSPORT_TCP,
+    CancelReason,
     ResultType,
 )
 from mcp_otel.server import handled_request_attributes, note_input_declined
@@ -461,8 +464,15 @@ class ClientInstrumentation:
         answer = await wrapped(*args, **kwargs)
         try:
             (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
-            if is_declined_answer(getattr(request, "method", ""), answer, common.rpc_error_from(answer)):
+            method = getattr(request, "method", None)
+            method = method if method in INPUT_METHODS else OTHER_VALUE
+            event: dict[str, Any] = {MCP_METHOD_NAME: method}
+            if action := elicitation_action(answer):
+                event[MCP_ELICITATION_ACTION] = action
+            if is_declined_answer(method, answer, common.rpc_error_from(answer)):
                 call.input_declined = True
+                event[MCP_REQUEST_CANCEL_REASON] = CancelReason.INPUT_DECLINED.value
+            call.span.add_event(EVENT_INPUT_ANSWERED, event)
         except Exception as exc:
             report_once("could not read an input request's answer", exc)
         return answer

@@ -79,8 +79,10 @@ MCP_REQUEST_INPUT_METHODS: Final = "mcp.request.input.methods"
 MCP_REQUEST_INPUT_RESPONSES: Final = "mcp.request.input.responses"
 # The person's answer to an elicitation (ElicitResult.action): accept | decline | cancel.
 MCP_ELICITATION_ACTION: Final = "mcp.elicitation.action"
-# Span event of a logical call per round answered with InputRequiredResult.
+# Span events of a logical call: per round answered with InputRequiredResult, and per input
+# request of it answered (its method, the elicitation's action, and the cancel reason of a no).
 EVENT_INPUT_REQUIRED: Final = "mcp.input_required"
+EVENT_INPUT_ANSWERED: Final = "mcp.input_answered"
 # The server's self-reported identity (serverInfo.name / .version), or the configured override.
 MCP_SERVER_NAME: Final = "mcp.server.name"
 MCP_SERVER_VERSION: Final = "mcp.server.version"

@@ -1,8 +1,9 @@
 """Hostile clients: raw JSON-RPC with ``_meta`` that is not an object, huge, with an invalid or
 1 MB ``traceparent`` or thousands of keys; tool names of 10,000 characters or odd unicode;
-arguments that are not an object; ``inputResponses`` that are not a map of answers. The server answers exactly as without mcp-otel, keeps serving,
-its span attributes stay bounded, and its metrics keep a bounded set of tool names. And the
-setting for untrusted clients: the remote context becomes a link, never the parent."""
+arguments that are not an object; ``inputResponses`` that are not a map of answers. The server
+answers exactly as without mcp-otel, keeps serving, its span attributes stay bounded, and its
+metrics keep a bounded set of tool names. And the setting for untrusted clients: the remote
+context becomes a link, never the parent."""
 
 from __future__ import annotations
 
