@@ -147,7 +147,9 @@ async def test_every_request_it_exchanges_gets_its_span(
     instrument: Callable[..., Any], exporter: InMemorySpanExporter
 ) -> None:
     """Both directions: the agent's requests (CLIENT spans) and the server's requests the agent
-    answers (SERVER spans), each ok, and the answers the same as without mcp-otel."""
+    answers (SERVER spans), each ok but the elicitation the person declines (a cancel, not a
+    failure: the server's tool handles the no and answers normally), and the answers the same
+    as without mcp-otel."""
     if not (SERVER.exists() and shutil.which("node")):
         missing("server-everything", "third-party")
     uninstrumented = await _exchange()
@@ -162,7 +164,11 @@ async def test_every_request_it_exchanges_gets_its_span(
     assert handled == SERVER_REQUESTS
     for span in ours:
         attributes = span.attributes or {}
-        assert attributes[semconv.MCP_REQUEST_OUTCOME] == "ok", span.name
+        declined = span.name == semconv.METHOD_ELICITATION_CREATE
+        assert attributes[semconv.MCP_REQUEST_OUTCOME] == ("cancelled" if declined else "ok"), span.name
+        if declined:
+            assert attributes[semconv.MCP_REQUEST_CANCEL_REASON] == semconv.CancelReason.INPUT_DECLINED.value
+            assert attributes[semconv.MCP_ELICITATION_ACTION] == "decline"
         assert span.status.status_code.name == "UNSET", span.name
         assert attributes[semconv.MCP_SERVER_NAME] == ours[0].attributes[semconv.MCP_SERVER_NAME]
     (read,) = [span for span in ours if span.name == "resources/read"]
