@@ -101,6 +101,10 @@ def test_only_our_request_spans_become_span_metrics_and_every_trace_is_kept() ->
     pipelines = CONFIG["service"]["pipelines"]
     assert "span_metrics" in pipelines["traces/requests"]["exporters"]
     assert pipelines["metrics/spans"]["receivers"] == ["span_metrics"]
+    # Span metrics write no target_info: the service's own metrics do (one writer per series).
+    (spans_exporter,) = pipelines["metrics/spans"]["exporters"]
+    assert CONFIG["exporters"][spans_exporter]["target_info"] == {"enabled": False}
+    assert "target_info" not in CONFIG["exporters"][pipelines["metrics/sdk"]["exporters"][0]]
     assert "filter/requests" in pipelines["traces/requests"]["processors"]
     assert pipelines["traces/store"]["processors"] == ["memory_limiter", "batch"]  # nothing dropped
     conditions = CONFIG["processors"]["filter/requests"]["traces"]["span"]
