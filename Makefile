@@ -93,8 +93,10 @@ third-party: $(THIRD_PARTY)
 # Everything the stack tests run.
 stack: collector jaeger prometheus $(TRACEQL)
 
-# The full stack without Docker, on 127.0.0.1 (what docker-compose.yml runs): Prometheus :9090,
-# Jaeger UI :16686, collector OTLP :4317/:4318. Then `make stack-demo`; `make stack-down` stops it.
+# The full stack without Docker, on 127.0.0.1 (what docker-compose.yml runs, but Grafana):
+# Prometheus :9090 (UI, rules, alerts), Jaeger's query API and Monitor data :16686 (no UI: the
+# module proxy's Jaeger has no UI assets; the Docker stack has the UI), collector OTLP
+# :4317/:4318. Then `make stack-demo`; `make stack-down` stops it.
 stack-up: stack
 	collector-config/stack.sh up
 
