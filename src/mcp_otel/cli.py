@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mcp_otel.report import EVERY_METHOD, format_json, format_table, read_calls, summarize
@@ -85,7 +86,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     output: Path = args.output.resolve()
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text("", encoding="utf-8")  # this run's telemetry only
-    env = _run_environment(output)
+    env = _run_environment(output, agent)
     remote = env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
     _progress(f"running {' '.join(agent)}")
     _progress(f"telemetry to {output}" + (f" and to {remote}" if remote else ""))
@@ -102,10 +103,14 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return returncode
 
 
-def _run_environment(output: Path) -> dict[str, str]:
+def _run_environment(output: Path, agent: Sequence[str] = ()) -> dict[str, str]:
     """The agent's environment: auto-instrumentation through our configurator, the file exporter
-    added to whatever exporters the user configured (OTLP when an endpoint is set)."""
+    added to whatever exporters the user configured (OTLP when an endpoint is set), and a
+    ``service.name`` from the program it runs unless the user named the service."""
     env = dict(os.environ)
+    name = service_name_of(agent)
+    if name and not _names_the_service(env):
+        env["OTEL_SERVICE_NAME"] = name
     env[RUN_FILE_ENV] = str(output)
     env["OTEL_PYTHON_CONFIGURATOR"] = CONFIGURATOR_NAME
     # `python` in the command is this environment's, as if it were activated.
@@ -116,6 +121,44 @@ def _run_environment(output: Path) -> dict[str, str]:
         env[variable] = ",".join([name for name in names if name and name != "none"] + [FILE_EXPORTER])
     env.setdefault("OTEL_LOGS_EXPORTER", "none")
     return env
+
+
+# Python's own options that take a value (python -X dev -W error agent.py).
+_PYTHON_OPTIONS_WITH_VALUE = frozenset({"-W", "-X", "--check-hash-based-pycs"})
+_PYTHON = re.compile(r"python(\d+(\.\d+)?)?(\.exe)?")
+
+
+def service_name_of(command: Sequence[str]) -> str | None:
+    """The service an agent's command names: a Python script's stem (``python agent.py`` ->
+    ``agent``), a module's name (``python -m pkg.agent`` -> ``pkg.agent``), or the program's own
+    name (``./agent.py``, ``my-agent``); ``None`` for ``python -c`` or an interactive Python."""
+    if not command:
+        return None
+    program = Path(command[0]).name
+    if not _PYTHON.fullmatch(program):
+        return Path(program).stem or None
+    words = iter(command[1:])
+    for word in words:
+        if word == "-m":
+            return next(words, None)
+        if word.startswith("-m") and len(word) > 2:
+            return word[2:]
+        if word == "-c" or word.startswith("-c") or word == "-":
+            return None
+        if word in _PYTHON_OPTIONS_WITH_VALUE:
+            next(words, None)
+        elif not word.startswith("-"):
+            return Path(word).stem or None
+    return None
+
+
+def _names_the_service(env: Mapping[str, str]) -> bool:
+    """Whether the user named the service (``OTEL_SERVICE_NAME``, or ``service.name`` in
+    ``OTEL_RESOURCE_ATTRIBUTES``): theirs wins, as in the SDK."""
+    if env.get("OTEL_SERVICE_NAME", "").strip():
+        return True
+    pairs = (pair.split("=", 1)[0].strip() for pair in env.get("OTEL_RESOURCE_ATTRIBUTES", "").split(","))
+    return "service.name" in pairs
 
 
 def _method(args: argparse.Namespace) -> str:

@@ -157,19 +157,20 @@ def test_run_exports_otlp_when_an_endpoint_is_set(
                     if scope.scope.name == "mcp_otel":
                         spans.update((service, span.name, span.kind) for span in scope.spans)
     client, server = 3, 2  # OTLP's SPAN_KIND_CLIENT, SPAN_KIND_SERVER
+    # The agent's service is named after its script (python examples/demo/agent.py -> "agent").
     # Every request has its span: each session's handshake, once per side.
     for name in ("healthy", "flaky", "slow", "careful"):
         assert spans.pop((f"mcp-demo-{name}", "initialize", server)) == 1
-    assert spans.pop(("unknown_service:python", "initialize", client)) == 4
+    assert spans.pop(("agent", "initialize", client)) == 4
     # Each removal asks the person first: the server's request, and the agent's answer to it.
     assert spans.pop(("mcp-demo-careful", "elicitation/create", client)) == 4
-    assert spans.pop(("unknown_service:python", "elicitation/create", server)) == 4
+    assert spans.pop(("agent", "elicitation/create", server)) == 4
     spans = Counter({key: n for key, n in spans.items() if key[1].startswith("tools/call")})
     assert spans == {
-        ("unknown_service:python", "tools/call lookup", client): 20,
-        ("unknown_service:python", "tools/call fetch", client): 20,
-        ("unknown_service:python", "tools/call crunch", client): 10,
-        ("unknown_service:python", "tools/call remove", client): 4,
+        ("agent", "tools/call lookup", client): 20,
+        ("agent", "tools/call fetch", client): 20,
+        ("agent", "tools/call crunch", client): 10,
+        ("agent", "tools/call remove", client): 4,
         ("mcp-demo-healthy", "tools/call lookup", server): 20,
         ("mcp-demo-flaky", "tools/call fetch", server): 20,
         ("mcp-demo-slow", "tools/call crunch", server): 10,
@@ -199,3 +200,51 @@ def test_the_readme_shows_the_demo_numbers() -> None:
             shown[cells[0]] = [int(cell) for cell in cells[1:5]]
     expected = {name: [row[k] for k in ("calls", "ok", "failed", "cancelled")] for name, row in expected_rows().items()}
     assert shown == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        (["python", "agent.py"], "agent"),
+        (["python3.11", "-u", "-X", "dev", "examples/demo/agent.py", "--rounds", "2"], "agent"),
+        (["python", "-m", "pkg.agent", "--x"], "pkg.agent"),
+        (["python", "-mpkg.agent"], "pkg.agent"),
+        (["/usr/bin/python3", "-W", "error", "run_me.py"], "run_me"),
+        (["./my_agent.py"], "my_agent"),
+        (["my-agent", "--verbose"], "my-agent"),
+        (["python", "-c", "print(1)"], None),
+        (["python"], None),
+    ],
+)
+def test_the_service_is_named_after_the_program(command: list[str], name: str | None) -> None:
+    from mcp_otel.cli import service_name_of
+
+    assert service_name_of(command) == name
+
+
+def _service_names(output: Path) -> set[str]:
+    names = set()
+    for line in output.read_text().splitlines():
+        for resource in json.loads(line).get("resourceSpans", []):
+            attributes = {a["key"]: a["value"].get("stringValue") for a in resource["resource"]["attributes"]}
+            names.add(attributes["service.name"])
+    return names
+
+
+@pytest.mark.parametrize(
+    ("env", "service"),
+    [
+        ({}, "tests.agents.simple_agent"),  # python -m MODULE: the module's name
+        ({"OTEL_SERVICE_NAME": "checkout-agent"}, "checkout-agent"),
+        ({"OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=ci, service.name=billing"}, "billing"),
+    ],
+    ids=["from-the-program", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"],
+)
+def test_run_names_the_service_unless_the_user_did(tmp_path: Path, env: dict[str, str], service: str) -> None:
+    output = tmp_path / "telemetry.jsonl"
+    agent = ["python", "-m", "tests.agents.simple_agent"]
+    command = [MCP_OTEL, "run", "--output", str(output), "--", *agent]
+    environment = env_without_otel(PYTHONPATH=str(REPO_ROOT), **env)
+    completed = subprocess.run(command, cwd=REPO_ROOT, env=environment, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert _service_names(output) == {service}
