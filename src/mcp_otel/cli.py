@@ -1,8 +1,9 @@
-"""The ``mcp-otel`` command: ``run`` an agent with its MCP tool calls traced and summarized, and
-``report`` the same summary from OTLP JSON span files.
+"""The ``mcp-otel`` command: ``run`` an agent with its MCP tool calls traced and summarized,
+``report`` the same summary from OTLP JSON span files, and write the stack's ``assets``.
 
 Exit codes: ``run`` returns the agent's; ``report`` returns 0, 1 when a failure rate is above
-``--fail-above``, and 2 when a file or line could not be read (after reporting what could).
+``--fail-above``, and 2 when a file or line could not be read (after reporting what could);
+``assets`` 0, or 2 when it could not write (nothing is overwritten without ``--force``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from mcp_otel.assets import AssetsError, write_assets
 from mcp_otel.report import EVERY_METHOD, format_json, format_table, read_calls, summarize
 from mcp_otel.run_configurator import FILE_EXPORTER, RUN_FILE_ENV
 from mcp_otel.semconv import METHOD_TOOLS_CALL
@@ -54,10 +56,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="exit 1 if any failure rate (cancels excluded) is above RATE, e.g. 0.05",
     )
 
+    assets = commands.add_parser(
+        "assets",
+        help="write the stack's files (collector, Jaeger, Prometheus rules, Grafana dashboard, compose) to DIR",
+        description="Writes the collector, Jaeger and Tempo configurations, the Prometheus rules and "
+        "configuration, the Grafana dashboard and provisioning, and docker-compose.yml under DIR; then "
+        "`cd DIR && docker compose up -d` starts the stack.",
+    )
+    assets.add_argument("directory", type=Path, metavar="DIR")
+    assets.add_argument("--force", action="store_true", help="overwrite files that exist with other contents")
+
     args = parser.parse_args(argv)
     if args.command == "run":
         return _run(parser, args)
+    if args.command == "assets":
+        return _assets(args)
     return _report(args)
+
+
+def _assets(args: argparse.Namespace) -> int:
+    try:
+        written = write_assets(args.directory, overwrite=args.force)
+    except (AssetsError, OSError) as exc:
+        print(f"mcp-otel assets: {exc}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    for path in written:
+        print(path)
+    print(f"mcp-otel assets: {len(written)} files; `cd {args.directory} && docker compose up -d`", file=sys.stderr)
+    return 0
 
 
 def _summary_options(parser: argparse.ArgumentParser) -> None:

@@ -40,7 +40,6 @@ from contextvars import ContextVar
 from functools import partial
 from typing import Any
 
-import anyio
 from opentelemetry import context, propagate, trace
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
 
@@ -583,6 +582,8 @@ class ClientInstrumentation:
             if reason is None:
                 return
             notification = v1.cancel_notification(call.v1_request_id, reason)
+            import anyio  # the SDK's async library, there whenever the SDK is (not imported before it)
+
             with anyio.CancelScope(shield=True), anyio.move_on_after(COURTESY_CANCEL_TIMEOUT):
                 await call.session.send_notification(notification)
         except Exception as error:

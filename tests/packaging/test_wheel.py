@@ -1,0 +1,228 @@
+"""The package as people install it: the sdist and wheel `python -m build` makes, their metadata
+(`twine check --strict`, real trove classifiers, the license file), and the wheel installed into
+fresh virtualenvs away from the source tree, on two more Pythons than the suites run on:
+
+* with mcp 2.x (Python 3.12): a short agent under `mcp-otel run` gives its spans and metrics, the
+  report, a service named after it; `opentelemetry-instrument` found the instrumentor through its
+  entry point; `mcp-otel assets` writes the repository's own files;
+* without mcp (Python 3.13): `import mcp_otel`, `mcp-otel report`, `mcp-otel run` on a plain
+  program, and `opentelemetry-instrument` reporting no failed instrumentor.
+
+Each install resolves the wheel's dependencies from the package index (about a minute in all)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from email.parser import HeaderParser
+from pathlib import Path
+
+import pytest
+
+from mcp_otel.assets import ASSETS
+from tests.harness import REPO_ROOT
+
+pytestmark = pytest.mark.mcp2  # the package does not depend on the major the suite runs: built once
+
+MCP2 = next(
+    line.strip()
+    for line in (REPO_ROOT / "requirements" / "mcp2.txt").read_text().splitlines()
+    if line.startswith("mcp=")
+)
+
+AGENT = '''
+"""A short agent: an ok call, a tool error and a call it stops waiting for, in memory."""
+import anyio
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("wheel-server")
+
+
+@server.tool()
+def ok() -> str:
+    return "ok"
+
+
+@server.tool()
+def broken() -> str:
+    raise ToolError("broken")
+
+
+@server.tool()
+async def slow() -> str:
+    await anyio.sleep(10)
+    return "late"
+
+
+async def main() -> None:
+    async with Client(server) as client:
+        await client.call_tool("ok", {})
+        await client.call_tool("broken", {})
+        with anyio.move_on_after(0.3):
+            await client.call_tool("slow", {})
+
+
+anyio.run(main)
+'''
+
+
+def _python(version: str) -> str:
+    """pyenv's Python ``version``, or the one on PATH, else this one (said in the test's name)."""
+    prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True).stdout.strip()
+    for candidate in (Path(prefix) / "bin" / f"python{version}", shutil.which(f"python{version}")):
+        if candidate and Path(candidate).exists():
+            return str(candidate)
+    return sys.executable
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 300) -> str:
+    completed = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert completed.returncode == 0, (command, completed.stdout[-2000:], completed.stderr[-3000:])
+    return completed.stdout + completed.stderr
+
+
+def _clean_env(venv: Path) -> dict[str, str]:
+    """No OTEL_* settings, no source tree on the path, the virtualenv first on PATH."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("OTEL_", "PYTHON", "VIRTUAL_ENV"))}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+    return env
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    _run([sys.executable, "-m", "build", "--outdir", str(out), str(REPO_ROOT)], cwd=out)
+    return out
+
+
+def _wheel(dist: Path) -> Path:
+    (wheel,) = dist.glob("*.whl")
+    return wheel
+
+
+def _venv(root: Path, python: str, *requirements: str) -> Path:
+    venv = root / "venv"
+    _run([python, "-m", "venv", str(venv)], cwd=root)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    _run([*pip, *requirements], cwd=root, env=_clean_env(venv), timeout=600)
+    return venv
+
+
+def test_metadata_is_fit_to_publish(dist: Path) -> None:
+    from trove_classifiers import classifiers as known
+
+    _run([sys.executable, "-m", "twine", "check", "--strict", *map(str, sorted(dist.iterdir()))], cwd=dist)
+    with zipfile.ZipFile(_wheel(dist)) as wheel:
+        names = set(wheel.namelist())
+        metadata = HeaderParser().parsestr(wheel.read("mcp_otel-0.1.0.dist-info/METADATA").decode())
+        entry_points = wheel.read("mcp_otel-0.1.0.dist-info/entry_points.txt").decode()
+    assert metadata["License-Expression"] == "Apache-2.0"
+    assert "mcp_otel-0.1.0.dist-info/licenses/LICENSE" in names
+    assert "Apache License" in (REPO_ROOT / "LICENSE").read_text()[:200]
+    declared = metadata.get_all("Classifier")
+    assert set(declared) <= known, set(declared) - known
+    pythons = {c.rsplit(" ", 1)[1] for c in declared if c.startswith("Programming Language :: Python :: 3.")}
+    assert pythons == {"3.10", "3.11", "3.12", "3.13"}  # the Pythons make test runs
+    assert "mcp_otel/py.typed" in names
+    assert {f"mcp_otel/assets/{name}" for name in ASSETS} <= names
+    assert "mcp_otel = mcp_otel:McpInstrumentor" in entry_points
+    assert "mcp-otel = mcp_otel.cli:main" in entry_points
+    (sdist,) = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        shipped = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"LICENSE", "CHANGELOG.md", "README.md", "pyproject.toml", *ASSETS} <= shipped
+    assert not {name for name in shipped if name.startswith((".venv", ".cache", "tests/"))}
+
+
+def test_the_wheel_lists_the_files_the_build_puts_in() -> None:
+    """One list of assets: pyproject's force-include and mcp_otel.assets.ASSETS agree."""
+    import tomllib
+
+    included = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"][
+        "force-include"
+    ]
+    assert included == {name: f"mcp_otel/assets/{name}" for name in ASSETS}
+
+
+@pytest.fixture(scope="module")
+def with_mcp(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("wheel-with-mcp")
+    return root, _venv(root, _python("3.12"), f"{_wheel(dist)}[sdk]", MCP2)
+
+
+def test_the_wheel_with_mcp_traces_an_agent(with_mcp: tuple[Path, Path]) -> None:
+    root, venv = with_mcp
+    env = _clean_env(venv)
+    (root / "agent.py").write_text(AGENT)
+    where = _run([str(venv / "bin" / "python"), "-c", "import mcp_otel; print(mcp_otel.__file__)"], cwd=root, env=env)
+    assert str(venv) in where
+    assert str(REPO_ROOT) not in where
+    output = root / "telemetry.jsonl"
+    run = [
+        str(venv / "bin" / "mcp-otel"),
+        "run",
+        "--output",
+        str(output),
+        "--format",
+        "json",
+        "--",
+        "python",
+        "agent.py",
+    ]
+    printed = _run(run, cwd=root, env=env)
+    (row,) = json.loads(printed[printed.index("[") : printed.rindex("]") + 1])
+    assert {key: row[key] for key in ("name", "calls", "ok", "failed", "cancelled")} == {
+        "name": "wheel-server",
+        "calls": 3,
+        "ok": 1,
+        "failed": 1,
+        "cancelled": 1,
+    }
+    documents = [json.loads(line) for line in output.read_text().splitlines()]
+    scopes, services, metrics = set(), set(), set()
+    for document in documents:
+        for resource in document.get("resourceSpans", []):
+            attributes = {a["key"]: a["value"].get("stringValue") for a in resource["resource"]["attributes"]}
+            services.add(attributes["service.name"])
+            scopes.update(scope["scope"]["name"] for scope in resource["scopeSpans"])
+        for resource in document.get("resourceMetrics", []):
+            metrics.update(m["name"] for s in resource["scopeMetrics"] for m in s["metrics"])
+    assert services == {"agent"}
+    assert "mcp_otel" in scopes  # opentelemetry-instrument loaded the instrumentor by its entry point
+    assert {"mcp.client.operation.duration", "mcp.server.operation.duration"} <= metrics
+    report = _run([str(venv / "bin" / "mcp-otel"), "report", "--format", "json", str(output)], cwd=root, env=env)
+    assert json.loads(report)[0]["failure_rate"] == 0.5  # the cancel in neither part
+    assets = root / "assets"
+    _run([str(venv / "bin" / "mcp-otel"), "assets", str(assets)], cwd=root, env=env)
+    for name in ASSETS:  # the wheel's assets are the repository's files, byte for byte
+        assert (assets / name).read_bytes() == (REPO_ROOT / name).read_bytes(), name
+
+
+def test_the_wheel_without_mcp(dist: Path, with_mcp: tuple[Path, Path], tmp_path: Path) -> None:
+    venv = _venv(tmp_path, _python("3.13"), f"{_wheel(dist)}[sdk]")
+    env = _clean_env(venv)
+    python = str(venv / "bin" / "python")
+    missing = subprocess.run([python, "-c", "import mcp"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert missing.returncode != 0  # truly without mcp
+    _run([python, "-c", "import mcp_otel; mcp_otel.McpInstrumentor"], cwd=tmp_path, env=env)
+    spans = with_mcp[0] / "telemetry.jsonl"
+    report = _run([str(venv / "bin" / "mcp-otel"), "report", "--format", "json", str(spans)], cwd=tmp_path, env=env)
+    assert json.loads(report[: report.rindex("]") + 1])[0]["calls"] == 3
+    output = tmp_path / "plain.jsonl"
+    plain = [str(venv / "bin" / "mcp-otel"), "run", "--output", str(output), "--", "python", "-c", "print('plain')"]
+    printed = _run(plain, cwd=tmp_path, env=env)
+    assert "plain" in printed
+    assert "(no MCP requests found)" in printed
+    instrumented = _run(
+        [str(venv / "bin" / "opentelemetry-instrument"), "python", "-c", "pass"],
+        cwd=tmp_path,
+        env={**env, "OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"},
+    )
+    assert "failed" not in instrumented.lower(), instrumented
