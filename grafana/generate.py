@@ -542,7 +542,6 @@ def _query_variable(name: str, label: str, query: str, multi: bool = True) -> di
         "type": "query",
         "datasource": PROMETHEUS,
         "query": {"qryType": 1, "query": query, "refId": "PrometheusVariableQueryEditor-VariableQuery"},
-        "definition": query,
         "refresh": 2,
         "sort": 1,
         "hide": 0,
