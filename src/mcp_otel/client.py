@@ -79,6 +79,7 @@ from mcp_otel.semconv import (
     OTHER_VALUE,
     SERVER_ADDRESS,
     SERVER_PORT,
+    TASKS_METHOD_PREFIX,
     TRANSPORT_PIPE,
     TRANSPORT_TCP,
     CancelReason,
@@ -126,7 +127,6 @@ class _ClientCall:
         self.task_id: str | None = None  # tasks/get|result|cancel: the task it is about
 
 
-TASKS_PREFIX = "tasks/"
 # Seconds a courtesy notifications/cancelled may take before we give up on it.
 COURTESY_CANCEL_TIMEOUT = 2.0
 
@@ -410,7 +410,7 @@ class ClientInstrumentation:
                 attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request before the session knows it
             arguments = param(params, "arguments") if request.is_tool_call else None
             call = self._open(session, request, attributes, arguments)
-            if request.method.startswith(TASKS_PREFIX):
+            if request.method.startswith(TASKS_METHOD_PREFIX):
                 call.task_id = common.str_or_none(param(params, "taskId"))
             return call
         except Exception as exc:

@@ -95,6 +95,10 @@ METHOD_SERVER_DISCOVER: Final = "server/discover"
 METHOD_ELICITATION_CREATE: Final = "elicitation/create"
 METHOD_SAMPLING_CREATE_MESSAGE: Final = "sampling/createMessage"
 METHOD_ROOTS_LIST: Final = "roots/list"
+METHOD_TASKS_GET: Final = "tasks/get"
+METHOD_TASKS_RESULT: Final = "tasks/result"
+METHOD_TASKS_CANCEL: Final = "tasks/cancel"
+TASKS_METHOD_PREFIX: Final = "tasks/"  # the requests about a task (params.taskId)
 # Requests a server makes for input mid-call (a person may answer them; 2026-07-28 embeds them
 # in InputRequiredResult).
 INPUT_METHODS: Final = frozenset({METHOD_ELICITATION_CREATE, METHOD_SAMPLING_CREATE_MESSAGE, METHOD_ROOTS_LIST})
@@ -120,10 +124,10 @@ KNOWN_METHODS: Final = frozenset(
         METHOD_SAMPLING_CREATE_MESSAGE,
         METHOD_ELICITATION_CREATE,
         METHOD_ROOTS_LIST,
-        "tasks/get",
-        "tasks/result",
+        METHOD_TASKS_GET,
+        METHOD_TASKS_RESULT,
         "tasks/list",
-        "tasks/cancel",
+        METHOD_TASKS_CANCEL,
     }
 )
 # Methods whose span carries mcp.resource.uri (mcp.md: conditionally required).

@@ -26,8 +26,9 @@ from mcp_otel.adapters import common, v1
 from mcp_otel.attributes import param
 from mcp_otel.classify import classify_client_exception, classify_client_result
 from mcp_otel.outcome import CallOutcome
-from mcp_otel.semconv import CancelReason, ErrorType, ResultType
+from mcp_otel.semconv import METHOD_TASKS_CANCEL, METHOD_TASKS_RESULT, CancelReason, ErrorType, ResultType
 
+# Task.status values (MCP 2025-11-25 tasks) that end a task.
 TASK_FAILED = "failed"
 TASK_CANCELLED = "cancelled"
 TASK_COMPLETED = "completed"
@@ -72,7 +73,7 @@ class TaskFollower:
         followed = self._followed.get((id(request.session), request.task_id or ""))
         if followed is None:
             return
-        if request.method == "tasks/result":
+        if request.method == METHOD_TASKS_RESULT:
             if exc is not None and common.is_cancellation(exc):
                 return  # the caller stopped waiting for the result, not the task
             self._end(request, followed, lambda: _result_outcome(result, exc))
@@ -80,7 +81,7 @@ class TaskFollower:
         if exc is not None:
             return
         status = param(result, "status")
-        if request.method == "tasks/cancel":
+        if request.method == METHOD_TASKS_CANCEL:
             followed.cancel_sent = True
         if status == TASK_FAILED:
             self._end(request, followed, lambda: CallOutcome.failed(ErrorType.TASK_FAILED))
