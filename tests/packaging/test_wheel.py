@@ -74,12 +74,12 @@ anyio.run(main)
 
 
 def _python(version: str) -> str:
-    """pyenv's Python ``version``, or the one on PATH, else this one (said in the test's name)."""
-    prefix = subprocess.run(["pyenv", "prefix", version], capture_output=True, text=True).stdout.strip()
-    for candidate in (Path(prefix) / "bin" / f"python{version}", shutil.which(f"python{version}")):
-        if candidate and Path(candidate).exists():
-            return str(candidate)
-    return sys.executable
+    """pyenv's Python ``version``, or the one on PATH, else this one."""
+    pyenv = shutil.which("pyenv")
+    prefix = subprocess.run([pyenv, "prefix", version], capture_output=True, text=True).stdout.strip() if pyenv else ""
+    candidates = [Path(prefix) / "bin" / f"python{version}"] if prefix else []
+    candidates.append(Path(shutil.which(f"python{version}") or "/nonexistent"))
+    return next((str(candidate) for candidate in candidates if candidate.exists()), sys.executable)
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 300) -> str:
