@@ -46,7 +46,9 @@ async def main() -> None:
     except Exception as exc:  # the adapter turns an isError result into a ToolException
         print("tool_error:", type(exc).__name__, flush=True)
     try:
-        await asyncio.wait_for(invoke(tools["slow"], {"seconds": 5}), 1.0)
+        # The adapter starts a server process per call: the patience must cover that start on a
+        # loaded machine, so the call is surely in flight when the agent gives up.
+        await asyncio.wait_for(invoke(tools["slow"], {"seconds": 30}), 6.0)
     except asyncio.TimeoutError:
         print("slow: gave up", flush=True)
 
