@@ -9,7 +9,7 @@ exhaustively, and documented in the README under "Errors we report".
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,11 +105,9 @@ def elicitation_action(answer: object) -> str | None:
 def declined_in(input_responses: object) -> bool:
     """Whether a round's ``inputResponses`` (2026-07-28) hold an elicitation the person declined
     or dismissed (only the ``action`` of each response is read, never its content)."""
-    if isinstance(input_responses, Mapping):
-        responses: Iterable[Any] = input_responses.values()
-    else:
+    if not isinstance(input_responses, Mapping):
         return False
-    return any(_field(response, "action") in DECLINING_ACTIONS for response in responses)
+    return any(elicitation_action(response) in DECLINING_ACTIONS for response in input_responses.values())
 
 
 def _field(value: object, *names: str) -> Any:

@@ -440,12 +440,7 @@ class ClientInstrumentation:
         """A round answered ``InputRequiredResult``: the kinds of input asked for (methods, bounded
         to the specification's; never their content), and one event per round."""
         requests = getattr(result, "input_requests", None) or {}
-        methods = sorted(
-            {
-                method if (method := getattr(request, "method", None)) in INPUT_METHODS else OTHER_VALUE
-                for request in requests.values()
-            }
-        )
+        methods = sorted({_input_method(request) for request in requests.values()})
         call.input_methods = (call.input_methods or set()).union(methods)
         call.span.add_event(EVENT_INPUT_REQUIRED, {MCP_REQUEST_ROUNDS: call.rounds, MCP_REQUEST_INPUT_METHODS: methods})
 
@@ -463,8 +458,7 @@ class ClientInstrumentation:
         answer = await wrapped(*args, **kwargs)
         try:
             (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
-            method = getattr(request, "method", None)
-            method = method if method in INPUT_METHODS else OTHER_VALUE
+            method = _input_method(request)
             event: dict[str, Any] = {MCP_METHOD_NAME: method}
             if action := elicitation_action(answer):
                 event[MCP_ELICITATION_ACTION] = action
@@ -682,6 +676,12 @@ class ClientInstrumentation:
             return await wrapped(*args, **kwargs)
         finally:
             self._transports.unregister(stream)
+
+
+def _input_method(request: Any) -> str:
+    """An input request's method, bounded to the specification's (a peer's other name: ``_OTHER``)."""
+    method = getattr(request, "method", None)
+    return method if method in INPUT_METHODS else OTHER_VALUE
 
 
 @contextmanager

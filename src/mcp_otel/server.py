@@ -372,7 +372,7 @@ class ServerInstrumentation:
             request.span_name(), context=parent, kind=SpanKind.SERVER, attributes=span_attributes, links=links
         )
         call = _ServerCall(span, request.method, attributes, self._metrics.attributes(attributes), owner, dispatch)
-        call.input_declined = bool(input_responses) and declined_in(input_responses)
+        call.input_declined = declined_in(input_responses)
         call.remote_trace_id = remote_span.trace_id if remote_span is not None else 0
         return call
 
