@@ -6,16 +6,37 @@ SDKS := mcp1 mcp2
 # one (pyenv's, or python3.10 on PATH), so both ends of the range are tested; else on $(PYTHON).
 PYTHON_mcp1 ?= $(or $(wildcard $(shell pyenv prefix 3.10 2>/dev/null)/bin/python3.10),$(shell command -v python3.10 2>/dev/null),$(PYTHON))
 
-.PHONY: demo one-trace test lint typecheck unit bench clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
+.PHONY: demo one-trace test lint typecheck unit lowest bench clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
-$(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt pyproject.toml
+$(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt requirements/test.txt pyproject.toml
 	@echo ">> creating $(VENV)/$* ($$(head -n 2 requirements/$*.txt | tail -n 1), $$($(or $(PYTHON_$*),$(PYTHON)) --version))"
 	@rm -rf $(VENV)/$*
 	$(or $(PYTHON_$*),$(PYTHON)) -m venv $(VENV)/$*
 	$(VENV)/$*/bin/pip install --quiet --disable-pip-version-check --upgrade pip
 	$(VENV)/$*/bin/pip install --quiet --disable-pip-version-check -r requirements/$*.txt -r requirements/dev.txt -e '.[sdk]'
 	@touch $@
+
+# The lowest versions the package's metadata allows (requirements/lowest-*.txt), on the oldest
+# Python: the client and server matrices (the subset below), on each SDK major's lowest release.
+# Each file pins the bounds and names the package's extras; the rest resolves as a user's pip would.
+LOWEST := lowest-mcp1 lowest-mcp2
+LOWEST_TESTS := tests/unit tests/client tests/server tests/metrics tests/test_requests.py tests/test_instrumentor.py tests/test_privacy.py
+LOWEST_TESTS_lowest-mcp1 := tests/test_tasks.py
+LOWEST_TESTS_lowest-mcp2 := tests/test_person_in_the_loop.py tests/cli
+
+$(VENV)/lowest-%/.installed: requirements/lowest-%.txt requirements/test.txt pyproject.toml
+	@rm -rf $(VENV)/lowest-$*
+	$(PYTHON_mcp1) -m venv $(VENV)/lowest-$*
+	$(VENV)/lowest-$*/bin/pip install --quiet --disable-pip-version-check --upgrade pip
+	$(VENV)/lowest-$*/bin/pip install --quiet --disable-pip-version-check -r requirements/lowest-$*.txt -r requirements/test.txt
+	@touch $@
+
+lowest_run = echo ">> pytest on the lowest versions, $(1): $$($(VENV)/$(1)/bin/python --version), $$($(VENV)/$(1)/bin/pip freeze --disable-pip-version-check | grep -E '^(mcp|opentelemetry-(api|sdk|instrumentation)|wrapt)==' | tr '\n' ' ')" && $(VENV)/$(1)/bin/pytest $(PYTEST_ARGS) $(LOWEST_TESTS) $(LOWEST_TESTS_$(1))
+
+lowest: $(addprefix $(VENV)/,$(addsuffix /.installed,$(LOWEST)))
+	@$(call lowest_run,lowest-mcp1)
+	@$(call lowest_run,lowest-mcp2)
 
 # A scripted agent and three MCP servers, run under `mcp-otel run`: the per-server table.
 demo: $(VENV)/mcp2/.installed
@@ -39,7 +60,7 @@ unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 	@echo ">> pytest with mcp 2.x"
 	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp1/bin/python $(VENV)/mcp2/bin/pytest $(PYTEST_ARGS)
 
-test: lint typecheck stack conformance third-party unit
+test: lint typecheck stack conformance third-party unit lowest
 
 # Per-call overhead against the floor and the peers (docs/benchmarks.md), then the full soak.
 bench: $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed

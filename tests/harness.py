@@ -11,7 +11,9 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from importlib import import_module
 from importlib.metadata import version
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,13 @@ import mcp.types as types
 from mcp.client.session import ClientSession
 
 MCP_MAJOR = int(version("mcp").split(".")[0])
+# fastmcp 4.x runs on mcp 2.x and Python >= 3.11: absent from the lowest-versions environments.
+HAS_FASTMCP = find_spec("fastmcp") is not None
+MCP_VERSION = tuple(int(part) for part in version("mcp").split(".")[:2])
+# mcp 1.x servers before 1.27 run a request's handler on after its transport closed; over stdio the
+# client stops the server process (2 s later) before the handler ends, so that request has no
+# SERVER span at all (README, Known limits). Later servers cancel the handler: a disconnect.
+SERVER_OUTLIVES_CLOSED_TRANSPORT = MCP_MAJOR == 1 and MCP_VERSION < (1, 27)
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 if MCP_MAJOR == 1:
@@ -33,11 +42,23 @@ else:
 TRANSPORTS = ("memory", "stdio") if MCP_MAJOR == 1 else ("memory", "direct", "stdio")
 
 
+# The protocol version a handshake-era session negotiates with this SDK's own server.
+HANDSHAKE_VERSION: str = (
+    types.LATEST_PROTOCOL_VERSION if MCP_MAJOR == 1 else import_module("mcp_types.version").LATEST_HANDSHAKE_VERSION
+)
+
+
+def streamable_http_client(url: str) -> Any:
+    """The SDK's streamable HTTP client transport (``streamablehttp_client`` before mcp 1.24)."""
+    import mcp.client.streamable_http as streamable_http
+
+    connect = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
+    return connect(url)
+
+
 @asynccontextmanager
 async def open_http_session(url: str) -> AsyncIterator[ClientSession]:
     """An initialized handshake-era ``ClientSession`` over streamable HTTP (has a session id)."""
-    from mcp.client.streamable_http import streamable_http_client
-
     async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
         await session.initialize()
         yield session

@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from mcp_otel import McpInstrumentor
 from mcp_otel.patching import Patch, Patcher
 from tests.conftest import tool_call_spans
-from tests.harness import MCP_MAJOR, REPO_ROOT, build_server, env_without_otel, open_session
+from tests.harness import HAS_FASTMCP, MCP_MAJOR, MCP_VERSION, REPO_ROOT, build_server, env_without_otel, open_session
 
 # Every attribute the instrumentation may replace, on this major: (module, owner path, attribute).
 TARGETS = [
@@ -42,10 +42,14 @@ else:
         ("mcp.server.runner", "ServerRunner", "_on_request"),
         ("mcp.server._otel", "OpenTelemetryMiddleware", "__call__"),
         ("mcp.server.mcpserver.server", None, "stdio_server"),
-        ("fastmcp.server.mixins.transport", None, "stdio_server"),
         ("mcp.client.session", "ClientSession", "send_notification"),
         ("mcp.shared.jsonrpc_dispatcher", None, "otel_span"),
-        ("mcp.client.client", None, "stdio_client"),
+    ]
+    if MCP_VERSION >= (2, 1):  # mcp.Client starts stdio servers itself from 2.1
+        TARGETS.append(("mcp.client.client", None, "stdio_client"))
+if HAS_FASTMCP:
+    TARGETS += [
+        ("fastmcp.server.mixins.transport", None, "stdio_server"),
         ("fastmcp.client.mixins.tools", None, "client_span"),
     ]
 

@@ -16,9 +16,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from mcp_otel import semconv
+from tests.harness import MCP_VERSION
 from tests.metrics.test_metrics import histogram_points
 
-pytestmark = [pytest.mark.anyio, pytest.mark.mcp1]
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.mcp1,
+    pytest.mark.skipif(MCP_VERSION < (1, 23), reason="mcp has experimental tasks from 1.23"),
+]
 
 TOOLS = ("done", "tool_error", "boom", "slow")
 

@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.client.scenarios import CASES, Case, drive, expectation
 from tests.conftest import tool_call_spans
-from tests.harness import MCP_MAJOR, TRANSPORTS, open_session
+from tests.harness import HANDSHAKE_VERSION, MCP_MAJOR, TRANSPORTS, open_session
 from tests.servers.tools import SERVER_NAME, SERVER_VERSION
 
 pytestmark = pytest.mark.anyio
@@ -99,7 +99,7 @@ async def test_client_span(
     assert attributes["gen_ai.tool.name"] == case.tool
     assert attributes["mcp.server.name"] == SERVER_NAME
     assert attributes["mcp.server.version"] == SERVER_VERSION
-    assert attributes["mcp.protocol.version"] == ("2026-07-28" if transport == "direct" else "2025-11-25")
+    assert attributes["mcp.protocol.version"] == ("2026-07-28" if transport == "direct" else HANDSHAKE_VERSION)
     assert attributes.get("network.transport") == ("pipe" if transport == "stdio" else None)
     assert "mcp.session.id" not in attributes
     assert "server.address" not in attributes

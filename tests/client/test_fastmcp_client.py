@@ -16,12 +16,16 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from tests.conftest import tool_call_spans
-from tests.harness import MCP_MAJOR
+from tests.harness import HAS_FASTMCP
 
-if MCP_MAJOR == 2:
+if HAS_FASTMCP:
     from tests.servers.fastmcp_server import SERVER_NAME, build_server
 
-pytestmark = [pytest.mark.anyio, pytest.mark.mcp2]
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.mcp2,
+    pytest.mark.skipif(not HAS_FASTMCP, reason="fastmcp is not installed"),
+]
 
 
 async def run(tool: str, **kwargs: Any) -> Any:

@@ -19,7 +19,7 @@ from mcp_otel import semconv
 from mcp_otel.config import Settings
 from mcp_otel.metrics import CallMetrics, NameBound
 from mcp_otel.outcome import CallOutcome
-from tests.harness import open_session
+from tests.harness import HANDSHAKE_VERSION, open_session
 from tests.server.test_server_spans import call, client_cancel
 from tests.servers.tools import SERVER_NAME
 
@@ -86,7 +86,7 @@ async def test_duration_histograms(sampled: bool, instrument: Callable[..., Any]
             assert tuple(point.explicit_bounds) == semconv.DURATION_BUCKETS
             assert point.attributes["mcp.request.outcome"] == point.attributes["tool.outcome"]
             assert point.attributes["mcp.server.name"] == SERVER_NAME
-            assert point.attributes["mcp.protocol.version"] == "2025-11-25"
+            assert point.attributes["mcp.protocol.version"] == HANDSHAKE_VERSION
             # Never per-request or per-session values.
             assert not {"jsonrpc.request.id", "mcp.session.id"} & set(point.attributes)
     data = reader.get_metrics_data()

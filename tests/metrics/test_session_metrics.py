@@ -12,7 +12,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from mcp_otel import semconv
-from tests.harness import open_session
+from tests.harness import HANDSHAKE_VERSION, open_session
 from tests.metrics.test_metrics import histogram_points
 from tests.servers.tools import SERVER_NAME
 
@@ -37,7 +37,7 @@ async def test_one_point_per_session_and_side(instrument: Callable[..., Any]) ->
     reader = instrumented_reader(instrument)
     async with open_session("memory") as session:
         await session.call_tool("ok", {})
-    expected = {"mcp.server.name": SERVER_NAME, "mcp.protocol.version": "2025-11-25"}
+    expected = {"mcp.server.name": SERVER_NAME, "mcp.protocol.version": HANDSHAKE_VERSION}
     assert sessions(reader, semconv.MCP_CLIENT_SESSION_DURATION) == [(expected, 1)]
     assert sessions(reader, semconv.MCP_SERVER_SESSION_DURATION) == [(expected, 1)]
     for name in (semconv.MCP_CLIENT_SESSION_DURATION, semconv.MCP_SERVER_SESSION_DURATION):

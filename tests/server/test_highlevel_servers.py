@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tests.harness import MCP_MAJOR, open_session
+from tests.harness import HAS_FASTMCP, MCP_MAJOR, open_session
 from tests.server.test_server_spans import CLIENT_CANCEL, OK, Expect, call, client_cancel
 from tests.servers import highlevel_server
 from tests.servers.span_file import span_dict
@@ -27,7 +27,7 @@ REJECTS = TOOL_ERROR if MCP_MAJOR == 1 else Expect("UNSET", "failed", None, "-32
 FLAVORS = {
     "highlevel": ("tests.servers.highlevel_server stdio", highlevel_server.build_server),
 }
-if MCP_MAJOR == 2:
+if HAS_FASTMCP:
     from tests.servers import fastmcp_server
 
     FLAVORS["fastmcp"] = ("tests.servers.fastmcp_server", fastmcp_server.build_server)

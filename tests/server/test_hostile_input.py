@@ -23,7 +23,7 @@ from opentelemetry.trace import SpanKind
 
 from mcp_otel import semconv
 from tests.conftest import tool_call_spans
-from tests.harness import MCP_MAJOR, build_server
+from tests.harness import HANDSHAKE_VERSION, MCP_MAJOR, build_server
 from tests.metrics.test_metrics import histogram_points, tool_call_points
 
 pytestmark = pytest.mark.anyio
@@ -88,7 +88,7 @@ async def exchange(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
             return dumped
 
         client_info = {"name": "hostile", "version": "0"}
-        initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client_info}
+        initialize = {"protocolVersion": HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": client_info}
         await ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize})
         await client_write.send(_message({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         for request in requests:
