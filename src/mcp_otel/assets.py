@@ -1,6 +1,7 @@
-"""The observability stack's deployable files, as shipped in the wheel: the collector, Jaeger and
-Tempo configurations, the Prometheus rules and configuration, the Grafana dashboard and
-provisioning, and the Docker compose file that runs them (``mcp-otel assets DIR`` writes them).
+"""The observability stack's deployable files, as shipped in the wheel: the collector (single, and
+the scaled topology's edge and gateway), Jaeger and Tempo configurations, the Prometheus rules and
+configuration, the Grafana dashboard and provisioning, and the Docker compose file that runs them
+(``mcp-otel assets DIR`` writes them).
 
 They are the repository's own files, put into the wheel by the build (``pyproject.toml``,
 ``force-include``) under ``mcp_otel/assets/``; run from a source checkout, they are read where
@@ -15,6 +16,8 @@ from pathlib import Path
 # Paths relative to the repository root (and to mcp_otel/assets/ in the wheel).
 ASSETS = (
     "collector-config/collector.yaml",
+    "collector-config/edge.yaml",
+    "collector-config/gateway.yaml",
     "collector-config/jaeger.yaml",
     "collector-config/tempo.yaml",
     "grafana/dashboards/mcp-tool-calls.json",

@@ -212,6 +212,9 @@ SPAN_KIND_SERVER: Final = "SPAN_KIND_SERVER"
 STATUS_CODE_LABEL: Final = "status_code"
 STATUS_CODE_ERROR: Final = "STATUS_CODE_ERROR"
 SERVICE_NAME_LABEL: Final = "service_name"
+# collector-config/gateway.yaml: the gateway that wrote a span-metric series (each gateway of the
+# scaled topology writes its own series; the rules and panels sum over them).
+GATEWAY_NAME: Final = "mcp_otel.gateway"
 # Their error.type values (error.type of a JSON-RPC error is its code).
 CALLER_FAULT_ERROR_TYPES: Final = tuple(str(code) for code in sorted(CALLER_FAULT_CODES, reverse=True))
 

@@ -26,6 +26,10 @@ BIN = REPO_ROOT / ".cache" / "bin"
 COLLECTOR = BIN / "mcp-otelcol"
 JAEGER = BIN / "jaeger"
 COLLECTOR_CONFIG = REPO_ROOT / "collector-config" / "collector.yaml"
+# The scaled topology: edge collectors, and gateways run as collector.yaml + gateway.yaml.
+EDGE_CONFIG = REPO_ROOT / "collector-config" / "edge.yaml"
+GATEWAY_CONFIG = REPO_ROOT / "collector-config" / "gateway.yaml"
+GATEWAY_CONFIGS = (COLLECTOR_CONFIG, GATEWAY_CONFIG)
 JAEGER_CONFIG = REPO_ROOT / "collector-config" / "jaeger.yaml"
 GRAFANA = REPO_ROOT / "grafana"
 RULES = GRAFANA / "rules" / "mcp-tool-calls.rules.yml"
@@ -47,6 +51,21 @@ def program(path_or_name: Path | str) -> str:
 
 def load_yaml(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def merged_yaml(*paths: Path) -> Any:
+    """Configurations laid over each other as the collector's ``--config a --config b`` does:
+    maps merge key by key, anything else (lists included) is replaced by the later file's."""
+
+    def merge(base: Any, over: Any) -> Any:
+        if isinstance(base, dict) and isinstance(over, dict):
+            return {**base, **{key: merge(base.get(key), value) for key, value in over.items()}}
+        return over
+
+    merged: Any = {}
+    for path in paths:
+        merged = merge(merged, load_yaml(path))
+    return merged
 
 
 def dashboards() -> list[dict[str, Any]]:

@@ -20,6 +20,8 @@ from tests.harness import REPO_ROOT
 from tests.stack.stack import (
     COLLECTOR,
     COLLECTOR_CONFIG,
+    EDGE_CONFIG,
+    GATEWAY_CONFIG,
     GRAFANA,
     JAEGER_CONFIG,
     PROMETHEUS_CONFIG,
@@ -36,6 +38,8 @@ COMPOSE = REPO_ROOT / "docker-compose.yml"
 TEMPO_CONFIG = COLLECTOR_CONFIG.parent / "tempo.yaml"  # untested (Tempo is not run here)
 ASSETS = [
     COLLECTOR_CONFIG,
+    EDGE_CONFIG,
+    GATEWAY_CONFIG,
     JAEGER_CONFIG,
     RULES,
     PROMETHEUS_CONFIG,
@@ -61,17 +65,18 @@ RECORDS = {rule["record"] for group in load_yaml(RULES)["groups"] for rule in gr
 # Our names' shapes: anything looking like one must be one of the known strings.
 OURS = re.compile(r"(?<![\w.:$-])((?:mcp|gen_ai|tool|error)[._:][\w.:]*[a-z0-9])(?![\w-])")
 # Words of the assets' own formats and the collector's component ids, which share the shapes.
-COLLECTOR_SPEC = load_yaml(COLLECTOR_CONFIG)
+COLLECTOR_SPECS = [load_yaml(config) for config in (COLLECTOR_CONFIG, EDGE_CONFIG, GATEWAY_CONFIG)]
 VOCABULARY = {
     "error_mode",  # the filter/transform processors' key
     "mcp_otel.semconv",  # the module named in generated files' headers
     *(
         part
+        for spec in COLLECTOR_SPECS
         for kind in ("processors", "connectors", "exporters")
-        for name in COLLECTOR_SPEC[kind]
+        for name in spec.get(kind, {})
         for part in name.split("/")
     ),
-    *(part for name in COLLECTOR_SPEC["service"]["pipelines"] for part in name.split("/")),
+    *(part for spec in COLLECTOR_SPECS for name in spec["service"]["pipelines"] for part in name.split("/")),
 }
 
 
@@ -104,9 +109,14 @@ def test_every_outcome_value_is_one_of_the_three(path: Path) -> None:
             *re.findall(rf'span\.{attribute}\s*=\s*\\?"(\w+)', text),  # TraceQL
             *re.findall(rf'"{attribute}=(\w+)', text),  # Jaeger tags
             *re.findall(rf'attributes\["{attribute}"\],\s*"(\w+)"', text),  # OTTL
+            *(
+                v.strip()
+                for m in re.finditer(rf"key: {attribute}, values: \[([^\]]*)", text)
+                for v in m.group(1).split(",")
+            ),  # tail sampling
         ]
     assert set(values) <= OUTCOMES, path
-    if path in (RULES, COLLECTOR_CONFIG) or path.suffix == ".json":
+    if path in (RULES, COLLECTOR_CONFIG, GATEWAY_CONFIG) or path.suffix == ".json":
         assert values, f"{path.name} names no outcome: the pattern above no longer reads it"
 
 
@@ -156,6 +166,7 @@ def test_compose_runs_the_tested_versions() -> None:
     images = {name: spec["image"].split(":")[1] for name, spec in COMPOSE_SPEC["services"].items()}
     built = subprocess.run([program(COLLECTOR), "--version"], capture_output=True, text=True, check=True).stdout
     assert images["collector"] in built
+    assert images["edge"] == images["gateway-1"] == images["gateway-2"] == images["collector"]
     jaeger_go_mod = _text(COLLECTOR_CONFIG.parent / "build" / "jaeger" / "go.mod")
     assert "github.com/jaegertracing/jaeger v1.76.0" in jaeger_go_mod
     assert images["jaeger"] == "2.13.0"  # the v2 tag of the same release (its CHANGELOG: v1.76.0 / v2.13.0)
@@ -165,10 +176,23 @@ def test_compose_runs_the_tested_versions() -> None:
 
 def test_compose_passes_what_the_configurations_ask_for() -> None:
     services = COMPOSE_SPEC["services"]
-    for service, config in (("collector", COLLECTOR_CONFIG), ("jaeger", JAEGER_CONFIG)):
-        wanted = set(re.findall(r"\$\{env:(\w+)", _text(config)))
-        assert set(services[service]["environment"]) == wanted, service
-        assert _mounts(service) == {config: f"/etc/mcp-otel/{config.relative_to(REPO_ROOT)}"}
+    collector, jaeger = (COLLECTOR_CONFIG,), (JAEGER_CONFIG,)
+    edge, gateway = (EDGE_CONFIG,), (COLLECTOR_CONFIG, GATEWAY_CONFIG)
+    every = {"collector": collector, "jaeger": jaeger, "edge": edge, "gateway-1": gateway, "gateway-2": gateway}
+    for service, configs in every.items():
+        wanted = {name for config in configs for name in re.findall(r"\$\{env:(\w+)", _text(config))}
+        given = set(services[service]["environment"])
+        # The gateways' sampling knobs keep their defaults unless a user sets them.
+        assert given <= wanted, service
+        assert wanted - given <= {
+            name for name in wanted if name.startswith(("MCP_OTEL_SAMPLE_", "MCP_OTEL_DECISION", "MCP_OTEL_NUM_"))
+        }, service
+        inside = [f"--config=/etc/mcp-otel/{config.relative_to(REPO_ROOT)}" for config in configs]
+        assert services[service]["command"] == inside, service
+        assert _mounts(service) == {config: f"/etc/mcp-otel/{config.relative_to(REPO_ROOT)}" for config in configs}
+    assert services["gateway-1"]["environment"]["MCP_OTEL_GATEWAY_NAME"] == "gateway-1"
+    assert services["gateway-2"]["environment"]["MCP_OTEL_GATEWAY_NAME"] == "gateway-2"
+    assert services["edge"]["environment"]["MCP_OTEL_GATEWAYS"] == "[gateway-1:4317, gateway-2:4317]"
     prometheus = services["prometheus"]["command"]
     assert prometheus[0] == f"--config.file=/etc/mcp-otel/{PROMETHEUS_CONFIG.relative_to(REPO_ROOT)}"
     assert tuple(prometheus[1:]) == PROMETHEUS_FLAGS

@@ -2,8 +2,10 @@ package main
 
 import (
 	spanmetricsconnector "github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector"
+	loadbalancingexporter "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/loadbalancingexporter"
 	prometheusremotewriteexporter "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusremotewriteexporter"
 	filterprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/filterprocessor"
+	tailsamplingprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/tailsamplingprocessor"
 	transformprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor"
 	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/exporter"
@@ -35,12 +37,14 @@ func components() (otelcol.Factories, error) {
 		memorylimiterprocessor.NewFactory(),
 		filterprocessor.NewFactory(),
 		transformprocessor.NewFactory(),
+		tailsamplingprocessor.NewFactory(),
 	); err != nil {
 		return otelcol.Factories{}, err
 	}
 	if factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
 		otlpexporter.NewFactory(),
 		prometheusremotewriteexporter.NewFactory(),
+		loadbalancingexporter.NewFactory(),
 	); err != nil {
 		return otelcol.Factories{}, err
 	}
