@@ -161,3 +161,29 @@ def substitute(expr: str, *, source: str, side: str, window: str, min_calls: int
         expr = expr.replace(f"${{{name}}}", value).replace(f"${name}", value)
     assert "$" not in expr, expr
     return expr
+
+
+# The recording rules, by name: what each records.
+RECORDS = {
+    rule["record"]: rule["expr"] for group in load_yaml(RULES)["groups"] for rule in group["rules"] if "record" in rule
+}
+
+
+RECORD_REFERENCE = re.compile(
+    "(" + "|".join(map(re.escape, sorted(RECORDS, key=len, reverse=True))) + r")(?![\w:])(?:\{([^{}]*)\})?"
+)
+
+
+def inlined(expr: str, window: str) -> str:
+    """A rule's expression with the records it reads replaced by their own expressions (a record's
+    label matchers moved onto the raw series it sums by those labels), and every range replaced by
+    ``window``: the same figures, over the window a test chose."""
+
+    def inline(reference: re.Match[str]) -> str:
+        name, matchers = reference.groups()
+        inner = inlined(RECORDS[name], window)
+        if matchers:
+            inner = re.sub(r"\{([^{}]*)\}\[", lambda selector: f"{{{selector.group(1)}, {matchers}}}[", inner)
+        return f"({inner})"
+
+    return re.sub(r"\[\d+[mhd]\]", f"[{window}]", RECORD_REFERENCE.sub(inline, expr))

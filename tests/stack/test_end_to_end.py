@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import time
@@ -50,10 +49,10 @@ from tests.stack.stack import (
     COLLECTOR_CONFIG,
     JAEGER,
     JAEGER_CONFIG,
-    RULES,
+    RECORDS,
     Prometheus,
     dashboards,
-    load_yaml,
+    inlined,
     program,
     prometheus,
     substitute,
@@ -359,31 +358,6 @@ def test_latency_panel_places_each_server_in_its_bucket(stack: Stack, source: st
     assert all(p50[name] <= p95[name] for name in p50)
 
 
-RECORDS = {
-    rule["record"]: rule["expr"] for group in load_yaml(RULES)["groups"] for rule in group["rules"] if "record" in rule
-}
-
-
-RECORD_REFERENCE = re.compile(
-    "(" + "|".join(map(re.escape, sorted(RECORDS, key=len, reverse=True))) + r")(?![\w:])(?:\{([^{}]*)\})?"
-)
-
-
-def _inlined(expr: str, window: str) -> str:
-    """A rule's expression with the records it reads replaced by their own expressions (a record's
-    label matchers moved onto the raw series it sums by those labels), and every range replaced by
-    ``window``: the same figures, over the second round only."""
-
-    def inline(reference: re.Match[str]) -> str:
-        name, matchers = reference.groups()
-        inner = _inlined(RECORDS[name], window)
-        if matchers:
-            inner = re.sub(r"\{([^{}]*)\}\[", lambda selector: f"{{{selector.group(1)}, {matchers}}}[", inner)
-        return f"({inner})"
-
-    return re.sub(r"\[\d+[mhd]\]", f"[{window}]", RECORD_REFERENCE.sub(inline, expr))
-
-
 # Each per-method record, and the tool-call record whose figures its tools/call rows must repeat
 # (one string end to end: the same calls, whichever outcome label a rule reads).
 REQUEST_TWINS = {
@@ -405,8 +379,8 @@ def _by_call(result: list[dict[str, Any]]) -> dict[tuple[str, ...], float]:
 
 
 def _assert_twins(stack: Stack, record: str) -> None:
-    rows = stack.prometheus.query(_inlined(RECORDS[record], stack.window), stack.at)
-    twin = stack.prometheus.query(_inlined(RECORDS[REQUEST_TWINS[record]], stack.window), stack.at)
+    rows = stack.prometheus.query(inlined(RECORDS[record], stack.window), stack.at)
+    twin = stack.prometheus.query(inlined(RECORDS[REQUEST_TWINS[record]], stack.window), stack.at)
     tool_calls = [row for row in rows if row["metric"]["mcp_method_name"] == "tools/call"]
     _assert_close(_by_call(tool_calls), _by_call(twin), record)
     # The demo's sessions made their other requests (initialize, tools/list) in the first round;
@@ -434,7 +408,7 @@ def test_every_recording_rule_gives_the_demos_figures(stack: Stack) -> None:
         if record in REQUEST_TWINS:
             _assert_twins(stack, record)
             continue
-        result = stack.prometheus.query(_inlined(expr, stack.window), stack.at)
+        result = stack.prometheus.query(inlined(expr, stack.window), stack.at)
         for source in SOURCES:
             for side in SIDES:
                 mine = [s for s in result if (s["metric"]["source"], s["metric"]["side"]) == (source, side)]
