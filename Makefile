@@ -62,9 +62,11 @@ unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 
 test: lint typecheck stack conformance third-party unit lowest
 
-# Per-call overhead against the floor and the peers (docs/benchmarks.md), then the full soak.
-bench: $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed
+# Per-call overhead against the floor and the peers (docs/benchmarks.md), a gateway's cost per
+# span and memory per trace held (docs/gateway-sizing.md), then the full soak.
+bench: $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed stack
 	$(VENV)/mcp2/bin/python benchmarks/run.py --python1 $(VENV)/bench-mcp1/bin/python --python2 $(VENV)/mcp2/bin/python
+	$(VENV)/mcp2/bin/python benchmarks/gateway_sizing.py --output docs/gateway-sizing.json
 	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp1/bin/pytest tests/soak -q
 	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp2/bin/pytest tests/soak -q
 
