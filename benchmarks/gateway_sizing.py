@@ -1,7 +1,7 @@
 """Sizing one gateway collector of the scaled topology (README "Past one machine"): what it costs
 per span, and what a trace held for its sampling decision costs in memory.
 
-    python benchmarks/gateway_sizing.py [--traces N] [--output docs/gateway-sizing.md]
+    python benchmarks/gateway_sizing.py [--traces N] [--output docs/gateway-sizing.json]
 
 One gateway (collector.yaml + gateway.yaml, the built collector) with the real Jaeger and
 Prometheus behind it, fed over OTLP/HTTP by a generator process: traces of one tool call each, its
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcp_otel.semconv import SPAN_METRICS_CALLS
 from tests.processes import LOOPBACK, free_port, running, wait_until
-from tests.stack.stack import COLLECTOR, GATEWAY_CONFIGS, JAEGER, JAEGER_CONFIG, Prometheus, prometheus
+from tests.stack.stack import COLLECTOR, GATEWAY_CONFIGS, Prometheus, jaeger, prometheus
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -95,39 +95,29 @@ def memory(process: subprocess.Popen[bytes], endpoint: str, traces: int) -> dict
 def measure(directory: Path, traces: int) -> dict[str, Any]:
     directory.mkdir(parents=True, exist_ok=True)
     figures: dict[str, Any] = {}
-    with prometheus(directory, with_rules=False) as server:
-        jaeger_ports = {name: free_port() for name in ("otlp", "http", "grpc")}
-        jaeger_env = {
-            **os.environ,
-            "MCP_OTEL_JAEGER_OTLP_GRPC": f"{LOOPBACK}:{jaeger_ports['otlp']}",
-            "MCP_OTEL_JAEGER_QUERY_HTTP": f"{LOOPBACK}:{jaeger_ports['http']}",
-            "MCP_OTEL_JAEGER_QUERY_GRPC": f"{LOOPBACK}:{jaeger_ports['grpc']}",
-            "MCP_OTEL_PROMETHEUS_URL": server.url,
-        }
-        jaeger = [str(JAEGER), "--config", str(JAEGER_CONFIG)]
-        with running(jaeger, ports=[jaeger_ports["otlp"]], env=jaeger_env, log=directory / "jaeger.log"):
-            for phase, decision_wait in (("throughput", "5s"), ("memory", "600s")):
-                grpc, http = free_port(), free_port()
-                env = {
-                    **os.environ,
-                    "MCP_OTEL_GATEWAY_NAME": "gateway-1",
-                    "MCP_OTEL_COLLECTOR_GRPC": f"{LOOPBACK}:{grpc}",
-                    "MCP_OTEL_COLLECTOR_HTTP": f"{LOOPBACK}:{http}",
-                    "MCP_OTEL_TRACES_OTLP": f"{LOOPBACK}:{jaeger_ports['otlp']}",
-                    "MCP_OTEL_PROMETHEUS_REMOTE_WRITE": f"{server.url}/api/v1/write",
-                    "MCP_OTEL_DECISION_WAIT": decision_wait,
-                    "MCP_OTEL_NUM_TRACES": str(4 * traces),
-                }
-                gateway = [str(COLLECTOR), *(flag for c in GATEWAY_CONFIGS for flag in ("--config", str(c)))]
-                log = directory / f"gateway-{phase}.log"
-                with running(gateway, ports=[grpc, http], env=env, log=log) as process:
-                    endpoint = f"http://{LOOPBACK}:{http}"
-                    generate(endpoint, 0, WARM_UP)  # every series exists, the heap has grown once
-                    time.sleep(2)
-                    if phase == "throughput":
-                        figures |= throughput(process, endpoint, server, traces)
-                    else:
-                        figures |= memory(process, endpoint, traces)
+    with prometheus(directory, with_rules=False) as server, jaeger(directory, server.url) as store:
+        for phase, decision_wait in (("throughput", "5s"), ("memory", "600s")):
+            grpc, http = free_port(), free_port()
+            env = {
+                **os.environ,
+                "MCP_OTEL_GATEWAY_NAME": "gateway-1",
+                "MCP_OTEL_COLLECTOR_GRPC": f"{LOOPBACK}:{grpc}",
+                "MCP_OTEL_COLLECTOR_HTTP": f"{LOOPBACK}:{http}",
+                "MCP_OTEL_TRACES_OTLP": store.otlp,
+                "MCP_OTEL_PROMETHEUS_REMOTE_WRITE": f"{server.url}/api/v1/write",
+                "MCP_OTEL_DECISION_WAIT": decision_wait,
+                "MCP_OTEL_NUM_TRACES": str(4 * traces),
+            }
+            gateway = [str(COLLECTOR), *(flag for c in GATEWAY_CONFIGS for flag in ("--config", str(c)))]
+            log = directory / f"gateway-{phase}.log"
+            with running(gateway, ports=[grpc, http], env=env, log=log) as process:
+                endpoint = f"http://{LOOPBACK}:{http}"
+                generate(endpoint, 0, WARM_UP)  # every series exists, the heap has grown once
+                time.sleep(2)
+                if phase == "throughput":
+                    figures |= throughput(process, endpoint, server, traces)
+                else:
+                    figures |= memory(process, endpoint, traces)
     return figures
 
 

@@ -6,6 +6,7 @@ and promtool from Debian, the TraceQL grammar from npm."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -143,6 +145,40 @@ def prometheus(directory: Path, with_rules: bool = True) -> Iterator[Prometheus]
     ]
     with running(command, ports=[port], log=directory / "prometheus.log"):
         yield Prometheus(port)
+
+
+@dataclass(frozen=True)
+class Jaeger:
+    otlp: str  # OTLP/gRPC address (host:port) the collector sends traces to
+    url: str  # the query API's base URL
+
+
+@contextmanager
+def jaeger(directory: Path, prometheus_url: str) -> Iterator[Jaeger]:
+    """Jaeger v2 with the shipped configuration (JAEGER_CONFIG) on free ports: OTLP in, the query
+    API, its Monitor data read from the Prometheus at ``prometheus_url``."""
+    ports = {name: free_port() for name in ("otlp", "http", "grpc")}
+    env = {
+        **os.environ,
+        "MCP_OTEL_JAEGER_OTLP_GRPC": f"{LOOPBACK}:{ports['otlp']}",
+        "MCP_OTEL_JAEGER_QUERY_HTTP": f"{LOOPBACK}:{ports['http']}",
+        "MCP_OTEL_JAEGER_QUERY_GRPC": f"{LOOPBACK}:{ports['grpc']}",
+        "MCP_OTEL_PROMETHEUS_URL": prometheus_url,
+    }
+    command = [program(JAEGER), "--config", str(JAEGER_CONFIG)]
+    with running(command, ports=[ports["otlp"], ports["http"]], env=env, log=directory / "jaeger.log"):
+        yield Jaeger(f"{LOOPBACK}:{ports['otlp']}", f"http://{LOOPBACK}:{ports['http']}")
+
+
+def jaeger_api(url: str, path: str, **params: Any) -> Any:
+    """What Jaeger's query API at ``url`` answers (its ``data``)."""
+    with urllib.request.urlopen(f"{url}{path}?{urllib.parse.urlencode(params)}", timeout=60) as response:
+        return json.load(response)["data"]
+
+
+def span_tags(span: dict[str, Any]) -> dict[str, Any]:
+    """A span's tags as Jaeger's API gives them, by key."""
+    return {tag["key"]: tag["value"] for tag in span["tags"]}
 
 
 def substitute(expr: str, *, source: str, side: str, window: str, min_calls: int = 1) -> str:

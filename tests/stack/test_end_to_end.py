@@ -47,14 +47,15 @@ from tests.stack.generated import generate
 from tests.stack.stack import (
     COLLECTOR,
     COLLECTOR_CONFIG,
-    JAEGER,
-    JAEGER_CONFIG,
     RECORDS,
     Prometheus,
     dashboards,
     inlined,
+    jaeger,
+    jaeger_api,
     program,
     prometheus,
+    span_tags,
     substitute,
 )
 
@@ -111,30 +112,21 @@ class Stack:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    for binary in (COLLECTOR, JAEGER):
-        program(binary)
+    program(COLLECTOR)
     directory = tmp_path_factory.mktemp("stack")
-    ports = {name: free_port() for name in ("grpc", "http", "jaeger_otlp", "jaeger_http", "jaeger_grpc")}
-    with prometheus(directory) as server:
+    ports = {name: free_port() for name in ("grpc", "http")}
+    with prometheus(directory) as server, jaeger(directory, server.url) as traces:
         env = {
             **os.environ,
             "MCP_OTEL_COLLECTOR_GRPC": f"{LOOPBACK}:{ports['grpc']}",
             "MCP_OTEL_COLLECTOR_HTTP": f"{LOOPBACK}:{ports['http']}",
             "MCP_OTEL_PROMETHEUS_REMOTE_WRITE": f"{server.url}/api/v1/write",
-            "MCP_OTEL_TRACES_OTLP": f"{LOOPBACK}:{ports['jaeger_otlp']}",
-            "MCP_OTEL_JAEGER_OTLP_GRPC": f"{LOOPBACK}:{ports['jaeger_otlp']}",
-            "MCP_OTEL_JAEGER_QUERY_HTTP": f"{LOOPBACK}:{ports['jaeger_http']}",
-            "MCP_OTEL_JAEGER_QUERY_GRPC": f"{LOOPBACK}:{ports['jaeger_grpc']}",
-            "MCP_OTEL_PROMETHEUS_URL": server.url,
+            "MCP_OTEL_TRACES_OTLP": traces.otlp,
         }
-        jaeger = [str(JAEGER), "--config", str(JAEGER_CONFIG)]
         collector = [str(COLLECTOR), "--config", str(COLLECTOR_CONFIG)]
-        with (
-            running(jaeger, ports=[ports["jaeger_otlp"], ports["jaeger_http"]], env=env, log=directory / "jaeger.log"),
-            running(collector, ports=[ports["grpc"], ports["http"]], env=env, log=directory / "collector.log"),
-        ):
+        with running(collector, ports=[ports["grpc"], ports["http"]], env=env, log=directory / "collector.log"):
             at, window = _run_demo(directory, server, f"http://{LOOPBACK}:{ports['http']}")
-            yield Stack(server, f"http://{LOOPBACK}:{ports['jaeger_http']}", at, window, directory)
+            yield Stack(server, traces.url, at, window, directory)
 
 
 def _run_demo(directory: Path, server: Prometheus, otlp: str) -> tuple[float, str]:
@@ -471,9 +463,7 @@ def test_span_metrics_carry_exemplars_of_real_traces(stack: Stack) -> None:
 
 
 def _jaeger(stack: Stack, path: str, **params: Any) -> Any:
-    url = f"{stack.jaeger_url}{path}?{urllib.parse.urlencode(params)}"
-    with urllib.request.urlopen(url, timeout=30) as response:
-        return json.load(response)["data"]
+    return jaeger_api(stack.jaeger_url, path, **params)
 
 
 def _jaeger_traces(stack: Stack, service: str, **params: Any) -> list[dict[str, Any]]:
@@ -481,12 +471,8 @@ def _jaeger_traces(stack: Stack, service: str, **params: Any) -> list[dict[str, 
     return traces
 
 
-def _tags(span: dict[str, Any]) -> dict[str, Any]:
-    return {tag["key"]: tag["value"] for tag in span["tags"]}
-
-
 def _is_tool_call(span: dict[str, Any]) -> bool:
-    return bool(_tags(span).get("mcp.method.name") == "tools/call")
+    return bool(span_tags(span).get("mcp.method.name") == "tools/call")
 
 
 def test_jaeger_has_each_call_as_one_trace_with_its_client_and_server_span(stack: Stack) -> None:
@@ -497,7 +483,7 @@ def test_jaeger_has_each_call_as_one_trace_with_its_client_and_server_span(stack
     # each with its CLIENT and SERVER span, ok (mcp-otel's own: the SDK's are suppressed); and
     # inside each removal's trace, careful's question to the person and the agent's answer.
     others = Counter(
-        (span["operationName"], _tags(span)["span.kind"], _tags(span).get("mcp.request.outcome"))
+        (span["operationName"], span_tags(span)["span.kind"], span_tags(span).get("mcp.request.outcome"))
         for trace in traces
         for span in trace["spans"]
         if not _is_tool_call(span)
@@ -514,13 +500,13 @@ def test_jaeger_has_each_call_as_one_trace_with_its_client_and_server_span(stack
     seen: dict[str, Counter[Call]] = {"client": Counter(), "server": Counter()}
     for trace in traces:
         calls = [span for span in trace["spans"] if _is_tool_call(span)]
-        kinds = Counter(_tags(span).get("span.kind") for span in calls)
+        kinds = Counter(span_tags(span).get("span.kind") for span in calls)
         assert kinds == Counter({"client": 1, "server": 1}), trace["traceID"]
         asked = [span for span in trace["spans"] if span["operationName"] == ELICITATION]
-        careful = _tags(calls[0])["mcp.server.name"] == "careful"
+        careful = span_tags(calls[0])["mcp.server.name"] == "careful"
         assert len(asked) == (2 if careful else 0) == len(trace["spans"]) - 2, trace["traceID"]
         for span in calls:
-            tags = _tags(span)
+            tags = span_tags(span)
             call = (
                 tags["mcp.server.name"],
                 tags["tool.outcome"],
@@ -542,7 +528,7 @@ def test_jaeger_search_for_failed_calls_finds_exactly_them(stack: Stack) -> None
     failed = sum(n for call, n in EXPECTED["client"].items() if call[1] == FAILED)
     assert len(traces) == 2 * failed
     for trace in traces:
-        assert FAILED in {_tags(span).get("tool.outcome") for span in trace["spans"]}
+        assert FAILED in {span_tags(span).get("tool.outcome") for span in trace["spans"]}
 
 
 def test_jaeger_monitor_tab_reads_the_collectors_span_metrics(stack: Stack) -> None:

@@ -31,8 +31,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.parse
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -71,14 +69,15 @@ from tests.stack.stack import (
     COLLECTOR,
     EDGE_CONFIG,
     GATEWAY_CONFIGS,
-    JAEGER,
-    JAEGER_CONFIG,
     RECORDS,
     Prometheus,
     inlined,
+    jaeger,
+    jaeger_api,
     load_yaml,
     program,
     prometheus,
+    span_tags,
 )
 
 if MCP_MAJOR != 2:
@@ -146,26 +145,15 @@ class Programs:
 def tier_programs(directory: Path, gateways_file: Path | None = None) -> Iterator[Programs]:
     """Prometheus, Jaeger, two gateways and the edge; with ``gateways_file``, the edge reads its
     gateway list from that file (written here), so that a SIGHUP makes it read a new one."""
-    for binary in (COLLECTOR, JAEGER):
-        program(binary)
-    ports = {name: free_port() for name in ("edge_grpc", "edge_http", "jaeger_otlp", "jaeger_http", "jaeger_grpc")}
+    program(COLLECTOR)
+    ports = {name: free_port() for name in ("edge_grpc", "edge_http")}
     gateway_ports = {name: (free_port(), free_port()) for name in GATEWAYS}
-    with prometheus(directory) as server, ExitStack() as stack:
+    with prometheus(directory) as server, jaeger(directory, server.url) as traces, ExitStack() as stack:
         common = {
             **os.environ,
             "MCP_OTEL_PROMETHEUS_REMOTE_WRITE": f"{server.url}/api/v1/write",
-            "MCP_OTEL_TRACES_OTLP": f"{LOOPBACK}:{ports['jaeger_otlp']}",
-            "MCP_OTEL_JAEGER_OTLP_GRPC": f"{LOOPBACK}:{ports['jaeger_otlp']}",
-            "MCP_OTEL_JAEGER_QUERY_HTTP": f"{LOOPBACK}:{ports['jaeger_http']}",
-            "MCP_OTEL_JAEGER_QUERY_GRPC": f"{LOOPBACK}:{ports['jaeger_grpc']}",
-            "MCP_OTEL_PROMETHEUS_URL": server.url,
+            "MCP_OTEL_TRACES_OTLP": traces.otlp,
         }
-        jaeger = [str(JAEGER), "--config", str(JAEGER_CONFIG)]
-        stack.enter_context(
-            running(
-                jaeger, ports=[ports["jaeger_otlp"], ports["jaeger_http"]], env=common, log=directory / "jaeger.log"
-            )
-        )
         gateway = [str(COLLECTOR), *_config_flags(*GATEWAY_CONFIGS)]
         gateways = {}
         for name, (grpc, http) in gateway_ports.items():
@@ -203,7 +191,7 @@ def tier_programs(directory: Path, gateways_file: Path | None = None) -> Iterato
         )
         yield Programs(
             server,
-            f"http://{LOOPBACK}:{ports['jaeger_http']}",
+            traces.url,
             f"http://{LOOPBACK}:{ports['edge_http']}",
             edge,
             gateways,
@@ -418,13 +406,7 @@ def test_the_rules_give_the_seeded_ratios(tier: Tier, record: str, keep: Any, am
 
 
 def _jaeger(programs: Programs, path: str, **params: Any) -> Any:
-    url = f"{programs.jaeger_url}{path}?{urllib.parse.urlencode(params)}"
-    with urllib.request.urlopen(url, timeout=60) as response:
-        return json.load(response)["data"]
-
-
-def _tags(span: dict[str, Any]) -> dict[str, Any]:
-    return {tag["key"]: tag["value"] for tag in span["tags"]}
+    return jaeger_api(programs.jaeger_url, path, **params)
 
 
 def _task_traces(programs: Programs) -> list[dict[str, Any]]:
@@ -440,8 +422,8 @@ def _assert_complete(trace: dict[str, Any]) -> str:
     """A task's trace has its root, and each call's CLIENT and SERVER span, from the agent's and its
     server's process (a trace split across gateways would lack some); returns its class."""
     processes = {trace["processes"][span["processID"]]["serviceName"] for span in trace["spans"]}
-    requests = Counter((_tags(span).get(MCP_METHOD_NAME), _tags(span)["span.kind"]) for span in trace["spans"])
-    calls = [span for span in trace["spans"] if _tags(span).get(MCP_METHOD_NAME) == "tools/call"]
+    requests = Counter((span_tags(span).get(MCP_METHOD_NAME), span_tags(span)["span.kind"]) for span in trace["spans"])
+    calls = [span for span in trace["spans"] if span_tags(span).get(MCP_METHOD_NAME) == "tools/call"]
     # The session's first call asks for the tool list first (mcp 2.x learns output schemas so).
     listed = requests[("tools/list", "client")]
     assert requests == Counter(
@@ -453,7 +435,7 @@ def _assert_complete(trace: dict[str, Any]) -> str:
         | ({("tools/list", "client"): 1, ("tools/list", "server"): 1} if listed else {})
     ), (trace["traceID"], requests)
     assert len(processes) == 2, (trace["traceID"], processes)
-    return _task_class(_tags(span)[TOOL_OUTCOME] for span in calls if _tags(span)["span.kind"] == "client")
+    return _task_class(span_tags(span)[TOOL_OUTCOME] for span in calls if span_tags(span)["span.kind"] == "client")
 
 
 def test_every_kept_trace_is_complete_and_every_failed_one_is_kept(tier: Tier) -> None:

@@ -5,7 +5,6 @@ placeholder page and the query API, so the words stay true."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import urllib.request
@@ -14,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.harness import REPO_ROOT
-from tests.processes import LOOPBACK, free_port, running, wait_until
-from tests.stack.stack import JAEGER, JAEGER_CONFIG, program
+from tests.processes import LOOPBACK, free_port, wait_until
+from tests.stack.stack import jaeger
 
 pytestmark = pytest.mark.mcp2  # the stack's assets do not depend on the SDK major
 
@@ -42,17 +41,8 @@ def test_stack_up_says_there_is_no_jaeger_ui_and_where_to_look() -> None:
 
 
 def test_the_built_jaeger_serves_its_api_and_only_a_placeholder_page(tmp_path: Path) -> None:
-    ports = {name: free_port() for name in ("otlp", "http", "grpc")}
-    env = {
-        **os.environ,
-        "MCP_OTEL_JAEGER_OTLP_GRPC": f"{LOOPBACK}:{ports['otlp']}",
-        "MCP_OTEL_JAEGER_QUERY_HTTP": f"{LOOPBACK}:{ports['http']}",
-        "MCP_OTEL_JAEGER_QUERY_GRPC": f"{LOOPBACK}:{ports['grpc']}",
-        "MCP_OTEL_PROMETHEUS_URL": f"http://{LOOPBACK}:{free_port()}",
-    }
-    command = [str(program(JAEGER)), "--config", str(JAEGER_CONFIG)]
-    with running(command, ports=[ports["http"]], env=env, log=tmp_path / "jaeger.log"):
-        base = f"http://{LOOPBACK}:{ports['http']}"
+    with jaeger(tmp_path, f"http://{LOOPBACK}:{free_port()}") as started:
+        base = started.url
 
         def get(path: str) -> str:
             with urllib.request.urlopen(base + path, timeout=10) as response:
