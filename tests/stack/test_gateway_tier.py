@@ -11,7 +11,8 @@ What must hold, however many traces the gateways drop:
   gateways, and the processes' own histograms);
 - the recording rules give the seeded ratios: over the second round only (as in
   test_end_to_end.py), with a window of a whole number of span-metric flushes, so that every
-  gateway's series has as many samples in it and Prometheus extrapolates all of them alike;
+  gateway's series has as many samples in it and Prometheus extrapolates all of them alike
+  (exactly from the processes' histograms, within 1% from the two gateways' span metrics);
 - every trace holding a failed call is in Jaeger, complete (the agent's root span, and each call's
   CLIENT span and its server's SERVER span, from the two processes), and no kept trace lacks a
   span (none was split across gateways);
@@ -397,8 +398,10 @@ def test_the_rules_give_the_seeded_ratios(tier: Tier, record: str, keep: Any, am
         assert mine.keys() == expected.keys(), (record, source)
         for key, value in expected.items():
             # One process writes each (side, server)'s histograms: exact. Two gateways write the
-            # span metrics, each on its own 15 s clock: the same interval to the millisecond.
-            rel = 1e-3 if source == "span_metrics" else 1e-9
+            # span metrics, each on its own 15 s clock: the same interval but for scheduling delays
+            # (milliseconds, more on a loaded machine). 1% is still far below any miscount: a
+            # cancel counted as valid, or one gateway's calls missing, moves a ratio by 10% or more.
+            rel = 1e-2 if source == "span_metrics" else 1e-9
             assert mine[key] == pytest.approx(value, rel=rel, abs=1e-12), (record, source, key, mine)
 
 
