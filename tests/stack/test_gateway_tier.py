@@ -51,6 +51,7 @@ from mcp_otel.semconv import (
     MCP_REQUEST_CANCEL_REASON,
     MCP_SERVER_NAME,
     MCP_SERVER_OPERATION_DURATION,
+    METHOD_TOOLS_CALL,
     SPAN_KIND_CLIENT,
     SPAN_KIND_LABEL,
     SPAN_KIND_SERVER,
@@ -298,7 +299,7 @@ CALLS_LABELS = (
     *(prometheus_label(a) for a in (MCP_SERVER_NAME, TOOL_OUTCOME, ERROR_TYPE, MCP_REQUEST_CANCEL_REASON)),
 )
 SDK_LABELS = tuple(prometheus_label(a) for a in (MCP_SERVER_NAME, TOOL_OUTCOME, ERROR_TYPE, MCP_REQUEST_CANCEL_REASON))
-TOOLS_CALL = f'{prometheus_label(MCP_METHOD_NAME)}="tools/call"'
+TOOLS_CALL = f'{prometheus_label(MCP_METHOD_NAME)}="{METHOD_TOOLS_CALL}"'
 
 
 def _counted(server: Prometheus, at: float) -> dict[str, Counter[Call]]:
@@ -426,14 +427,14 @@ def _assert_complete(trace: dict[str, Any]) -> str:
     server's process (a trace split across gateways would lack some); returns its class."""
     processes = {trace["processes"][span["processID"]]["serviceName"] for span in trace["spans"]}
     requests = Counter((span_tags(span).get(MCP_METHOD_NAME), span_tags(span)["span.kind"]) for span in trace["spans"])
-    calls = [span for span in trace["spans"] if span_tags(span).get(MCP_METHOD_NAME) == "tools/call"]
+    calls = [span for span in trace["spans"] if span_tags(span).get(MCP_METHOD_NAME) == METHOD_TOOLS_CALL]
     # The session's first call asks for the tool list first (mcp 2.x learns output schemas so).
     listed = requests[("tools/list", "client")]
     assert requests == Counter(
         {
             (None, "internal"): 1,
-            ("tools/call", "client"): fleet_agent.TASK,
-            ("tools/call", "server"): fleet_agent.TASK,
+            (METHOD_TOOLS_CALL, "client"): fleet_agent.TASK,
+            (METHOD_TOOLS_CALL, "server"): fleet_agent.TASK,
         }
         | ({("tools/list", "client"): 1, ("tools/list", "server"): 1} if listed else {})
     ), (trace["traceID"], requests)
@@ -525,7 +526,7 @@ def test_a_gateway_killed_mid_run_loses_at_most_what_it_held(tmp_path: Path) -> 
     lost = sum(expected.values()) - sum(counted.values())
     held_from = float(last_flush["value"][1]) - 1
     assert killed_at - FLUSH - 1 <= held_from <= killed_at
-    calls = [span for span in spans if span.client and span.attributes.get(MCP_METHOD_NAME) == "tools/call"]
+    calls = [span for span in spans if span.client and span.attributes.get(MCP_METHOD_NAME) == METHOD_TOOLS_CALL]
     in_window = [span for span in calls if span.end >= held_from and span.start <= rerouted_at + 1]
     bound = 2 * len(in_window)  # each call counts on both sides
     print(
