@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from mcp_otel.semconv import CALLER_FAULT_ERROR_TYPES, ToolOutcome
 from tests.harness import REPO_ROOT
 from tests.processes import LOOPBACK, free_port, missing, running, wait_until
 
@@ -223,3 +224,23 @@ def inlined(expr: str, window: str) -> str:
         return f"({inner})"
 
     return re.sub(r"\[\d+[mhd]\]", f"[{window}]", RECORD_REFERENCE.sub(inline, expr))
+
+
+# --- What the rules count, per call (the test's expected figures) ---
+
+# A tool call as the stack tests count it: (server, outcome, error type or "", cancel reason or "").
+ServerCall = tuple[str, str, str, str]
+
+
+def valid(call: ServerCall) -> bool:
+    """In a failure rate's denominator: ok or failed (cancels count in neither)."""
+    return call[1] in (ToolOutcome.OK.value, ToolOutcome.FAILED.value)
+
+
+def failed(call: ServerCall) -> bool:
+    return call[1] == ToolOutcome.FAILED.value
+
+
+def server_fault(call: ServerCall) -> bool:
+    """A failure that is not the caller's own fault (the alerts' SLI)."""
+    return failed(call) and call[2] not in CALLER_FAULT_ERROR_TYPES

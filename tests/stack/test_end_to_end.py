@@ -30,7 +30,6 @@ from typing import Any
 import pytest
 
 from mcp_otel.semconv import (
-    CALLER_FAULT_ERROR_TYPES,
     MCP_CLIENT_OPERATION_DURATION,
     MCP_SERVER_OPERATION_DURATION,
     SPAN_METRICS_CALLS,
@@ -49,14 +48,18 @@ from tests.stack.stack import (
     COLLECTOR_CONFIG,
     RECORDS,
     Prometheus,
+    ServerCall,
     dashboards,
+    failed,
     inlined,
     jaeger,
     jaeger_api,
     program,
     prometheus,
+    server_fault,
     span_tags,
     substitute,
+    valid,
 )
 
 if MCP_MAJOR != 2:
@@ -65,7 +68,7 @@ if MCP_MAJOR != 2:
 DEMO = REPO_ROOT / "examples" / "demo"
 AGENT_SERVICE = "mcp-demo-agent"
 OK, FAILED, CANCELLED = ToolOutcome.OK.value, ToolOutcome.FAILED.value, ToolOutcome.CANCELLED.value
-Call = tuple[str, str, str, str]  # (server, outcome, error type or "", cancel reason or "")
+Call = ServerCall
 DECLINED = CancelReason.INPUT_DECLINED.value
 
 
@@ -197,18 +200,6 @@ def _per_server(side: str, keep: Callable[[Call], bool], among: Callable[[Call],
     return ratios
 
 
-def _valid(call: Call) -> bool:
-    return call[1] in (OK, FAILED)
-
-
-def _failed(call: Call) -> bool:
-    return call[1] == FAILED
-
-
-def _server_fault(call: Call) -> bool:
-    return call[1] == FAILED and call[2] not in CALLER_FAULT_ERROR_TYPES
-
-
 def _proportions(
     side: str, key: Callable[[Call], tuple[str, ...]], keep: Callable[[Call], bool] = bool
 ) -> dict[tuple[str, ...], float]:
@@ -289,8 +280,8 @@ def _panel(stack: Stack, title: str, source: str, side: str, ref: str = "A") -> 
 def test_ratio_panels_give_the_demos_exact_figures(stack: Stack, source: str, side: str) -> None:
     server = ("mcp_server_name",)
     panels = {
-        "Failure rate by server (cancels excluded)": _per_server(side, _failed, _valid),
-        "Server-fault rate by server": _per_server(side, _server_fault, _valid),
+        "Failure rate by server (cancels excluded)": _per_server(side, failed, valid),
+        "Server-fault rate by server": _per_server(side, server_fault, valid),
     }
     for title, expected in panels.items():
         _assert_close(_vector(_panel(stack, title, source, side), server), expected, title)
@@ -332,7 +323,7 @@ def test_rate_panels_are_in_the_demos_exact_proportions(stack: Stack, source: st
     tool_calls = {(outcome,): value for (method, outcome), value in by_method.items() if method == "tools/call"}
     _assert_close(_as_proportions(tool_calls), _proportions(side, lambda call: (call[1],)), title, rel)
     by_error = _vector(_panel(stack, "Failures by error.type", source, side), ("mcp_server_name", "error_type"))
-    expected = _proportions(side, lambda call: (call[0], call[2]), _failed)
+    expected = _proportions(side, lambda call: (call[0], call[2]), failed)
     _assert_close(_as_proportions(by_error), expected, "Failures by error.type")
 
 
@@ -408,12 +399,12 @@ def test_every_recording_rule_gives_the_demos_figures(stack: Stack) -> None:
                     labels = ("mcp_server_name", "tool_outcome", "error_type", "mcp_request_cancel_reason")
                     expected = _proportions(side, lambda call: call)
                 elif ":tool_calls_valid:" in record:
-                    labels, expected = ("mcp_server_name",), _proportions(side, lambda call: (call[0],), _valid)
+                    labels, expected = ("mcp_server_name",), _proportions(side, lambda call: (call[0],), valid)
                 else:
                     labels = ("mcp_server_name",)
                     keep, among = {
-                        "server_fault": (_server_fault, _valid),
-                        "failure": (_failed, _valid),
+                        "server_fault": (server_fault, valid),
+                        "failure": (failed, valid),
                         "cancel": (lambda call: call[1] == CANCELLED, bool),
                         "declined": (lambda call: call[3] == DECLINED, bool),
                     }[record.split(":")[1].removeprefix("tool_call_").removesuffix("_ratio")]
@@ -525,8 +516,8 @@ def test_jaeger_search_for_failed_calls_finds_exactly_them(stack: Stack) -> None
     target = next(t for t in PANELS["Failed calls in Jaeger"]["targets"])
     key, value = target["tags"].split("=")
     traces = _jaeger_traces(stack, AGENT_SERVICE, tags=json.dumps({key: value}))
-    failed = sum(n for call, n in EXPECTED["client"].items() if call[1] == FAILED)
-    assert len(traces) == 2 * failed
+    failures = sum(n for call, n in EXPECTED["client"].items() if call[1] == FAILED)
+    assert len(traces) == 2 * failures
     for trace in traces:
         assert FAILED in {span_tags(span).get("tool.outcome") for span in trace["spans"]}
 
