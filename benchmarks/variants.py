@@ -27,6 +27,14 @@ DESCRIPTIONS = {
 }
 
 Call = Callable[[], Awaitable[Any]]
+# The peers are about tool calls: other requests are measured against the baseline and the floor
+# (and mcp 2.x's own spans, which cover every request).
+OTHER_OPERATION_VARIANTS = ("baseline", "floor", "mcp-otel", "sdk-builtin")
+
+
+def variants_of(major: int, operation: str) -> list[str]:
+    """The variants measured for ``operation`` on SDK ``major``."""
+    return [v for v in VARIANTS[major] if operation == "tools/call" or v in OTHER_OPERATION_VARIANTS]
 
 
 def sdk_providers(set_global: bool) -> tuple[Any, Any]:

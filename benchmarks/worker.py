@@ -1,9 +1,10 @@
-"""One benchmark variant in its own process: ``python worker.py VARIANT TRANSPORT [OPERATION]``.
+"""One benchmark variant in its own process: ``python worker.py VARIANT TRANSPORT OPERATION [CALLS]``.
 
 Sets the variant up, opens a session to the benchmark server (in memory: in this process; stdio:
-a subprocess set up the same way), warms up, then answers each line "N" on stdin with the mean
-time of N sequential requests (``tools/call ok``, or ``resources/read bench://ok``) in
-nanoseconds, until stdin closes.
+a subprocess set up the same way) and warms up. Then, timed: answers each line "N" on stdin with
+the mean time of N sequential requests (``tools/call ok``, or ``resources/read bench://ok``) in
+nanoseconds, until stdin closes. Counted (CALLS given, run under cachegrind): makes CALLS requests
+and exits, so two runs differing only in CALLS differ by exactly those requests' instructions.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ async def session(transport: str, variant: str) -> AsyncIterator[Any]:
             yield client.session
 
 
-async def main(variant: str, transport: str, operation: str) -> None:
+async def main(variant: str, transport: str, operation: str, counted: int | None) -> None:
     wrap = set_up(variant, operation)
     async with session(transport, variant) as client_session:
         await client_session.list_tools()
@@ -63,6 +64,10 @@ async def main(variant: str, transport: str, operation: str) -> None:
             call = wrap(lambda: client_session.call_tool("ok", {}))
         for _ in range(WARM_UP):
             await call()
+        if counted is not None:
+            for _ in range(counted):
+                await call()
+            return
         print(json.dumps({"ready": True, "versions": versions()}), flush=True)
         while line := await anyio.to_thread.run_sync(sys.stdin.readline):
             count = int(line)
@@ -88,4 +93,4 @@ def versions() -> dict[str, str]:
 
 
 if __name__ == "__main__":
-    anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "tools/call")
+    anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else None)

@@ -10,9 +10,9 @@ answers), so every such value is cut to the configured ``max_name_length`` here,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcp_otel.config import Settings
 from mcp_otel.outcome import bounded
@@ -64,8 +64,7 @@ def param(params: Any, key: str) -> Any:
     return getattr(params, key, None)
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     """One request as both sides describe it: its method and what its parameters name."""
 
     method: str
@@ -125,3 +124,28 @@ def request_attributes(
         if value:
             attributes[key] = bounded(value, limit)
     return attributes
+
+
+class AttributeCache:
+    """A request's span and metric attributes, but for its id, built once per set of facts.
+
+    They are a pure function of the request (method, target, URI) and its connection's facts
+    (server, protocol version, session, transport), and building them (names bounded, metric
+    names admitted) was the largest share of a wrapper's cost (docs/benchmarks.md). At most
+    ``limit`` keys are kept (targets are the caller's names): past that, each is built anew.
+    Callers get their own copy of the span attributes; the metric attributes are shared, read-only.
+    """
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._entries: dict[Hashable, tuple[dict[str, Any], Mapping[str, Any]]] = {}
+        self._limit = limit
+
+    def get(
+        self, key: Hashable, build: Callable[[], tuple[dict[str, Any], Mapping[str, Any]]]
+    ) -> tuple[dict[str, Any], Mapping[str, Any]]:
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = build()
+            if len(self._entries) < self._limit:
+                self._entries[key] = entry
+        return dict(entry[0]), entry[1]

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mcp_otel.assets import AssetsError, write_assets
-from mcp_otel.report import EVERY_METHOD, format_json, format_table, read_calls, summarize
+from mcp_otel.report import EVERY_METHOD, format_json, format_table, summarize_files
 from mcp_otel.run_configurator import FILE_EXPORTER, RUN_FILE_ENV
 from mcp_otel.semconv import METHOD_TOOLS_CALL
 
@@ -121,10 +121,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         instrument = shutil.which("opentelemetry-instrument") or "opentelemetry-instrument"
     returncode = subprocess.call([instrument, *agent], env=env)
     _progress(f"the agent exited with {returncode}; summarizing {output.name}")
-    calls, problems = read_calls([output], method=_method(args))
+    summaries, problems = summarize_files([output], method=_method(args), by=args.by)
     for problem in problems:
         _progress(problem)
-    summaries = summarize(calls, args.by)
     print(format_table(summaries, args.by) if args.format == "table" else format_json(summaries), flush=True)
     return returncode
 
@@ -196,8 +195,7 @@ def _method(args: argparse.Namespace) -> str:
 
 
 def _report(args: argparse.Namespace) -> int:
-    calls, problems = read_calls(args.files, args.side, _method(args))
-    summaries = summarize(calls, args.by)
+    summaries, problems = summarize_files(args.files, args.side, _method(args), args.by)
     print(format_table(summaries, args.by) if args.format == "table" else format_json(summaries))
     for problem in problems:
         print(f"mcp-otel report: {problem}", file=sys.stderr)

@@ -45,7 +45,7 @@ from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
 
 from mcp_otel import binding
 from mcp_otel.adapters import common, fastmcp, v1
-from mcp_otel.attributes import Request, param, request_attributes
+from mcp_otel.attributes import AttributeCache, Request, param, request_attributes
 from mcp_otel.classify import (
     classify_client_exception,
     classify_client_result,
@@ -109,12 +109,12 @@ class _ClientCall:
         "v1_request_id",
     )
 
-    def __init__(self, span: Span, session: Any, method: str, metric_attributes: dict[str, Any]) -> None:
+    def __init__(self, span: Span, session: Any, method: str, metric_attributes: Mapping[str, Any]) -> None:
         self.span = span
         self.session = session
         self.method = method
         self.started = time.perf_counter()
-        self.metric_attributes = metric_attributes
+        self.metric_attributes = metric_attributes  # shared with alike calls: read-only
         self.request_id: str | None = None
         self.v1_request_id: int | None = None  # the id as mcp 1.x put it on the wire
         self.cancel_sent = False
@@ -145,6 +145,7 @@ class ClientInstrumentation:
         # (id(session), request id) -> call, for calls whose request id is known.
         self._inflight: dict[tuple[int, str], _ClientCall] = {}
         self._tasks = TaskFollower(self.finish_with)
+        self._cache = AttributeCache()
 
     def patches(self) -> list[Patch]:
         return [
@@ -240,13 +241,21 @@ class ClientInstrumentation:
         try:
             name, arguments = binding.arguments_of(wrapped, args, kwargs, "name", "arguments")
             request = Request.of(method, {"name": name}, self._settings)
-            return self._open(session, request, self._client_attributes(session, request), arguments)
+            return self._open(session, request, *self._client_attributes(session, request), arguments)
         except Exception as exc:
             report_once("could not start a client span", exc)
             return None
 
-    def _open(self, session: Any, request: Request, attributes: dict[str, Any], arguments: Any = None) -> _ClientCall:
-        """Start the CLIENT span of ``request`` (``arguments``: a tool call's, for content capture)."""
+    def _open(
+        self,
+        session: Any,
+        request: Request,
+        attributes: dict[str, Any],
+        metric_attributes: Mapping[str, Any] | None,
+        arguments: Any = None,
+    ) -> _ClientCall:
+        """Start the CLIENT span of ``request`` (``metric_attributes``: ``None`` to derive them from
+        ``attributes``; ``arguments``: a tool call's, for content capture)."""
         try:
             request_id = v1.next_request_id(session)
         except Exception as exc:  # the span is still useful without it
@@ -259,21 +268,33 @@ class ClientInstrumentation:
         span = self._tracer.start_span(
             request.span_name(), kind=SpanKind.CLIENT, attributes={**attributes, **content} if content else attributes
         )
-        call = _ClientCall(span, session, request.method, self._metrics.attributes(attributes))
+        if metric_attributes is None:
+            metric_attributes = self._metrics.attributes(attributes)
+        call = _ClientCall(span, session, request.method, metric_attributes)
         if request_id is not None:
             call.v1_request_id = request_id
             self._note_request_id(call, request_id)
         return call
 
-    def _client_attributes(self, session: Any, request: Request) -> dict[str, Any]:
-        """A client's request: the session's facts (the span is still useful without them)."""
+    def _client_attributes(self, session: Any, request: Request) -> tuple[dict[str, Any], Mapping[str, Any] | None]:
+        """A client's request: its span and metric attributes, with the session's facts (the span
+        is still useful without them)."""
         try:
-            return self._attributes(session, request)
+            facts = common.session_facts(session)
+            transport = self._transports.lookup(common.session_write_stream(session))
+            session_id = transport.session_id() if transport is not None and transport.session_id else None
+            # Plain values only: the key must not keep a transport (or what it holds) alive.
+            connection = None if transport is None else transport.key()
+            return self._cache.get(
+                (request, facts, session_id, connection),
+                partial(self._attributes, request, facts, transport, session_id),
+            )
         except Exception as exc:
             report_once("could not read the client session's facts", exc)
-            return request_attributes(
+            attributes = request_attributes(
                 request, self._settings, server_name=None, server_version=None, protocol_version=None, session_id=None
             )
+            return attributes, None
 
     def _server_attributes(self, request: Request) -> dict[str, Any]:
         """A server's request to its client: the facts of the request it is handling, if any."""
@@ -283,16 +304,16 @@ class ClientInstrumentation:
         attributes.update(handled_request_attributes())
         return attributes
 
-    def _attributes(self, session: Any, request: Request) -> dict[str, Any]:
-        facts = common.session_facts(session)
-        transport = self._transports.lookup(common.session_write_stream(session))
+    def _attributes(
+        self, request: Request, facts: common.SessionFacts, transport: TransportInfo | None, session_id: str | None
+    ) -> tuple[dict[str, Any], Mapping[str, Any]]:
         attributes = request_attributes(
             request,
             self._settings,
             server_name=facts.server_name,
             server_version=facts.server_version,
             protocol_version=facts.protocol_version,
-            session_id=transport.session_id() if transport is not None and transport.session_id else None,
+            session_id=session_id,
         )
         if transport is not None:
             attributes[NETWORK_TRANSPORT] = transport.network_transport
@@ -300,7 +321,7 @@ class ClientInstrumentation:
                 attributes[SERVER_ADDRESS] = transport.server_address
                 if transport.server_port is not None:
                     attributes[SERVER_PORT] = transport.server_port
-        return attributes
+        return attributes, self._metrics.attributes(attributes)
 
     def _with_trace_context(
         self, wrapped: Any, span: Span, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -405,11 +426,14 @@ class ClientInstrumentation:
                     active.sent = True
                     return None
             request = Request.of(method, params, self._settings)
-            attributes = self._server_attributes(request) if from_server else self._client_attributes(session, request)
+            attributes, metric_attributes = (
+                (self._server_attributes(request), None) if from_server else self._client_attributes(session, request)
+            )
             if MCP_PROTOCOL_VERSION not in attributes and (version := common.envelope_protocol_version(params)):
                 attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request before the session knows it
+                metric_attributes = None  # derived with it
             arguments = param(params, "arguments") if request.is_tool_call else None
-            call = self._open(session, request, attributes, arguments)
+            call = self._open(session, request, attributes, metric_attributes, arguments)
             if request.method.startswith(TASKS_METHOD_PREFIX):
                 call.task_id = common.str_or_none(param(params, "taskId"))
             return call

@@ -208,9 +208,10 @@ def outcome_of_span(attributes: Mapping[str, Any], status_is_error: bool) -> Out
         return None
     for key in (MCP_REQUEST_OUTCOME, TOOL_OUTCOME):
         value = attributes.get(key)
-        if value is not None:
-            try:
-                return Outcome(value)
-            except ValueError:
-                pass
+        if value is not None and (outcome := _OUTCOMES.get(value)) is not None:
+            return outcome
     return Outcome.FAILED if status_is_error else Outcome.OK
+
+
+# Each outcome by its value and by itself (a dict lookup: ``mcp-otel report`` reads millions).
+_OUTCOMES: dict[Any, Outcome] = {**{outcome.value: outcome for outcome in Outcome}, **{o: o for o in Outcome}}

@@ -11,6 +11,11 @@ anything else as ok (ADR-191 rule 5), and flagged in the output.
 Failure rate = failed / (ok + failed): the caller's own cancels are not failures, and are not
 successes either. "declined" counts the cancels that were a person's no (``input_declined``).
 Spans of requests answered with no result yet (an input round, a task creation) are not calls.
+
+Files are streamed a line at a time and every call is added to its summary as it is read, so
+memory does not grow with the number of calls: a summary holds counts and a latency sketch
+(:class:`LatencySketch`, quantiles within 1%), and at most :data:`MAX_GROUPS` summaries are kept.
+With the ``fast`` extra, lines are parsed by orjson (``docs/benchmarks.md`` says what it gains).
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcp_otel.outcome import outcome_of_span
 from mcp_otel.semconv import (
@@ -31,6 +37,7 @@ from mcp_otel.semconv import (
     MCP_METHOD_NAME,
     MCP_REQUEST_CANCEL_REASON,
     MCP_REQUEST_OUTCOME,
+    MCP_REQUEST_RESULT_TYPE,
     MCP_SERVER_NAME,
     METHOD_TOOLS_CALL,
     SERVER_ADDRESS,
@@ -40,6 +47,12 @@ from mcp_otel.semconv import (
     ToolOutcome,
 )
 
+_loads: Callable[[bytes], Any]
+try:  # the ``fast`` extra
+    from orjson import loads as _loads
+except ImportError:  # the standard library's parser
+    _loads = json.loads
+
 # OTLP JSON enum values: numbers from the OpenTelemetry file exporters, names from some others.
 _KINDS = {"client": (3, "SPAN_KIND_CLIENT"), "server": (2, "SPAN_KIND_SERVER")}
 _STATUS_ERROR = (2, "STATUS_CODE_ERROR")
@@ -48,14 +61,33 @@ UNKNOWN = "(unknown)"
 EVERY_METHOD = "*"
 DECLINED = "declined"
 INPUT_DECLINED = CancelReason.INPUT_DECLINED.value
+# Summaries kept at most (names are a peer's: a file may hold any number); calls of further
+# names are counted together under OTHER_NAMES, and the output says so.
+MAX_GROUPS = 10_000
+OTHER_NAMES = "(other names)"
+# The span attributes a call is made of; the others are not even converted.
+_READ = frozenset(
+    {
+        ERROR_TYPE,
+        GEN_AI_PROMPT_NAME,
+        GEN_AI_TOOL_NAME,
+        MCP_METHOD_NAME,
+        MCP_REQUEST_CANCEL_REASON,
+        MCP_REQUEST_OUTCOME,
+        MCP_REQUEST_RESULT_TYPE,
+        MCP_SERVER_NAME,
+        SERVER_ADDRESS,
+        TOOL_CANCEL_REASON,
+        TOOL_OUTCOME,
+    }
+)
 
 
 class ReportError(Exception):
     """A file or line that could not be read: the message names it."""
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     server: str
     tool: str  # the tool (or prompt) name, UNKNOWN for methods without one
     method: str
@@ -66,49 +98,102 @@ class Call:
     declined: bool = False  # cancelled because a person said no (input_declined)
 
 
+_RELATIVE_ERROR = 0.01
+_GAMMA = (1 + _RELATIVE_ERROR) / (1 - _RELATIVE_ERROR)
+_LOG_GAMMA = math.log(_GAMMA)
+_SMALLEST = 1e-9  # durations at or below a nanosecond are counted as zero
+_ceil, _log = math.ceil, math.log
+
+
+class LatencySketch:
+    """Quantiles of durations within :data:`RELATIVE_ERROR`, in memory bounded by the range of the
+    values (not their number): counts in logarithmically spaced buckets, each answered by the
+    value that is within the error of every duration in it (the DDSketch construction). From a
+    microsecond to a day that is at most about 1,300 buckets; typical files use a few dozen."""
+
+    RELATIVE_ERROR = _RELATIVE_ERROR
+
+    __slots__ = ("buckets", "count", "zeros")
+
+    def __init__(self) -> None:
+        self.buckets: Counter[int] = Counter()
+        self.zeros = 0
+        self.count = 0
+
+    def add(self, seconds: float) -> None:
+        self.count += 1
+        if seconds <= _SMALLEST:
+            self.zeros += 1
+        else:
+            self.buckets[_ceil(_log(seconds) / _LOG_GAMMA)] += 1
+
+    def quantile(self, quantile: float) -> float | None:
+        """The nearest-rank ``quantile``, within the relative error; ``None`` when empty."""
+        if not self.count:
+            return None
+        rank = max(math.ceil(quantile * self.count), 1)
+        if rank <= self.zeros:
+            return 0.0
+        seen = self.zeros
+        for index in sorted(self.buckets):
+            seen += self.buckets[index]
+            if seen >= rank:
+                return 2 * _GAMMA**index / (_GAMMA + 1)
+        raise AssertionError("unreachable: the counts add up to count")
+
+
 @dataclass
 class Summary:
     """The calls of one server (or tool)."""
 
     name: str
-    outcomes: Counter[ToolOutcome] = field(default_factory=Counter)
+    ok: int = 0
+    failed: int = 0
+    cancelled: int = 0
     error_types: Counter[str] = field(default_factory=Counter)
-    ok_seconds: list[float] = field(default_factory=list)
+    ok_latency_sketch: LatencySketch = field(default_factory=LatencySketch)
     derived: int = 0
     declined: int = 0  # of the cancelled calls
 
     def add(self, call: Call) -> None:
-        self.outcomes[call.outcome] += 1
-        self.declined += call.declined
-        if call.error_type:
-            self.error_types[call.error_type] += 1
-        if call.outcome is ToolOutcome.OK:
-            self.ok_seconds.append(call.seconds)
+        # Once per call read: plain counters (an Enum's hash is Python code).
+        outcome = call.outcome
+        if outcome is _OK:
+            self.ok += 1
+            self.ok_latency_sketch.add(call.seconds)
+        elif outcome is _FAILED:
+            self.failed += 1
+            if call.error_type:
+                self.error_types[call.error_type] += 1
+        else:
+            self.cancelled += 1
+            self.declined += call.declined
         self.derived += call.derived
 
     @property
+    def outcomes(self) -> Counter[ToolOutcome]:
+        return Counter({_OK: self.ok, _FAILED: self.failed, ToolOutcome.CANCELLED: self.cancelled})
+
+    @property
     def calls(self) -> int:
-        return sum(self.outcomes.values())
+        return self.ok + self.failed + self.cancelled
 
     @property
     def failure_rate(self) -> float | None:
         """failed / (ok + failed); ``None`` when there were no such calls."""
-        ok, failed = self.outcomes[ToolOutcome.OK], self.outcomes[ToolOutcome.FAILED]
-        return failed / (ok + failed) if ok + failed else None
+        return self.failed / (self.ok + self.failed) if self.ok + self.failed else None
 
     def ok_latency(self, quantile: float) -> float | None:
-        """Nearest-rank quantile of the ok calls' durations, in seconds."""
-        if not self.ok_seconds:
-            return None
-        ordered = sorted(self.ok_seconds)
-        return ordered[max(math.ceil(quantile * len(ordered)) - 1, 0)]
+        """Nearest-rank quantile of the ok calls' durations, in seconds, within 1%."""
+        return self.ok_latency_sketch.quantile(quantile)
 
     def as_dict(self) -> dict[str, Any]:
+        outcomes = self.outcomes
         return {
             "name": self.name,
             "calls": self.calls,
             # One string end to end: the outcome values name the columns.
-            **{outcome.value: self.outcomes[outcome] for outcome in ToolOutcome},
+            **{outcome.value: outcomes[outcome] for outcome in ToolOutcome},
             DECLINED: self.declined,
             "failure_rate": self.failure_rate,
             "error_types": dict(self.error_types.most_common()),
@@ -118,38 +203,79 @@ class Summary:
         }
 
 
+_OK, _FAILED = ToolOutcome.OK, ToolOutcome.FAILED
+# Call fields a summary groups by.
+_GROUPED_BY = {"server": itemgetter(0), "tool": itemgetter(1), "method": itemgetter(2)}
+
+
+class Summaries:
+    """Calls added one at a time, grouped by ``by`` (server, tool or method)."""
+
+    def __init__(self, by: str = "server", max_groups: int = MAX_GROUPS) -> None:
+        self._name: Callable[[Call], str] = _GROUPED_BY[by]
+        self._max_groups = max_groups
+        self._groups: dict[str, Summary] = {}
+
+    def add(self, call: Call) -> None:
+        name = self._name(call)
+        summary = self._groups.get(name)
+        if summary is None:
+            if len(self._groups) >= self._max_groups:
+                name = OTHER_NAMES
+            summary = self._groups.setdefault(name, Summary(name))
+        summary.add(call)
+
+    def sorted(self) -> list[Summary]:
+        return sorted(self._groups.values(), key=lambda summary: summary.name)
+
+
+def iter_calls(
+    paths: Iterable[Path], problems: list[str], side: str = "client", method: str = METHOD_TOOLS_CALL
+) -> Iterator[Call]:
+    """Every request of ``method`` in the files, read a line at a time; one message per file or
+    line that could not be read is appended to ``problems`` (the rest of the file is still read)."""
+    kinds, every = _KINDS[side], method == EVERY_METHOD
+    for path in paths:
+        try:
+            with path.open("rb") as lines:
+                read_any = False
+                for number, line in enumerate(lines, start=1):
+                    if line.isspace():
+                        continue
+                    read_any = True
+                    try:
+                        for call in _calls_in_line(line, kinds):
+                            if every or call.method == method:
+                                yield call
+                    except ReportError as exc:
+                        problems.append(f"{path}:{number}: {exc}")
+        except OSError as exc:
+            problems.append(f"{path}: cannot read: {exc}")
+            continue
+        if not read_any:
+            problems.append(f"{path}: empty, no telemetry in it")
+
+
 def read_calls(
     paths: Iterable[Path], side: str = "client", method: str = METHOD_TOOLS_CALL
 ) -> tuple[list[Call], list[str]]:
-    """Every request of ``method`` in the files, and one message per file or line that could not
-    be read (the rest of the file is still read)."""
-    calls: list[Call] = []
+    """Every request of ``method`` in the files, as a list (for small files; the report streams),
+    and one message per file or line that could not be read."""
     problems: list[str] = []
-    for path in paths:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(f"{path}: cannot read: {exc}")
-            continue
-        if not any(line.strip() for line in lines):
-            problems.append(f"{path}: empty, no telemetry in it")
-            continue
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                calls.extend(call for call in _calls_in_line(line, side) if method in (EVERY_METHOD, call.method))
-            except ReportError as exc:
-                problems.append(f"{path}:{number}: {exc}")
+    calls = list(iter_calls(paths, problems, side, method))
     return calls, problems
 
 
-def summarize(calls: Iterable[Call], by: str = "server") -> list[Summary]:
-    summaries: dict[str, Summary] = {}
-    for call in calls:
-        name = {"server": call.server, "tool": call.tool, "method": call.method}[by]
-        summaries.setdefault(name, Summary(name)).add(call)
-    return sorted(summaries.values(), key=lambda summary: summary.name)
+def summarize_files(
+    paths: Iterable[Path], side: str = "client", method: str = METHOD_TOOLS_CALL, by: str = "server"
+) -> tuple[list[Summary], list[str]]:
+    """The summaries of every request of ``method`` in the files, in memory that does not grow
+    with the number of calls, and one message per file or line that could not be read."""
+    problems: list[str] = []
+    summaries = Summaries(by)
+    for call in iter_calls(paths, problems, side, method):
+        summaries.add(call)
+    return summaries.sorted(), problems
 
 
 def format_table(summaries: list[Summary], by: str = "server") -> str:
@@ -192,6 +318,8 @@ def format_table(summaries: list[Summary], by: str = "server") -> str:
     lines.insert(1, "  ".join("-" * width for width in widths))
     if not summaries:
         lines.append("(no MCP requests found)")
+    if any(summary.name == OTHER_NAMES for summary in summaries):
+        lines.append(f"{OTHER_NAMES}: the calls of names past the first {MAX_GROUPS:,}, counted together")
     if any(summary.derived for summary in summaries):
         lines.append("* some calls had no tool.outcome: counted by span status (ERROR = failed, else ok)")
     lines.append("failure rate = failed / (ok + failed): cancelled calls are left out (declined: a person said no)")
@@ -208,52 +336,68 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def _calls_in_line(line: str, side: str) -> Iterator[Call]:
+def _calls_in_line(line: bytes, kinds: tuple[int, str]) -> list[Call]:
+    """The calls of one line's spans of ``kinds``; the whole line is refused if it is malformed."""
     try:
-        document = json.loads(line)
-    except json.JSONDecodeError as exc:
+        document = _loads(line)
+    except json.JSONDecodeError as exc:  # orjson's error is one too
         raise ReportError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except UnicodeDecodeError:
+        raise ReportError("not UTF-8 text") from None
     if not isinstance(document, dict):
         raise ReportError("not an OTLP JSON object")
     if "resourceSpans" not in document:
-        return  # metrics or logs
+        return []  # metrics or logs
+    calls = []
     try:
         for resource in document["resourceSpans"]:
-            for scope in resource.get("scopeSpans", []):
-                for span in scope.get("spans", []):
-                    call = _call(span, side)
-                    if call is not None:
-                        yield call
+            for scope in resource.get("scopeSpans") or ():
+                for span in scope.get("spans") or ():
+                    if span.get("kind") in kinds and (call := _call(span)) is not None:
+                        calls.append(call)
     except (AttributeError, TypeError, KeyError, ValueError) as exc:
         raise ReportError(f"not OTLP JSON spans ({type(exc).__name__}: {exc})") from None
+    return calls
 
 
-def _call(span: dict[str, Any], side: str) -> Call | None:
-    attributes = {item["key"]: _value(item.get("value", {})) for item in span.get("attributes", [])}
-    if span.get("kind") not in _KINDS[side] or MCP_METHOD_NAME not in attributes:
+def _call(span: dict[str, Any]) -> Call | None:
+    # The hot path of a report over millions of spans: the raw values by key in one pass, and
+    # only the attributes a call is made of converted.
+    raw = {item["key"]: item.get("value") for item in span.get("attributes") or ()}
+    method = _value(raw.get(MCP_METHOD_NAME))
+    if method is None:
         return None
+    attributes = {key: _value(raw[key]) for key in _READ.intersection(raw)}
     status = span.get("status") or {}
     outcome = outcome_of_span(attributes, status.get("code") in _STATUS_ERROR)
     if outcome is None:  # an input round or a task creation: not a finished call
         return None
-    seconds = (int(span["endTimeUnixNano"]) - int(span["startTimeUnixNano"])) / 1e9
-    server = attributes.get(MCP_SERVER_NAME) or attributes.get(SERVER_ADDRESS) or UNKNOWN
     error_type = attributes.get(ERROR_TYPE) if outcome is ToolOutcome.FAILED else None
+    tool = attributes.get(GEN_AI_TOOL_NAME)
+    if tool is None:
+        tool = attributes.get(GEN_AI_PROMPT_NAME, UNKNOWN)
+    reason = attributes.get(MCP_REQUEST_CANCEL_REASON)
+    if reason is None:
+        reason = attributes.get(TOOL_CANCEL_REASON)
     return Call(
-        server=str(server),
-        tool=str(attributes.get(GEN_AI_TOOL_NAME, attributes.get(GEN_AI_PROMPT_NAME, UNKNOWN))),
-        method=str(attributes[MCP_METHOD_NAME]),
-        outcome=outcome,
-        error_type=None if error_type is None else str(error_type),
-        seconds=seconds,
-        derived=MCP_REQUEST_OUTCOME not in attributes and TOOL_OUTCOME not in attributes,
-        declined=attributes.get(MCP_REQUEST_CANCEL_REASON, attributes.get(TOOL_CANCEL_REASON)) == INPUT_DECLINED,
+        str(attributes.get(MCP_SERVER_NAME) or attributes.get(SERVER_ADDRESS) or UNKNOWN),
+        str(tool),
+        str(method),
+        outcome,
+        None if error_type is None else str(error_type),
+        (int(span["endTimeUnixNano"]) - int(span["startTimeUnixNano"])) / 1e9,
+        MCP_REQUEST_OUTCOME not in attributes and TOOL_OUTCOME not in attributes,
+        reason == INPUT_DECLINED,
     )
 
 
-def _value(value: dict[str, Any]) -> Any:
+def _value(value: dict[str, Any] | None) -> Any:
     """An OTLP JSON AnyValue (int64 values come as strings)."""
-    for key in ("stringValue", "boolValue", "doubleValue"):
+    if not value:
+        return None
+    if "stringValue" in value:
+        return value["stringValue"]
+    for key in ("boolValue", "doubleValue"):
         if key in value:
             return value[key]
     if "intValue" in value:

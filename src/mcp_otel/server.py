@@ -34,7 +34,7 @@ from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel import binding
 from mcp_otel.adapters import common, fastmcp, v1, v2
-from mcp_otel.attributes import Request, param, request_attributes
+from mcp_otel.attributes import AttributeCache, Request, param, request_attributes
 from mcp_otel.classify import (
     RpcError,
     classify_callback_crash,
@@ -96,7 +96,7 @@ class _ServerCall:
         span: Span,
         method: str,
         attributes: dict[str, Any],
-        metric_attributes: dict[str, Any],
+        metric_attributes: Mapping[str, Any],
         owner: Any,
         dispatch: Any,
     ) -> None:
@@ -152,6 +152,7 @@ class ServerInstrumentation:
         # An agent answered its server's input request with the person's no: (session, the
         # request's trace id) go to the client side, whose call in flight asked for it.
         self._input_declined = input_declined
+        self._cache = AttributeCache()
 
     def patches(self) -> list[Patch]:
         return [
@@ -356,7 +357,7 @@ class ServerInstrumentation:
     def _call(self, incoming: common.ServerRequest, owner: Any, dispatch: Any) -> _ServerCall:
         request = Request.of(incoming.method, incoming.params, self._settings)
         remote_span, parent, links = self._parent_and_links(incoming.meta)
-        attributes = self._attributes(incoming, request)
+        attributes, metric_attributes = self._attributes(incoming, request)
         span_attributes = attributes
         if request.is_tool_call and (
             content := arguments_attributes(param(incoming.params, "arguments"), self._settings)
@@ -371,7 +372,7 @@ class ServerInstrumentation:
         span = self._tracer.start_span(
             request.span_name(), context=parent, kind=SpanKind.SERVER, attributes=span_attributes, links=links
         )
-        call = _ServerCall(span, request.method, attributes, self._metrics.attributes(attributes), owner, dispatch)
+        call = _ServerCall(span, request.method, attributes, metric_attributes, owner, dispatch)
         call.input_declined = declined_in(input_responses)
         call.remote_trace_id = remote_span.trace_id if remote_span is not None else 0
         return call
@@ -395,7 +396,25 @@ class ServerInstrumentation:
         links = [Link(ambient)] if ambient.is_valid and ambient.span_id != remote_span.span_id else []
         return remote_span, remote, links
 
-    def _attributes(self, incoming: common.ServerRequest, request: Request) -> dict[str, Any]:
+    def _attributes(self, incoming: common.ServerRequest, request: Request) -> tuple[dict[str, Any], Mapping[str, Any]]:
+        """The request's span and metric attributes: what its connection says, then its own id."""
+        peer: tuple[str, ...] | tuple[str | None, int | None] | None
+        if incoming.http_request is not None:
+            peer = common.http_peer(incoming.http_request)
+        else:
+            transport = self._transports.lookup(incoming.write_stream)
+            peer = None if transport is None else (transport.network_transport,)
+        facts = (incoming.server_name, incoming.server_version, incoming.protocol_version, incoming.session_id)
+        attributes, metric_attributes = self._cache.get(
+            (request, facts, peer), partial(self._connection_attributes, incoming, request, peer)
+        )
+        if isinstance(incoming.request_id, (int, str)) and not isinstance(incoming.request_id, bool):
+            attributes[JSONRPC_REQUEST_ID] = bounded(str(incoming.request_id), self._settings.max_name_length)
+        return attributes, metric_attributes
+
+    def _connection_attributes(
+        self, incoming: common.ServerRequest, request: Request, peer: Any
+    ) -> tuple[dict[str, Any], Mapping[str, Any]]:
         attributes = request_attributes(
             request,
             self._settings,
@@ -404,20 +423,16 @@ class ServerInstrumentation:
             protocol_version=incoming.protocol_version,
             session_id=incoming.session_id,
         )
-        if isinstance(incoming.request_id, (int, str)) and not isinstance(incoming.request_id, bool):
-            attributes[JSONRPC_REQUEST_ID] = bounded(str(incoming.request_id), self._settings.max_name_length)
         if incoming.http_request is not None:
             attributes[NETWORK_TRANSPORT] = TRANSPORT_TCP
-            address, port = common.http_peer(incoming.http_request)
+            address, port = peer
             if address:
                 attributes[CLIENT_ADDRESS] = address
                 if port is not None:
                     attributes[CLIENT_PORT] = port
-        else:
-            transport = self._transports.lookup(incoming.write_stream)
-            if transport is not None:
-                attributes[NETWORK_TRANSPORT] = transport.network_transport
-        return attributes
+        elif peer is not None:
+            (attributes[NETWORK_TRANSPORT],) = peer
+        return attributes, self._metrics.attributes(attributes)
 
     @contextmanager
     def _current(self, call: _ServerCall) -> Iterator[None]:

@@ -28,6 +28,10 @@ class TransportInfo:
     # Reads the MCP session id at call time (it is assigned during initialize).
     session_id: Callable[[], str | None] | None = None
 
+    def key(self) -> tuple[str, str | None, int | None]:
+        """What the attributes of its requests depend on (besides the session id)."""
+        return self.network_transport, self.server_address, self.server_port
+
 
 class TransportRegistry:
     def __init__(self) -> None:

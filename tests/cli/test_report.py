@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,9 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from mcp_otel.cli import main
 from mcp_otel.outcome import CallOutcome, finish_span
+from mcp_otel.report import OTHER_NAMES, Summaries, format_table, read_calls
 from mcp_otel.semconv import CancelReason
+from tests.cli.otlp_files import repeat, write_tool_calls
 
 
 def write_spans(
@@ -199,3 +203,52 @@ def test_by_method_and_method_filter(tmp_path: Path, capsys: pytest.CaptureFixtu
     (tool_calls,) = report()
     assert (tool_calls["name"], tool_calls["calls"]) == ("s", 1)
     assert sum(row["calls"] for row in report("--method", "*")) == 5
+
+
+def test_names_past_the_bound_are_counted_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "spans.jsonl"
+    write_spans(path, [("s", f"tool-{index}", OK, False) for index in range(5)])
+    summaries = Summaries(by="tool", max_groups=3)
+    calls, problems = read_calls([path])
+    assert problems == []
+    for call in calls:
+        summaries.add(call)
+    rows = {summary.name: summary.calls for summary in summaries.sorted()}
+    assert rows == {"tool-0": 1, "tool-1": 1, "tool-2": 1, OTHER_NAMES: 2}
+    assert f"{OTHER_NAMES}: the calls of names past the first" in format_table(summaries.sorted(), "tool")
+
+
+def test_memory_stays_flat_as_calls_grow(tmp_path: Path) -> None:
+    """Peak memory of ``mcp-otel report`` over 10,000 and over 100,000 calls (the same lines, ten
+    times over): the counts are exact and the second run needs at most a few MB more, where
+    keeping every call (the report before it streamed) needed about 150 MB more. Nothing timed."""
+    base = tmp_path / "1k.jsonl"
+    written = write_tool_calls(base, 1000)
+    peaks = {}
+    for times in (10, 100):
+        path = tmp_path / f"{times}k.jsonl"
+        repeat(base, path, times)
+        completed = subprocess.run(
+            [sys.executable, "-c", PEAK_OF_REPORT, str(path)], capture_output=True, text=True, check=True
+        )
+        rows = {row["name"]: row for row in json.loads(completed.stdout)}
+        assert {
+            (name, outcome): row[outcome]
+            for name, row in rows.items()
+            for outcome in ("ok", "failed", "cancelled")
+            if row[outcome]
+        } == {key: count * times for key, count in written.items()}
+        peaks[times] = int(completed.stderr.split()[-1])
+    growth_kib = peaks[100] - peaks[10]
+    assert growth_kib < MAX_GROWTH_KIB, f"peak RSS grew by {growth_kib} KiB from 10k to 100k calls"
+
+
+# 100,000 calls held as objects need about 150 MB; streamed, the growth is the parser's buffers.
+MAX_GROWTH_KIB = 8 * 1024
+PEAK_OF_REPORT = """
+import resource, sys
+from mcp_otel.cli import main
+code = main(["report", sys.argv[1], "--format", "json"])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+sys.exit(code)
+"""

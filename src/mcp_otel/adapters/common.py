@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from mcp_otel.classify import RpcError
@@ -19,8 +19,7 @@ from mcp_otel.classify import RpcError
 _V1_INITIALIZE_RESULTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
-@dataclass(frozen=True)
-class SessionFacts:
+class SessionFacts(NamedTuple):
     """What a client session knows about its server, read at call time."""
 
     protocol_version: str | None = None
@@ -124,8 +123,7 @@ def cancelled_request_id(notification: Any) -> Any:
     return request_id
 
 
-@dataclass(frozen=True)
-class ServerRequest:
+class ServerRequest(NamedTuple):
     """What the receiver patches read about one incoming request, on either major and side."""
 
     method: Any

@@ -1,0 +1,191 @@
+"""Instructions per request under valgrind's cachegrind: the benchmark's deciding measurement.
+
+A variant's worker (``worker.py ... CALLS``) runs twice under cachegrind, with CALLS = FEW and
+MANY; everything but the extra requests is the same in both runs (start-up, imports, session,
+warm-up, the exit's flush), so (instructions(MANY) - instructions(FEW)) / (MANY - FEW) is the
+cost of one request, every thread included (the span export thread too) and, over stdio, both
+processes (``--trace-children``). The hash seed is fixed. Two runs of one program differ here by
+a few hundredths of a percent, against the tens of percent wall-clock rounds differ by on a
+shared machine. Runs go two at a time: counts do not depend on load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.variants import DESCRIPTIONS, variants_of
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER = Path(__file__).with_name("worker.py")
+FEW, MANY = 100, 500
+_SUMMARY = re.compile(r"^summary:\s+(\d+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Job:
+    python: str
+    variant: str
+    transport: str
+    operation: str
+
+
+def instructions(job: Job, calls: int) -> int:
+    """Instructions executed by one worker making ``calls`` requests, its children included."""
+    with tempfile.TemporaryDirectory(prefix="mcp-otel-cachegrind-") as directory:
+        command = [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--trace-children=yes",
+            f"--cachegrind-out-file={directory}/out.%p",
+            job.python,
+            str(WORKER),
+            job.variant,
+            job.transport,
+            job.operation,
+            str(calls),
+        ]
+        environment = {**os.environ, "PYTHONHASHSEED": "0"}
+        subprocess.run(command, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        totals = [_total(path) for path in Path(directory).glob("out.*")]
+    return sum(totals)
+
+
+def _total(path: Path) -> int:
+    found = _SUMMARY.search(path.read_text())
+    if found is None:
+        raise RuntimeError(f"no summary line in {path}")
+    return int(found.group(1))
+
+
+def per_request(jobs: list[Job], workers: int = 2) -> dict[Job, float]:
+    """Instructions per request of each job: two counts each, ``workers`` valgrinds at a time."""
+    runs = [(job, calls) for job in jobs for calls in (FEW, MANY)]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        counts = dict(zip(runs, pool.map(lambda run: instructions(*run), runs), strict=True))
+    return {job: (counts[job, MANY] - counts[job, FEW]) / (MANY - FEW) for job in jobs}
+
+
+# The deciding figure and its targets (issue 15): mcp-otel's overhead over the floor's, and how
+# far two runs of it may differ.
+FLOOR_TARGET = 1.2
+REPRODUCIBLE_WITHIN = 0.05
+# Measured twice (runs A and B): the variants the deciding ratio is made of. Peers once, in run A.
+REPEATED = ("baseline", "floor", "mcp-otel")
+# What is counted: tool calls in memory and over stdio; another request in memory.
+MEASURED = (("tools/call", "memory"), ("tools/call", "stdio"), ("resources/read", "memory"))
+
+
+def run(pythons: dict[int, str]) -> list[dict[str, Any]]:
+    jobs = {
+        (major, operation, transport): [Job(python, v, transport, operation) for v in variants_of(major, operation)]
+        for operation, transport in MEASURED
+        for major, python in pythons.items()
+    }
+    first = [job for group in jobs.values() for job in group]
+    second = [job for job in first if job.variant in REPEATED]
+    print(f"bench: instructions: {2 * (len(first) + len(second))} runs under cachegrind ...", file=sys.stderr)
+    counts_a, counts_b = per_request(first), per_request(second)
+    results = []
+    for (major, operation, transport), group in jobs.items():
+        rows = []
+        for job in group:
+            row = {"variant": job.variant, "description": DESCRIPTIONS[job.variant], "a": round(counts_a[job])}
+            if job in counts_b:
+                row["b"] = round(counts_b[job])
+            rows.append(row)
+        results.append(
+            {
+                "major": major,
+                "transport": transport,
+                "operation": operation,
+                "versions": versions(pythons[major]),
+                "calls": [FEW, MANY],
+                "rows": rows,
+                "ratio_a": _ratio(rows, "a"),
+                "ratio_b": _ratio(rows, "b"),
+            }
+        )
+    return results
+
+
+def _ratio(rows: list[dict[str, Any]], run: str) -> float:
+    by_variant = {row["variant"]: row[run] for row in rows}
+    baseline = by_variant["baseline"]
+    return round((by_variant["mcp-otel"] - baseline) / (by_variant["floor"] - baseline), 3)
+
+
+def versions(python: str) -> dict[str, str]:
+    script = (
+        f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); "
+        "from benchmarks.worker import versions; print(json.dumps(versions()))"
+    )
+    return json.loads(subprocess.run([python, "-c", script], check=True, capture_output=True, text=True).stdout)
+
+
+def markdown(results: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "## Instructions per request (deciding)",
+        "",
+        "Instructions executed per request under valgrind's cachegrind: each variant's worker runs",
+        f"{FEW} and then {MANY} requests after the same start-up, session and warm-up, and the difference",
+        f"divided by {MANY - FEW} is one request's cost, every thread included (the span export thread too)",
+        "and, over stdio, both processes. The hash seed is fixed; counts do not depend on the machine's",
+        "load. Overheads are over the uninstrumented baseline; the floor is the same call plus two SDK",
+        "spans and two histogram records with mcp-otel's attributes, by hand. The deciding figure is",
+        f"mcp-otel's overhead ÷ the floor's, measured twice (runs A and B). Targets: <= {FLOOR_TARGET}, and the",
+        f"two runs within ±{REPRODUCIBLE_WITHIN}.",
+        "",
+        "| SDK | transport | request | floor overhead | mcp-otel overhead | ÷ floor, A | ÷ floor, B "
+        f"| <= {FLOOR_TARGET} | A-B within ±{REPRODUCIBLE_WITHIN} |",
+        "|---|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    for result in results:
+        over = _overheads(result, "a")
+        worst = max(result["ratio_a"], result["ratio_b"])
+        spread = abs(result["ratio_a"] - result["ratio_b"])
+        lines.append(
+            f"| mcp {result['versions'].get('mcp', result['major'])} | {result['transport']} | `{result['operation']}` "
+            f"| {_k(over['floor'])} | {_k(over['mcp-otel'])} | {result['ratio_a']:.2f} | {result['ratio_b']:.2f} "
+            f"| {'met' if worst <= FLOOR_TARGET else 'MISSED'} ({worst:.2f}) "
+            f"| {'met' if spread <= REPRODUCIBLE_WITHIN else 'MISSED'} ({spread:.3f}) |"
+        )
+    lines.append("")
+    for result in results:
+        over = _overheads(result, "a")
+        ours = over["mcp-otel"]
+        lines += [
+            f"### mcp {result['major']}.x, {result['transport']}, `{result['operation']}` (instructions)",
+            "",
+            f"Versions: {', '.join(f'{name} {v}' for name, v in sorted(result['versions'].items()))}.",
+            "",
+            "| variant | what | instructions / request (A) | (B) | overhead (A) | mcp-otel overhead ÷ this |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for row in result["rows"]:
+            overhead = over[row["variant"]]
+            ratio = f"{ours / overhead:.2f}" if overhead > 0 and row["variant"] != "mcp-otel" else "-"
+            second = f"{row['b']:,}" if "b" in row else "-"
+            lines.append(
+                f"| {row['variant']} | {row['description']} | {row['a']:,} | {second} | {_k(overhead)} | {ratio} |"
+            )
+        lines.append("")
+    return lines
+
+
+def _overheads(result: dict[str, Any], run: str) -> dict[str, float]:
+    baseline = next(row[run] for row in result["rows"] if row["variant"] == "baseline")
+    return {row["variant"]: row[run] - baseline for row in result["rows"] if run in row}
+
+
+def _k(instructions: float) -> str:
+    return f"{instructions / 1000:+,.0f}k"
