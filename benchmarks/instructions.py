@@ -36,6 +36,7 @@ class Job:
     variant: str
     transport: str
     operation: str
+    env: tuple[tuple[str, str], ...] = ()  # added to the worker's environment
 
 
 def instructions(job: Job, calls: int) -> int:
@@ -54,7 +55,7 @@ def instructions(job: Job, calls: int) -> int:
             job.operation,
             str(calls),
         ]
-        environment = {**os.environ, "PYTHONHASHSEED": "0"}
+        environment = {**os.environ, **dict(job.env), "PYTHONHASHSEED": "0"}
         subprocess.run(command, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         totals = [_total(path) for path in Path(directory).glob("out.*")]
     return sum(totals)

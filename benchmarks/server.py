@@ -7,6 +7,7 @@ As a script (``python server.py VARIANT``) it serves over stdio, set up for VARI
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -15,22 +16,46 @@ from typing import Any
 import anyio
 
 
-def build() -> Any:
+class Hold:
+    """Holds tool calls in the server's handler until ``release`` is set; ``all_held`` is set once
+    ``count`` calls are held (``scale.py``: calls in flight)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.held = 0
+        self.all_held = anyio.Event()
+        self.release = anyio.Event()
+
+    async def __call__(self) -> None:
+        self.held += 1
+        if self.held == self.count:
+            self.all_held.set()
+        await self.release.wait()
+
+
+def build(hold: Hold | None = None) -> Any:
+    """The server; with ``hold``, each tool call waits in it."""
     logging.getLogger("mcp").setLevel(logging.WARNING)  # the SDK logs every request at INFO
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
-    tool = {"name": "ok", "description": "answers ok", "inputSchema": {"type": "object"}}
+    tools = [{"name": name, "description": "answers ok", "inputSchema": {"type": "object"}} for name in tool_names()]
     content = [types.TextContent(type="text", text="ok")]
+
+    async def held() -> None:
+        if hold is not None:
+            await hold()
+
     if version("mcp").startswith("1."):
         server = Server("bench")
 
         @server.list_tools()
         async def list_tools() -> list[types.Tool]:
-            return [types.Tool(**tool)]
+            return [types.Tool(**tool) for tool in tools]
 
         @server.call_tool()
         async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
+            await held()
             return content
 
         @server.read_resource()
@@ -40,15 +65,26 @@ def build() -> Any:
         return server
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(tools=[types.Tool.model_validate(tool)])
+        return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in tools])
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
+        await held()
         return types.CallToolResult(content=content)
 
     async def on_read_resource(ctx: Any, params: Any) -> Any:
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=str(params.uri), text="ok")])
 
     return Server("bench", on_list_tools=on_list_tools, on_call_tool=on_call_tool, on_read_resource=on_read_resource)
+
+
+# The number of distinct tool names the server lists and the worker calls in turn (``ok`` alone
+# by default): the cost per call with many names (``scale.py``).
+TOOLS_ENV = "MCP_OTEL_BENCH_TOOLS"
+
+
+def tool_names() -> list[str]:
+    count = int(os.environ.get(TOOLS_ENV, "0"))
+    return [f"tool_{index}" for index in range(count)] if count else ["ok"]
 
 
 async def serve(variant: str) -> None:

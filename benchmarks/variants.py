@@ -13,13 +13,14 @@ from typing import Any
 
 # Variants per SDK major; "peers" are other instrumentations, run where they support the major.
 VARIANTS = {
-    1: ["baseline", "floor", "mcp-otel", "traceloop", "logfire", "openinference"],
-    2: ["baseline", "floor", "mcp-otel", "sdk-builtin"],
+    1: ["baseline", "floor", "mcp-otel", "mcp-otel-local", "traceloop", "logfire", "openinference"],
+    2: ["baseline", "floor", "mcp-otel", "mcp-otel-local", "sdk-builtin"],
 }
 DESCRIPTIONS = {
     "baseline": "uninstrumented, no TracerProvider",
     "floor": "uninstrumented call + 2 SDK spans + 2 histogram records by hand, same attributes as mcp-otel's",
     "mcp-otel": "mcp-otel: CLIENT + SERVER span, 2 histogram records",
+    "mcp-otel-local": "mcp-otel with OTEL_INSTRUMENTATION_MCP_PROPAGATE=false (no context on the wire)",
     "sdk-builtin": "mcp 2.x's own spans (SDK TracerProvider set)",
     "traceloop": "Traceloop opentelemetry-instrumentation-mcp",
     "logfire": "logfire.instrument_mcp() (sending off)",
@@ -81,10 +82,10 @@ def set_up(variant: str, operation: str = "tools/call") -> Callable[[Call], Call
         logfire.instrument_mcp()
         return lambda call: call
     sdk_providers(set_global=True)
-    if variant == "mcp-otel":
+    if variant in ("mcp-otel", "mcp-otel-local"):
         from mcp_otel import McpInstrumentor
 
-        McpInstrumentor().instrument()
+        McpInstrumentor().instrument(propagate=variant == "mcp-otel")
     elif variant == "traceloop":
         from opentelemetry.instrumentation.mcp import McpInstrumentor as TraceloopInstrumentor
 

@@ -9,6 +9,7 @@ and exits, so two runs differing only in CALLS differ by exactly those requests'
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -23,15 +24,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import anyio
 
+from benchmarks.server import tool_names
 from benchmarks.variants import RESOURCE, set_up
 
 WARM_UP = 100
 
 
 @asynccontextmanager
-async def session(transport: str, variant: str) -> AsyncIterator[Any]:
+async def session(transport: str, variant: str, server: Any = None) -> AsyncIterator[Any]:
+    """A client session to the benchmark server (in memory: ``server``, by default a new one)."""
     from benchmarks.server import build
 
+    server = build() if server is None else server
     major = int(version("mcp").split(".")[0])
     if transport == "stdio":
         from mcp import ClientSession, StdioServerParameters
@@ -45,12 +49,12 @@ async def session(transport: str, variant: str) -> AsyncIterator[Any]:
     elif major == 1:
         from mcp.shared.memory import create_connected_server_and_client_session
 
-        async with create_connected_server_and_client_session(build()) as client_session:
+        async with create_connected_server_and_client_session(server) as client_session:
             yield client_session
     else:
         from mcp import Client
 
-        async with Client(build(), mode="legacy") as client:
+        async with Client(server, mode="legacy") as client:
             yield client.session
 
 
@@ -58,10 +62,11 @@ async def main(variant: str, transport: str, operation: str, counted: int | None
     wrap = set_up(variant, operation)
     async with session(transport, variant) as client_session:
         await client_session.list_tools()
+        names = itertools.cycle(tool_names())
         if operation == "resources/read":
             call = wrap(lambda: client_session.read_resource(RESOURCE))
         else:
-            call = wrap(lambda: client_session.call_tool("ok", {}))
+            call = wrap(lambda: client_session.call_tool(next(names), {}))
         for _ in range(WARM_UP):
             await call()
         if counted is not None:

@@ -22,7 +22,7 @@ HTTP server span) becomes a link. The handler's own code runs with our span curr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from functools import partial
@@ -153,6 +153,8 @@ class ServerInstrumentation:
         # request's trace id) go to the client side, whose call in flight asked for it.
         self._input_declined = input_declined
         self._cache = AttributeCache()
+        self._textmap: Any = None  # the global propagator _fields were read from
+        self._fields: frozenset[str] = frozenset()
 
     def patches(self) -> list[Patch]:
         return [
@@ -383,7 +385,9 @@ class ServerInstrumentation:
         (setting), the remote span is only a link: the span stays in the server's own trace (or
         starts one), and a client cannot pick its trace id or sampling."""
         try:
-            carrier = common.meta_carrier(meta, propagate.get_global_textmap().fields)
+            carrier = common.meta_carrier(meta, self._propagated_fields())
+            if not carrier:  # nothing came: no context to extract
+                return None, None, []
             remote = propagate.extract(carrier, context=otel_context.Context())
         except Exception:  # a malformed carrier is no context
             return None, None, []
@@ -395,6 +399,15 @@ class ServerInstrumentation:
         ambient = trace.get_current_span().get_span_context()
         links = [Link(ambient)] if ambient.is_valid and ambient.span_id != remote_span.span_id else []
         return remote_span, remote, links
+
+    def _propagated_fields(self) -> Collection[str]:
+        """The fields the global propagator reads, computed again only when it is replaced (a
+        composite propagator builds the set anew on every read)."""
+        textmap = propagate.get_global_textmap()
+        if textmap is not self._textmap:
+            self._fields = frozenset(textmap.fields)
+            self._textmap = textmap
+        return self._fields
 
     def _attributes(self, incoming: common.ServerRequest, request: Request) -> tuple[dict[str, Any], Mapping[str, Any]]:
         """The request's span and metric attributes: what its connection says, then its own id."""

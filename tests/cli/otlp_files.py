@@ -38,7 +38,7 @@ def write_tool_calls(path: Path, calls: int, seed: int = 1) -> Counter[tuple[str
     to ``path``; returns how many calls each (server, outcome) has."""
     provider = TracerProvider(resource=Resource.create({"service.name": "agent"}))
     provider.add_span_processor(
-        BatchSpanProcessor(FileSpanExporter(path), max_queue_size=calls + 1, max_export_batch_size=512)
+        BatchSpanProcessor(FileSpanExporter(path), max_queue_size=calls + 512, max_export_batch_size=512)
     )
     tracer = provider.get_tracer(semconv.INSTRUMENTATION_SCOPE)
     draw = random.Random(seed)

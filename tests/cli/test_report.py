@@ -252,3 +252,24 @@ code = main(["report", sys.argv[1], "--format", "json"])
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
 sys.exit(code)
 """
+
+
+def test_either_parser_gives_the_same_report(tmp_path: Path) -> None:
+    """With the ``fast`` extra (orjson) and without it, the same figures, the same problems."""
+    pytest.importorskip("orjson")
+    path = tmp_path / "spans.jsonl"
+    write_tool_calls(path, 300)
+    with path.open("ab") as file:
+        file.write(b'{"resourceSpans": 7}\n{truncated\n\xff\xfe\n')
+    outputs = []
+    for hide in ("", "import sys; sys.modules['orjson'] = None; "):
+        program = f"{hide}import sys; from mcp_otel.cli import main; sys.exit(main(sys.argv[1:]))"
+        completed = subprocess.run(
+            [sys.executable, "-c", program, "report", str(path), "--format", "json"], capture_output=True, text=True
+        )
+        outputs.append((completed.returncode, json.loads(completed.stdout), completed.stderr.splitlines()))
+    assert outputs[0][0] == 2
+    assert outputs[0][1] == outputs[1][1]
+    assert sum(row["calls"] for row in outputs[0][1]) == 300
+    # Each parser words a bad line its own way; both name the same lines.
+    assert [line.split(": ")[1] for line in outputs[0][2]] == [line.split(": ")[1] for line in outputs[1][2]]
