@@ -6,7 +6,7 @@ SDKS := mcp1 mcp2
 # one (pyenv's, or python3.10 on PATH), so both ends of the range are tested; else on $(PYTHON).
 PYTHON_mcp1 ?= $(or $(wildcard $(shell pyenv prefix 3.10 2>/dev/null)/bin/python3.10),$(shell command -v python3.10 2>/dev/null),$(PYTHON))
 
-.PHONY: demo one-trace test lint typecheck unit lowest bench clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
+.PHONY: demo one-trace test lint typecheck unit lowest bench valgrind clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt requirements/test.txt pyproject.toml
@@ -62,9 +62,10 @@ unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 
 test: lint typecheck stack conformance third-party unit lowest
 
-# Per-call overhead against the floor and the peers (docs/benchmarks.md), a gateway's cost per
-# span and memory per trace held (docs/gateway-sizing.md), then the full soak.
-bench: $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed stack
+# Per-call overhead against the floor and the peers in instructions (cachegrind) and wall clock,
+# mcp-otel report's cost per call, the scale figures (docs/benchmarks.md), a gateway's cost per
+# span and memory per trace held (docs/gateway-sizing.md), then the full soak. About an hour.
+bench: valgrind $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed stack
 	$(VENV)/mcp2/bin/python benchmarks/run.py --python1 $(VENV)/bench-mcp1/bin/python --python2 $(VENV)/mcp2/bin/python
 	$(VENV)/mcp2/bin/python benchmarks/gateway_sizing.py --output docs/gateway-sizing.json
 	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp1/bin/pytest tests/soak -q
@@ -95,6 +96,13 @@ prometheus:
 		echo ">> installing prometheus from Debian"; \
 		$(SUDO) apt-get update -q && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; }
+
+# valgrind (cachegrind counts the benchmark's instructions) from Debian, when missing.
+valgrind:
+	@command -v valgrind >/dev/null || { \
+		echo ">> installing valgrind from Debian"; \
+		$(SUDO) apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends valgrind; }
 
 # Grafana's TraceQL grammar, to parse the dashboards' TraceQL (tests/stack/test_dashboard.py).
 TRACEQL := tests/stack/traceql/node_modules/.package-lock.json
