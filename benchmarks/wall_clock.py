@@ -118,6 +118,7 @@ def markdown(results: list[dict[str, Any]]) -> list[str]:
             "",
             f"Versions: {', '.join(f'{name} {version}' for name, version in sorted(result['versions'].items()))}. "
             f"{result['rounds']} rounds of {result['calls']} calls.",
+            *([f"Measured {result['note']}."] if result.get("note") else []),
             "",
             "| variant | what | median µs/call | IQR µs | overhead µs |",
             "|---|---|---:|---:|---:|",
