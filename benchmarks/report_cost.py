@@ -82,6 +82,7 @@ def markdown(result: dict[str, Any]) -> list[str]:
         'OTLP JSON lines as `mcp-otel run` writes them; µs per call in brackets. "parse" merely parses',
         f'every line; "report" is `mcp-otel report` with that parser (orjson {result["versions"]["orjson"]},',
         "used when installed: `pip install 'mcp-otel[fast]'`).",
+        *(["", f"**{result['note']}**"] if result.get("note") else []),
         "",
         "| calls | MB | parse, json | parse, orjson | report, json | report, orjson | report ÷ fastest parse "
         "| peak MB, report |",
