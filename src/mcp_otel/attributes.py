@@ -132,8 +132,9 @@ class AttributeCache:
     They are a pure function of the request (method, target, URI) and its connection's facts
     (server, protocol version, session, transport), and building them (names bounded, metric
     names admitted) was the largest share of a wrapper's cost (docs/benchmarks.md). At most
-    ``limit`` keys are kept (targets are the caller's names): past that, each is built anew.
-    Callers get their own copy of the span attributes; the metric attributes are shared, read-only.
+    ``limit`` keys are kept (targets are the caller's names, sessions and ports come and go): when
+    full it starts over, so a long-running process keeps its current keys cached. Callers get
+    their own copy of the span attributes; the metric attributes are shared, read-only.
     """
 
     def __init__(self, limit: int = 1024) -> None:
@@ -146,6 +147,7 @@ class AttributeCache:
         entry = self._entries.get(key)
         if entry is None:
             entry = build()
-            if len(self._entries) < self._limit:
-                self._entries[key] = entry
+            if len(self._entries) >= self._limit:
+                self._entries.clear()
+            self._entries[key] = entry
         return dict(entry[0]), entry[1]
