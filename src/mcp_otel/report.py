@@ -364,10 +364,12 @@ def _call(span: dict[str, Any]) -> Call | None:
     # The hot path of a report over millions of spans: the raw values by key in one pass, and
     # only the attributes a call is made of converted.
     raw = {item["key"]: item.get("value") for item in span.get("attributes") or ()}
-    method = _value(raw.get(MCP_METHOD_NAME))
-    if method is None:
+    if MCP_METHOD_NAME not in raw:  # not an MCP request's span: nothing converted
         return None
     attributes = {key: _value(raw[key]) for key in _READ.intersection(raw)}
+    method = attributes[MCP_METHOD_NAME]
+    if method is None:
+        return None
     status = span.get("status") or {}
     outcome = outcome_of_span(attributes, status.get("code") in _STATUS_ERROR)
     if outcome is None:  # an input round or a task creation: not a finished call
