@@ -4,9 +4,14 @@ A variant's worker (``worker.py ... CALLS``) runs twice under cachegrind, with C
 MANY; everything but the extra requests is the same in both runs (start-up, imports, session,
 warm-up, the exit's flush), so (instructions(MANY) - instructions(FEW)) / (MANY - FEW) is the
 cost of one request, every thread included (the span export thread too) and, over stdio, both
-processes (``--trace-children``). The hash seed is fixed. Two runs of one program differ here by
-a few hundredths of a percent, against the tens of percent wall-clock rounds differ by on a
-shared machine. Runs go two at a time: counts do not depend on load.
+processes (``--trace-children``). What would make the two runs differ by more than their extra
+requests is taken out: the hash seed is fixed; the worker freezes its start-up heap before the
+counted requests (a full collection over the imported SDKs, made in one run and not the other,
+was worth ±100k instructions per request); spans are exported when the worker exits, not when a
+timer or a full batch wakes the export thread at a moment that depends on timing (the export's
+work per span is counted all the same). Two runs of one program differ here by a few hundredths
+of a percent, against the tens of percent wall-clock rounds differ by on a shared machine. Runs go
+two at a time: counts do not depend on load.
 """
 
 from __future__ import annotations
@@ -28,6 +33,12 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).with_name("worker.py")
 FEW, MANY = 100, 500
 _SUMMARY = re.compile(r"^summary:\s+(\d+)", re.MULTILINE)
+# Every span kept until exit, exported then (FEW and MANY runs both fit one batch).
+_EXPORT_AT_EXIT = {
+    "OTEL_BSP_SCHEDULE_DELAY": "3600000",
+    "OTEL_BSP_MAX_QUEUE_SIZE": "8192",
+    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "8192",
+}
 
 
 @dataclass(frozen=True)
@@ -55,7 +66,7 @@ def instructions(job: Job, calls: int) -> int:
             job.operation,
             str(calls),
         ]
-        environment = {**os.environ, **dict(job.env), "PYTHONHASHSEED": "0"}
+        environment = {**os.environ, **_EXPORT_AT_EXIT, **dict(job.env), "PYTHONHASHSEED": "0"}
         subprocess.run(command, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         totals = [_total(path) for path in Path(directory).glob("out.*")]
     return sum(totals)
@@ -146,8 +157,11 @@ def markdown(results: list[dict[str, Any]]) -> list[str]:
         "Instructions executed per request under valgrind's cachegrind: each variant's worker runs",
         f"{FEW} and then {MANY} requests after the same start-up, session and warm-up, and the difference",
         f"divided by {MANY - FEW} is one request's cost, every thread included (the span export thread too)",
-        "and, over stdio, both processes. The hash seed is fixed; counts do not depend on the machine's",
-        "load. Overheads are over the uninstrumented baseline; the floor is the same call plus two SDK",
+        "and, over stdio, both processes. The hash seed is fixed, the start-up heap frozen before the",
+        "counted requests (`gc.freeze()`: a full collection over the imported SDKs in one run and not",
+        "the other was worth ±100k instructions per request) and spans exported at exit, not when a",
+        "timer wakes the export thread; counts do not depend on the machine's load. Overheads are over",
+        "the uninstrumented baseline; the floor is the same call plus two SDK",
         "spans and two histogram records with mcp-otel's attributes, by hand. The deciding figure is",
         f"mcp-otel's overhead ÷ the floor's, measured twice (runs A and B). Targets: <= {FLOOR_TARGET}, and the",
         f"two runs within ±{REPRODUCIBLE_WITHIN}.",

@@ -13,12 +13,14 @@ from typing import Any
 
 # Variants per SDK major; "peers" are other instrumentations, run where they support the major.
 VARIANTS = {
-    1: ["baseline", "floor", "mcp-otel", "mcp-otel-local", "traceloop", "logfire", "openinference"],
+    1: ["baseline", "floor", "floor-context", "mcp-otel", "mcp-otel-local", "traceloop", "logfire", "openinference"],
     2: ["baseline", "floor", "mcp-otel", "mcp-otel-local", "sdk-builtin"],
 }
 DESCRIPTIONS = {
     "baseline": "uninstrumented, no TracerProvider",
     "floor": "uninstrumented call + 2 SDK spans + 2 histogram records by hand, same attributes as mcp-otel's",
+    "floor-context": "the floor, its CLIENT span's context injected into params._meta and carried there by the SDK "
+    "(not read at the server)",
     "mcp-otel": "mcp-otel: CLIENT + SERVER span, 2 histogram records",
     "mcp-otel-local": "mcp-otel with OTEL_INSTRUMENTATION_MCP_PROPAGATE=false (no context on the wire)",
     "sdk-builtin": "mcp 2.x's own spans (SDK TracerProvider set)",
@@ -27,7 +29,7 @@ DESCRIPTIONS = {
     "openinference": "OpenInference MCP instrumentation (propagation only)",
 }
 
-Call = Callable[[], Awaitable[Any]]
+Call = Callable[..., Awaitable[Any]]
 # The peers are about tool calls: other requests are measured against the baseline and the floor
 # (and mcp 2.x's own spans, which cover every request).
 OTHER_OPERATION_VARIANTS = ("baseline", "floor", "mcp-otel", "sdk-builtin")
@@ -73,8 +75,8 @@ def set_up(variant: str, operation: str = "tools/call") -> Callable[[Call], Call
     """Configure this process for ``variant``; returns how to wrap each measured ``operation``."""
     if variant == "baseline":
         return lambda call: call
-    if variant == "floor":
-        return _floor(operation)
+    if variant in ("floor", "floor-context"):
+        return _floor(operation, carry_context=variant == "floor-context")
     if variant == "logfire":
         import logfire
 
@@ -132,11 +134,14 @@ POINT_ATTRIBUTES = {
 SPAN_NAMES = {"tools/call": "tools/call ok", "resources/read": "resources/read"}
 
 
-def _floor(operation: str) -> Callable[[Call], Call]:
+def _floor(operation: str, carry_context: bool = False) -> Callable[[Call], Call]:
     """What recording a call costs the SDK at least: two spans and two histogram records with
     mcp-otel's attributes, with a tracer that is not the global one (so mcp 2.x's own spans stay
-    off), and nothing else: no propagation, no classification, no bookkeeping."""
-    from opentelemetry.trace import SpanKind
+    off), and nothing else: no propagation, no classification, no bookkeeping. ``carry_context``
+    (mcp 1.x tool calls): the client span's ``traceparent`` is handed to ``call_tool(meta=...)``,
+    so the SDK carries it in ``params._meta`` as it does mcp-otel's (not read at the server)."""
+    from opentelemetry.propagate import inject
+    from opentelemetry.trace import SpanKind, set_span_in_context
 
     tracer_provider, meter_provider = sdk_providers(set_global=False)
     tracer = tracer_provider.get_tracer("floor")
@@ -154,7 +159,12 @@ def _floor(operation: str) -> Callable[[Call], Call]:
                 tracer.start_as_current_span(name, kind=SpanKind.CLIENT, attributes=attributes) as a,
                 tracer.start_as_current_span(name, kind=SpanKind.SERVER, attributes=attributes) as b,
             ):
-                result = await call()
+                if carry_context:
+                    carrier: dict[str, str] = {}
+                    inject(carrier, context=set_span_in_context(a))
+                    result = await call(meta=carrier)
+                else:
+                    result = await call()
                 a.set_attributes(end)
                 b.set_attributes(end)
             elapsed = time.perf_counter() - started

@@ -15,7 +15,11 @@ from benchmarks.variants import VARIANTS
 
 ROOT = Path(__file__).resolve().parent.parent
 MAJOR = int(version("mcp").split(".")[0])
-OURS = [variant for variant in VARIANTS[MAJOR] if variant in ("baseline", "floor", "mcp-otel", "mcp-otel-local")]
+OURS = [
+    variant
+    for variant in VARIANTS[MAJOR]
+    if variant in ("baseline", "floor", "floor-context", "mcp-otel", "mcp-otel-local")
+]
 
 
 @pytest.mark.parametrize("variant", OURS)

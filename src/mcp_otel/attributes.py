@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from mcp_otel.config import Settings
+from mcp_otel.fields import field
 from mcp_otel.outcome import bounded
 from mcp_otel.semconv import (
     GEN_AI_OPERATION_NAME,
@@ -55,15 +56,6 @@ def shape(method: str) -> MethodShape:
     return METHODS.get(method, _GENERIC)
 
 
-def param(params: Any, key: str) -> Any:
-    """A request parameter, from the wire dict (mcp 2.x) or the typed params (mcp 1.x)."""
-    if params is None:
-        return None
-    if isinstance(params, Mapping):
-        return params.get(key)
-    return getattr(params, key, None)
-
-
 class Request(NamedTuple):
     """One request as both sides describe it: its method and what its parameters name."""
 
@@ -77,8 +69,8 @@ class Request(NamedTuple):
         if method not in KNOWN_METHODS:  # a peer's own method name
             method = bounded(method, settings.max_name_length)
         method_shape = shape(method)
-        target = param(params, "name") if method_shape.target_attribute else None
-        uri = param(params, "uri") if method_shape.has_uri else None
+        target = field(params, "name") if method_shape.target_attribute else None
+        uri = field(params, "uri") if method_shape.has_uri else None
         return cls(
             method,
             None if target is None else bounded(str(target), settings.max_name_length),

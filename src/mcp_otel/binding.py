@@ -40,12 +40,15 @@ def plain_function(wrapped: Any) -> Any:
 
 def arguments_of(wrapped: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], *names: str) -> tuple[Any, ...]:
     """The values of parameters ``names`` in a call of ``wrapped`` (``None`` where absent)."""
-    function = plain_function(wrapped)
     values = []
-    for name in names:
-        slot = argument_slot(function, name)
+    for slot in _slots(plain_function(wrapped), names):  # runs for every request: one cache lookup
         values.append(slot.get(args, kwargs) if slot is not None else None)
     return tuple(values)
+
+
+@lru_cache(maxsize=64)
+def _slots(method: Callable[..., Any], names: tuple[str, ...]) -> tuple[ArgumentSlot | None, ...]:
+    return tuple(argument_slot(method, name) for name in names)
 
 
 @lru_cache(maxsize=32)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_otel.fields import field
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.semconv import (
     CALLER_FAULT_CODES,
@@ -113,7 +114,7 @@ def declined_in(input_responses: object) -> bool:
 def _field(value: object, *names: str) -> Any:
     """A field of a wire dict or a model, by its first name present."""
     for name in names:
-        found = value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+        found = field(value, name)
         if found is not None:
             return found
     return None

@@ -45,7 +45,7 @@ from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
 
 from mcp_otel import binding
 from mcp_otel.adapters import common, fastmcp, v1
-from mcp_otel.attributes import AttributeCache, Request, param, request_attributes
+from mcp_otel.attributes import AttributeCache, Request, request_attributes
 from mcp_otel.classify import (
     classify_client_exception,
     classify_client_result,
@@ -55,6 +55,7 @@ from mcp_otel.classify import (
 )
 from mcp_otel.config import SdkSpans, Settings
 from mcp_otel.content import arguments_attributes, result_attributes
+from mcp_otel.fields import field
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, finish_call
 from mcp_otel.patching import Patch
@@ -432,10 +433,10 @@ class ClientInstrumentation:
             if MCP_PROTOCOL_VERSION not in attributes and (version := common.envelope_protocol_version(params)):
                 attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request before the session knows it
                 metric_attributes = None  # derived with it
-            arguments = param(params, "arguments") if request.is_tool_call else None
+            arguments = field(params, "arguments") if request.is_tool_call else None
             call = self._open(session, request, attributes, metric_attributes, arguments)
             if request.method.startswith(TASKS_METHOD_PREFIX):
-                call.task_id = common.str_or_none(param(params, "taskId"))
+                call.task_id = common.str_or_none(field(params, "taskId"))
             return call
         except Exception as exc:
             report_once("could not start a client span", exc)

@@ -22,19 +22,19 @@ HTTP server span) becomes a link. The handler's own code runs with our span curr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from contextvars import ContextVar
 from functools import partial
 from typing import Any
 
 from opentelemetry import context as otel_context
-from opentelemetry import propagate, trace
+from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel import binding
 from mcp_otel.adapters import common, fastmcp, v1, v2
-from mcp_otel.attributes import AttributeCache, Request, param, request_attributes
+from mcp_otel.attributes import AttributeCache, Request, request_attributes
 from mcp_otel.classify import (
     RpcError,
     classify_callback_crash,
@@ -46,9 +46,11 @@ from mcp_otel.classify import (
 )
 from mcp_otel.config import SdkSpans, Settings
 from mcp_otel.content import arguments_attributes, result_attributes
+from mcp_otel.fields import field
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, bounded, finish_call
 from mcp_otel.patching import Patch
+from mcp_otel.propagation import ContextReader
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     CLIENT_ADDRESS,
@@ -153,8 +155,7 @@ class ServerInstrumentation:
         # request's trace id) go to the client side, whose call in flight asked for it.
         self._input_declined = input_declined
         self._cache = AttributeCache()
-        self._textmap: Any = None  # the global propagator _fields were read from
-        self._fields: frozenset[str] = frozenset()
+        self._context_reader = ContextReader()
 
     def patches(self) -> list[Patch]:
         return [
@@ -339,12 +340,22 @@ class ServerInstrumentation:
         call = self._begin(facts)
         if call is None:
             return await wrapped(*args, **kwargs)
-        with self._current(call), around or nullcontext():
-            try:
+        # Our span current (for the handler's code) and our call findable while it runs; the
+        # tokens by hand, not a context manager: this runs for every request.
+        call_token = _ACTIVE_SERVER_CALL.set(call)
+        context_token = otel_context.attach(trace.set_span_in_context(call.span))
+        try:
+            if around is None:
                 result = await wrapped(*args, **kwargs)
-            except BaseException as exc:
-                self._finish(call, partial(outcome, call, None, exc))
-                raise
+            else:
+                with around:
+                    result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            self._finish(call, partial(outcome, call, None, exc))
+            raise
+        finally:
+            otel_context.detach(context_token)
+            _ACTIVE_SERVER_CALL.reset(call_token)
         self._finish(call, partial(outcome, call, result, None), answer(call, result))
         return result
 
@@ -362,11 +373,11 @@ class ServerInstrumentation:
         attributes, metric_attributes = self._attributes(incoming, request)
         span_attributes = attributes
         if request.is_tool_call and (
-            content := arguments_attributes(param(incoming.params, "arguments"), self._settings)
+            content := arguments_attributes(field(incoming.params, "arguments"), self._settings)
         ):
             span_attributes = {**span_attributes, **content}
         # A round of a multi-round call (2026-07-28) carries the answers to the previous round's input requests.
-        input_responses = param(incoming.params, "inputResponses")
+        input_responses = field(incoming.params, "inputResponses")
         if not isinstance(input_responses, Mapping):  # a peer's value: only a map of answers counts
             input_responses = None
         if input_responses:
@@ -385,10 +396,10 @@ class ServerInstrumentation:
         (setting), the remote span is only a link: the span stays in the server's own trace (or
         starts one), and a client cannot pick its trace id or sampling."""
         try:
-            carrier = common.meta_carrier(meta, self._propagated_fields())
+            carrier = common.meta_carrier(meta, self._context_reader.fields())
             if not carrier:  # nothing came: no context to extract
                 return None, None, []
-            remote = propagate.extract(carrier, context=otel_context.Context())
+            remote = self._context_reader.extract(carrier)
         except Exception:  # a malformed carrier is no context
             return None, None, []
         remote_span = trace.get_current_span(remote).get_span_context()
@@ -399,15 +410,6 @@ class ServerInstrumentation:
         ambient = trace.get_current_span().get_span_context()
         links = [Link(ambient)] if ambient.is_valid and ambient.span_id != remote_span.span_id else []
         return remote_span, remote, links
-
-    def _propagated_fields(self) -> Collection[str]:
-        """The fields the global propagator reads, computed again only when it is replaced (a
-        composite propagator builds the set anew on every read)."""
-        textmap = propagate.get_global_textmap()
-        if textmap is not self._textmap:
-            self._fields = frozenset(textmap.fields)
-            self._textmap = textmap
-        return self._fields
 
     def _attributes(self, incoming: common.ServerRequest, request: Request) -> tuple[dict[str, Any], Mapping[str, Any]]:
         """The request's span and metric attributes: what its connection says, then its own id."""
@@ -446,17 +448,6 @@ class ServerInstrumentation:
         elif peer is not None:
             (attributes[NETWORK_TRANSPORT],) = peer
         return attributes, self._metrics.attributes(attributes)
-
-    @contextmanager
-    def _current(self, call: _ServerCall) -> Iterator[None]:
-        """Our span is current (for the handler's code) and our call findable while it runs."""
-        call_token = _ACTIVE_SERVER_CALL.set(call)
-        context_token = otel_context.attach(trace.set_span_in_context(call.span))
-        try:
-            yield
-        finally:
-            otel_context.detach(context_token)
-            _ACTIVE_SERVER_CALL.reset(call_token)
 
     def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome | ResultType], result: Any = None) -> None:
         record = partial(self._metrics.record, SpanKind.SERVER, call.started, call.metric_attributes)

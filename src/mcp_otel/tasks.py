@@ -23,8 +23,8 @@ from functools import partial
 from typing import Any, Protocol
 
 from mcp_otel.adapters import common, v1
-from mcp_otel.attributes import param
 from mcp_otel.classify import classify_client_exception, classify_client_result
+from mcp_otel.fields import field
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.semconv import METHOD_TASKS_CANCEL, METHOD_TASKS_RESULT, CancelReason, ErrorType, ResultType
 
@@ -80,7 +80,7 @@ class TaskFollower:
             return
         if exc is not None:
             return
-        status = param(result, "status")
+        status = field(result, "status")
         if request.method == METHOD_TASKS_CANCEL:
             followed.cancel_sent = True
         if status == TASK_FAILED:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from mcp_otel.classify import RpcError
+from mcp_otel.fields import field
 
 # mcp 1.x ClientSession keeps only capabilities after initialize; we keep the whole result.
 _V1_INITIALIZE_RESULTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
@@ -151,10 +152,10 @@ def meta_carrier(meta: Any, fields: Collection[str]) -> dict[str, str]:
     if not isinstance(meta, Mapping):
         return {}
     carrier = {}
-    for field in fields:
-        value = meta.get(field)
+    for key in fields:
+        value = meta.get(key)
         if isinstance(value, str) and len(value) <= MAX_CARRIER_VALUE:
-            carrier[field] = value
+            carrier[key] = value
     return carrier
 
 
@@ -174,10 +175,10 @@ def rpc_error_of(exc: BaseException) -> RpcError | None:
 
 def rpc_error_from(error: Any) -> RpcError | None:
     """Code and message of an ``ErrorData``."""
-    code = getattr(error, "code", None)
+    code = field(error, "code")
     if not isinstance(code, int):
         return None
-    message = getattr(error, "message", "")
+    message = field(error, "message")
     return RpcError(code, message if isinstance(message, str) else "")
 
 

@@ -1,0 +1,117 @@
+"""The receiver's context reading: the same context as the global propagator for every carrier
+(the direct reading of a canonical traceparent included), and any other propagator asked itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from opentelemetry import baggage, propagate, trace
+from opentelemetry.baggage.propagation import W3CBaggagePropagator
+from opentelemetry.context import Context
+from opentelemetry.propagators.composite import CompositePropagator
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from mcp_otel.propagation import ContextReader
+
+hex_digits = "0123456789abcdef"
+
+
+def _hex(size: int) -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.text(hex_digits, min_size=size, max_size=size),
+        st.just("0" * size),  # the invalid all-zero id
+        st.text(hex_digits + "ABCDEF", min_size=size, max_size=size),  # uppercase: not W3C
+        st.text(hex_digits, min_size=size - 1, max_size=size + 1),  # wrong length
+    )
+
+
+canonical = st.builds(
+    lambda trace_id, span_id, flags: f"00-{trace_id}-{span_id}-{flags}",
+    st.text(hex_digits, min_size=32, max_size=32),
+    st.text(hex_digits, min_size=16, max_size=16),
+    st.text(hex_digits, min_size=2, max_size=2),
+)
+traceparents = st.one_of(
+    canonical,  # the form read directly: most carriers
+    st.builds(
+        lambda version, trace_id, span_id, flags, tail: f"{version}-{trace_id}-{span_id}-{flags}{tail}",
+        st.sampled_from(["00", "01", "ff", "0g"]),
+        _hex(32),
+        _hex(16),
+        st.sampled_from(["00", "01", "ff", "1"]),
+        st.sampled_from(["", "-extra", " ", "\t", "x"]),
+    ),
+    st.text(max_size=60),
+)
+alone = st.builds(lambda traceparent: {"traceparent": traceparent}, traceparents)
+with_others = st.builds(
+    lambda traceparent, tracestate, entries: {
+        "traceparent": traceparent,
+        **({"tracestate": tracestate} if tracestate is not None else {}),
+        **({"baggage": entries} if entries is not None else {}),
+    },
+    traceparents,
+    st.one_of(st.none(), st.sampled_from(["vendor=value", "a=1,b=2", "bad state"])),
+    st.one_of(st.none(), st.sampled_from(["user=alice", "k=v;p=1"])),
+)
+carriers = st.one_of(alone, with_others)
+
+
+def _seen(context: Context) -> tuple[trace.SpanContext, Mapping[str, object]]:
+    return trace.get_current_span(context).get_span_context(), baggage.get_all(context)
+
+
+@pytest.fixture
+def textmap() -> Iterator[None]:
+    previous = propagate.get_global_textmap()
+    yield
+    propagate.set_global_textmap(previous)
+
+
+@pytest.mark.parametrize(
+    "propagators",
+    [[TraceContextTextMapPropagator(), W3CBaggagePropagator()], [TraceContextTextMapPropagator()]],
+    ids=["tracecontext,baggage", "tracecontext"],
+)
+@given(carrier=carriers)
+def test_the_same_context_as_the_propagator(propagators: list[object], carrier: dict[str, str]) -> None:
+    previous = propagate.get_global_textmap()
+    propagate.set_global_textmap(CompositePropagator(propagators))  # type: ignore[arg-type]
+    try:
+        assert _seen(ContextReader().extract(carrier)) == _seen(propagate.extract(carrier, context=Context()))
+    finally:
+        propagate.set_global_textmap(previous)
+
+
+def test_a_canonical_traceparent_is_read_exactly(textmap: None) -> None:
+    propagate.set_global_textmap(CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()]))
+    carrier = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+    span_context = trace.get_current_span(ContextReader().extract(carrier)).get_span_context()
+    assert span_context == trace.SpanContext(
+        trace_id=0x0AF7651916CD43DD8448EB211C80319C,
+        span_id=0xB7AD6B7169203331,
+        is_remote=True,
+        trace_flags=trace.TraceFlags(1),
+    )
+
+
+class _FixedTraceContext(TraceContextTextMapPropagator):
+    """A subclass with its own extraction: it must be asked, never read around."""
+
+    def extract(self, carrier: object, context: Context | None = None, getter: object = None) -> Context:  # type: ignore[override]
+        span_context = trace.SpanContext(trace_id=7, span_id=9, is_remote=True)
+        return trace.set_span_in_context(trace.NonRecordingSpan(span_context), context)
+
+
+def test_another_propagator_is_asked_and_its_replacement_seen(textmap: None) -> None:
+    reader = ContextReader()
+    carrier = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+    assert trace.get_current_span(reader.extract(carrier)).get_span_context().trace_id != 7
+    propagate.set_global_textmap(CompositePropagator([_FixedTraceContext()]))
+    assert trace.get_current_span(reader.extract(carrier)).get_span_context().trace_id == 7
+    propagate.set_global_textmap(_FixedTraceContext())
+    assert trace.get_current_span(reader.extract(carrier)).get_span_context().span_id == 9
+    assert set(reader.fields()) == {"traceparent", "tracestate"}
