@@ -63,7 +63,7 @@ async def test_a_failing_span_start_still_makes_the_call_without_our_span(
     monkeypatch: pytest.MonkeyPatch, instrument: Callable[..., Any], exporter: InMemorySpanExporter
 ) -> None:
     instrument()
-    monkeypatch.setattr(binding, "argument_slot", explode)
+    monkeypatch.setattr(binding, "arguments_of", explode)  # every span start reads its call's arguments
     async with open_session("memory") as session:
         result = await session.call_tool("ok", {})
     assert result.content[0].text == "ok"
