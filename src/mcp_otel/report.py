@@ -363,10 +363,14 @@ def _calls_in_line(line: bytes, kinds: tuple[int, str]) -> list[Call]:
 def _call(span: dict[str, Any]) -> Call | None:
     # The hot path of a report over millions of spans: the raw values by key in one pass, and
     # only the attributes a call is made of converted.
-    raw = {item["key"]: item.get("value") for item in span.get("attributes") or ()}
+    raw = {}
+    for item in span.get("attributes") or ():
+        key = item["key"]
+        if key in _READ:
+            raw[key] = item.get("value")
     if MCP_METHOD_NAME not in raw:  # not an MCP request's span: nothing converted
         return None
-    attributes = {key: _value(raw[key]) for key in _READ.intersection(raw)}
+    attributes = {key: _value(value) for key, value in raw.items()}
     method = attributes[MCP_METHOD_NAME]
     if method is None:
         return None
