@@ -1,5 +1,5 @@
-"""Reading the sender's trace context from a request: the configured (global) propagator's fields
-and what it extracts from them.
+"""Reading the sender's trace context from a request's ``params._meta``: the configured (global)
+propagator's fields, and what it extracts from them.
 
 Every request a receiver handles goes through here, and the API's W3C ``traceparent`` parser is
 the largest single cost of it (a regular expression search, the match's groups, its
@@ -12,7 +12,7 @@ result as the propagator (tested against it); anything else goes to the propagat
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import propagate, trace
@@ -20,6 +20,8 @@ from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from mcp_otel.adapters.common import meta_carrier
 
 TRACEPARENT = "traceparent"
 # W3C Trace Context, version 00: exactly version-trace_id-parent_id-flags, lowercase hex.
@@ -41,15 +43,14 @@ class ContextReader:
         self._fields: frozenset[str] = frozenset()
         self._direct = False  # the default propagators: a lone canonical traceparent is read directly
 
-    def fields(self) -> Collection[str]:
-        """The carrier keys the global propagator reads (a composite builds the set anew on every
-        read: computed once per propagator)."""
+    def read(self, meta: Any) -> Context | None:
+        """What the global propagator extracts from ``meta`` (its own fields only, bounded) into an
+        empty context; ``None`` when none of its fields came."""
         self._refresh()
-        return self._fields
+        carrier = meta_carrier(meta, self._fields)
+        return self._extract(carrier) if carrier else None
 
-    def extract(self, carrier: Mapping[str, str]) -> Context:
-        """What the global propagator extracts from ``carrier`` into an empty context."""
-        self._refresh()
+    def _extract(self, carrier: Mapping[str, str]) -> Context:
         if self._direct and len(carrier) == 1:
             header = carrier.get(TRACEPARENT)
             found = _CANONICAL_TRACEPARENT.fullmatch(header) if isinstance(header, str) else None
@@ -67,6 +68,8 @@ class ContextReader:
         return propagate.extract(carrier, context=Context())
 
     def _refresh(self) -> None:
+        """Its fields (a composite builds the set anew on every read) and whether it is the
+        default, computed again only when the global propagator is replaced."""
         textmap = propagate.get_global_textmap()
         if textmap is not self._textmap:
             self._fields = frozenset(textmap.fields)

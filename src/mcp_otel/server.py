@@ -396,10 +396,9 @@ class ServerInstrumentation:
         (setting), the remote span is only a link: the span stays in the server's own trace (or
         starts one), and a client cannot pick its trace id or sampling."""
         try:
-            carrier = common.meta_carrier(meta, self._context_reader.fields())
-            if not carrier:  # nothing came: no context to extract
+            remote = self._context_reader.read(meta)
+            if remote is None:  # nothing came: no context to extract
                 return None, None, []
-            remote = self._context_reader.extract(carrier)
         except Exception:  # a malformed carrier is no context
             return None, None, []
         remote_span = trace.get_current_span(remote).get_span_context()
