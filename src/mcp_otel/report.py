@@ -15,7 +15,7 @@ Spans of requests answered with no result yet (an input round, a task creation) 
 Files are streamed a line at a time and every call is added to its summary as it is read, so
 memory does not grow with the number of calls: a summary holds counts and a latency sketch
 (:class:`LatencySketch`, quantiles within 1%), and at most :data:`MAX_GROUPS` summaries are kept.
-With the ``fast`` extra, lines are parsed by orjson (``docs/benchmarks.md`` says what it gains).
+With the ``fast`` extra, lines are parsed by msgspec (``docs/benchmarks.md`` says what it gains).
 """
 
 from __future__ import annotations
@@ -47,11 +47,12 @@ from mcp_otel.semconv import (
     ToolOutcome,
 )
 
-_loads: Callable[[bytes], Any]
 try:  # the ``fast`` extra
-    from orjson import loads as _loads
+    import msgspec
+
+    _FAST = True
 except ImportError:  # the standard library's parser
-    _loads = json.loads
+    _FAST = False
 
 # OTLP JSON enum values: numbers from the OpenTelemetry file exporters, names from some others.
 _KINDS = {"client": (3, "SPAN_KIND_CLIENT"), "server": (2, "SPAN_KIND_SERVER")}
@@ -336,11 +337,12 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def _calls_in_line(line: bytes, kinds: tuple[int, str]) -> list[Call]:
-    """The calls of one line's spans of ``kinds``; the whole line is refused if it is malformed."""
+def _calls_in_json_line(line: bytes, kinds: tuple[int, str]) -> list[Call]:
+    """The calls of one line's spans of ``kinds``, parsed by the standard library; the whole line
+    is refused if it is malformed."""
     try:
-        document = _loads(line)
-    except json.JSONDecodeError as exc:  # orjson's error is one too
+        document = json.loads(line)
+    except json.JSONDecodeError as exc:
         raise ReportError(f"not JSON ({exc.msg} at column {exc.colno})") from None
     except UnicodeDecodeError:
         raise ReportError("not UTF-8 text") from None
@@ -353,29 +355,139 @@ def _calls_in_line(line: bytes, kinds: tuple[int, str]) -> list[Call]:
         for resource in document["resourceSpans"]:
             for scope in resource.get("scopeSpans") or ():
                 for span in scope.get("spans") or ():
-                    if span.get("kind") in kinds and (call := _call(span)) is not None:
+                    if span.get("kind") not in kinds:
+                        continue
+                    raw = {}
+                    for item in span.get("attributes") or ():
+                        if (key := item["key"]) in _READ:
+                            raw[key] = item.get("value")
+                    if MCP_METHOD_NAME not in raw:  # not an MCP request's span: nothing converted
+                        continue
+                    call = _call(
+                        {key: _value(value) for key, value in raw.items()},
+                        (span.get("status") or {}).get("code"),
+                        span.get("startTimeUnixNano"),
+                        span.get("endTimeUnixNano"),
+                    )
+                    if call is not None:
                         calls.append(call)
     except (AttributeError, TypeError, KeyError, ValueError) as exc:
         raise ReportError(f"not OTLP JSON spans ({type(exc).__name__}: {exc})") from None
     return calls
 
 
-def _call(span: dict[str, Any]) -> Call | None:
-    # The hot path of a report over millions of spans: the raw values by key in one pass, and
-    # only the attributes a call is made of converted.
-    raw = {}
-    for item in span.get("attributes") or ():
-        key = item["key"]
-        if key in _READ:
-            raw[key] = item.get("value")
-    if MCP_METHOD_NAME not in raw:  # not an MCP request's span: nothing converted
+def _value(value: dict[str, Any] | None) -> Any:
+    """An OTLP JSON AnyValue (int64 values come as strings)."""
+    if not value:
         return None
-    attributes = {key: _value(value) for key, value in raw.items()}
+    if "stringValue" in value:
+        return value["stringValue"]
+    for key in ("boolValue", "doubleValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        return int(value["intValue"])
+    return None
+
+
+if _FAST:
+    # The fields of an OTLP JSON line a call is made of, as typed structs: msgspec skips every
+    # other field while parsing and builds no dictionaries, which is most of what it gains.
+
+    class _AnyValue(msgspec.Struct, gc=False):
+        """The scalar kinds of an OTLP AnyValue (int64 values come as strings)."""
+
+        stringValue: str | None = None
+        boolValue: bool | None = None
+        doubleValue: float | None = None
+        intValue: int | str | None = None
+
+    class _KeyValue(msgspec.Struct, gc=False):
+        key: str
+        value: _AnyValue | None = None
+
+    class _Status(msgspec.Struct, gc=False):
+        code: int | str | None = None
+
+    class _Span(msgspec.Struct, gc=False):
+        kind: int | str | None = None
+        startTimeUnixNano: int | str | None = None
+        endTimeUnixNano: int | str | None = None
+        attributes: list[_KeyValue] | None = None
+        status: _Status | None = None
+
+    class _ScopeSpans(msgspec.Struct, gc=False):
+        spans: list[_Span] | None = None
+
+    class _ResourceSpans(msgspec.Struct, gc=False):
+        scopeSpans: list[_ScopeSpans] | None = None
+
+    class _Line(msgspec.Struct, gc=False):
+        resourceSpans: list[_ResourceSpans] | msgspec.UnsetType = msgspec.UNSET
+
+    _decode = msgspec.json.Decoder(_Line).decode
+
+    def _calls_in_typed_line(line: bytes, kinds: tuple[int, str]) -> list[Call]:
+        """The calls of one line's spans of ``kinds``, parsed by msgspec; the whole line is refused
+        if it is malformed (also when a field a call is made of has the wrong type)."""
+        try:
+            document = _decode(line)
+        except msgspec.ValidationError as exc:
+            if "$." not in str(exc):  # the line itself is not an object
+                raise ReportError("not an OTLP JSON object") from None
+            raise ReportError(f"not OTLP JSON spans ({exc})") from None
+        except msgspec.DecodeError as exc:
+            raise ReportError(f"not JSON ({exc})") from None
+        calls = []
+        try:
+            for resource in document.resourceSpans or ():
+                for scope in resource.scopeSpans or ():
+                    for span in scope.spans or ():
+                        if span.kind not in kinds:
+                            continue
+                        attributes = {}
+                        for attribute in span.attributes or ():
+                            if (key := attribute.key) in _READ:
+                                value = attribute.value
+                                attributes[key] = (
+                                    value.stringValue
+                                    if value is not None and value.stringValue is not None
+                                    else _scalar(value)
+                                )
+                        if MCP_METHOD_NAME not in attributes:
+                            continue
+                        call = _call(
+                            attributes,
+                            span.status and span.status.code,
+                            span.startTimeUnixNano,
+                            span.endTimeUnixNano,
+                        )
+                        if call is not None:
+                            calls.append(call)
+        except (TypeError, ValueError) as exc:
+            raise ReportError(f"not OTLP JSON spans ({type(exc).__name__}: {exc})") from None
+        return calls
+
+    def _scalar(value: _AnyValue | None) -> Any:
+        if value is None:
+            return None
+        for scalar in (value.stringValue, value.boolValue, value.doubleValue):
+            if scalar is not None:
+                return scalar
+        return None if value.intValue is None else int(value.intValue)
+
+    _calls_in_line = _calls_in_typed_line
+else:
+    _calls_in_line = _calls_in_json_line
+
+
+def _call(attributes: dict[str, Any], status_code: Any, start: Any, end: Any) -> Call | None:
+    """The call a span of an MCP request states, from its attributes a call is made of (converted),
+    its status code and its start and end times; ``None`` for a request with no result yet."""
     method = attributes[MCP_METHOD_NAME]
     if method is None:
         return None
-    status = span.get("status") or {}
-    outcome = outcome_of_span(attributes, status.get("code") in _STATUS_ERROR)
+    outcome = outcome_of_span(attributes, status_code in _STATUS_ERROR)
     if outcome is None:  # an input round or a task creation: not a finished call
         return None
     error_type = attributes.get(ERROR_TYPE) if outcome is ToolOutcome.FAILED else None
@@ -391,21 +503,7 @@ def _call(span: dict[str, Any]) -> Call | None:
         str(method),
         outcome,
         None if error_type is None else str(error_type),
-        (int(span["endTimeUnixNano"]) - int(span["startTimeUnixNano"])) / 1e9,
+        (int(end) - int(start)) / 1e9,
         MCP_REQUEST_OUTCOME not in attributes and TOOL_OUTCOME not in attributes,
         reason == INPUT_DECLINED,
     )
-
-
-def _value(value: dict[str, Any] | None) -> Any:
-    """An OTLP JSON AnyValue (int64 values come as strings)."""
-    if not value:
-        return None
-    if "stringValue" in value:
-        return value["stringValue"]
-    for key in ("boolValue", "doubleValue"):
-        if key in value:
-            return value[key]
-    if "intValue" in value:
-        return int(value["intValue"])
-    return None

@@ -255,14 +255,14 @@ sys.exit(code)
 
 
 def test_either_parser_gives_the_same_report(tmp_path: Path) -> None:
-    """With the ``fast`` extra (orjson) and without it, the same figures, the same problems."""
-    pytest.importorskip("orjson")
+    """With the ``fast`` extra (msgspec) and without it, the same figures, the same problems."""
+    pytest.importorskip("msgspec")
     path = tmp_path / "spans.jsonl"
     write_tool_calls(path, 300)
     with path.open("ab") as file:
         file.write(b'{"resourceSpans": 7}\n{truncated\n\xff\xfe\n')
     outputs = []
-    for hide in ("", "import sys; sys.modules['orjson'] = None; "):
+    for hide in ("", "import sys; sys.modules['msgspec'] = None; "):
         program = f"{hide}import sys; from mcp_otel.cli import main; sys.exit(main(sys.argv[1:]))"
         completed = subprocess.run(
             [sys.executable, "-c", program, "report", str(path), "--format", "json"], capture_output=True, text=True
