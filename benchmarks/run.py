@@ -68,7 +68,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--python1", required=True, help="python of the mcp 1.x benchmark environment")
     parser.add_argument("--python2", required=True, help="python of the mcp 2.x benchmark environment")
-    parser.add_argument("--measure", nargs="+", choices=list(SECTIONS), default=list(SECTIONS))
+    # --measure with no section: the document rendered again from the JSON, nothing measured.
+    parser.add_argument("--measure", nargs="*", choices=list(SECTIONS), default=list(SECTIONS))
     parser.add_argument("--rounds", type=int, default=15, help="wall clock: rounds")
     parser.add_argument("--calls", type=int, default=300, help="wall clock: calls per round")
     parser.add_argument("--markdown", type=Path, default=Path("docs/benchmarks.md"))
