@@ -525,13 +525,20 @@ def test_jaeger_search_for_failed_calls_finds_exactly_them(stack: Stack) -> None
 def test_jaeger_monitor_tab_reads_the_collectors_span_metrics(stack: Stack) -> None:
     """Jaeger's SPM (Monitor tab) reads the collector's span metrics from Prometheus: the agent's
     tool calls have a call rate, and an error rate that counts failed calls (status ERROR) only."""
+    # Jaeger's rate range is ratePer, in whole seconds (Prometheus 2 takes no fractions): its last
+    # point's range starts where the window does and covers the second round, so each series was
+    # created before it and the calls and errors of one flush extrapolate alike (a range reaching
+    # into the first round, where a server's error series starts later than its calls, does not).
+    window_ms = int(stack.window.removesuffix("ms"))
+    start_ms = int(stack.at * 1000) - window_ms
+    rate_ms = math.ceil(window_ms / 1000) * 1000
     params = {
         "service": AGENT_SERVICE,
         "spanKind": "client",
-        "endTs": int(stack.at * 1000),
+        "endTs": start_ms + rate_ms,
         "lookback": 120_000,
         "step": 1000,
-        "ratePer": 60_000,
+        "ratePer": rate_ms,
         "groupByOperation": "true",
     }
     figures = {}
