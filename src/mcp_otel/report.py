@@ -357,14 +357,14 @@ def _calls_in_json_line(line: bytes, kinds: tuple[int, str]) -> list[Call]:
                 for span in scope.get("spans") or ():
                     if span.get("kind") not in kinds:
                         continue
-                    raw = {}
+                    attributes = {}
                     for item in span.get("attributes") or ():
                         if (key := item["key"]) in _READ:
-                            raw[key] = item.get("value")
-                    if MCP_METHOD_NAME not in raw:  # not an MCP request's span: nothing converted
+                            attributes[key] = _value(item.get("value"))
+                    if MCP_METHOD_NAME not in attributes:  # not an MCP request's span
                         continue
                     call = _call(
-                        {key: _value(value) for key, value in raw.items()},
+                        attributes,
                         (span.get("status") or {}).get("code"),
                         span.get("startTimeUnixNano"),
                         span.get("endTimeUnixNano"),
@@ -448,7 +448,7 @@ if _FAST:
                         attributes = {}
                         for attribute in span.attributes or ():
                             if (key := attribute.key) in _READ:
-                                value = attribute.value
+                                value = attribute.value  # a string, nearly always: read inline
                                 attributes[key] = (
                                     value.stringValue
                                     if value is not None and value.stringValue is not None

@@ -88,6 +88,9 @@ def test_both_parsers_read_every_line_alike(document: dict[str, Any]) -> None:
         b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"kind": 3, "attributes": 7}]}]}]}',
         b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"kind": 3, "attributes": [{"value": {}}]}]}]}]}',
         b'{"resourceSpans": [{"scopeSpans": 5}]}',
+        # A span that is no MCP request's, with a malformed value of an attribute a call reads.
+        b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"kind": 3, "attributes": '
+        b'[{"key": "error.type", "value": {"intValue": "x"}}]}]}]}]}',
         # An MCP request's span without its times.
         b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"kind": 3, "attributes": '
         b'[{"key": "mcp.method.name", "value": {"stringValue": "tools/call"}}]}]}]}]}',
