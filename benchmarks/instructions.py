@@ -150,21 +150,32 @@ def versions(python: str) -> dict[str, str]:
     return json.loads(subprocess.run([python, "-c", script], check=True, capture_output=True, text=True).stdout)
 
 
-def _carrying_share(results: list[dict[str, Any]]) -> list[str]:
-    """What carrying the context costs the 1.x SDK, as a share of the floor: what is left of the
-    target for everything else a propagating instrumentation does."""
+def _propagating_floor(results: list[dict[str, Any]]) -> list[str]:
+    """On mcp 1.x, what carrying the context costs the SDK and what the least instrumentation that
+    propagates costs, as shares of the floor: how much of the target is left for, and taken by,
+    everything else mcp-otel does."""
     lines = []
     for result in results:
         over = _overheads(result, "a")
-        if over.get("floor-context", 0) > 0 and over["floor"] > 0:
-            share = over["floor-context"] / over["floor"] - 1
-            left = FLOOR_TARGET - 1 - share
-            leaves = f"{left:.2f} of one" if left > 0 else f"nothing ({left:.2f})"
-            lines.append(
-                f"- mcp {result['major']}.x, {result['transport']}: carrying the context costs the SDK "
-                f"{share:.2f} of a floor, which leaves {leaves} under the "
-                f"{FLOOR_TARGET} target for all else an instrumentation that propagates does."
+        if over.get("floor-context", 0) <= 0 or over["floor"] <= 0:
+            continue
+        carrying = over["floor-context"] / over["floor"] - 1
+        line = (
+            f"- mcp {result['major']}.x, {result['transport']}: carrying the context costs the SDK "
+            f"{carrying:.2f} of a floor"
+        )
+        if over.get("floor-propagated", 0) > 0:
+            least = over["floor-propagated"] / over["floor"]
+            ours = (over["mcp-otel"] - over["floor-propagated"]) / over["floor"]
+            verdict = "meets" if least <= FLOOR_TARGET else "misses"
+            line += (
+                f"; the least instrumentation that propagates (floor-propagated) costs {least:.2f} floors, "
+                f"and so {verdict} the {FLOOR_TARGET} target itself; mcp-otel's own work above it "
+                f"(classification, bookkeeping, suppression, the hooks that see cancels) is {ours:.2f} of a floor."
             )
+        else:
+            line += "."
+        lines.append(line)
     return ["", *lines] if lines else []
 
 
@@ -185,19 +196,22 @@ def markdown(results: list[dict[str, Any]]) -> list[str]:
         f"two runs within ±{REPRODUCIBLE_WITHIN}.",
         "",
         "| SDK | transport | request | floor overhead | mcp-otel overhead | ÷ floor, A | ÷ floor, B "
-        f"| <= {FLOOR_TARGET} | A-B within ±{REPRODUCIBLE_WITHIN} | ÷ floor-context |",
-        "|---|---|---|---:|---:|---:|---:|---|---|---:|",
+        f"| <= {FLOOR_TARGET} | A-B within ±{REPRODUCIBLE_WITHIN} | ÷ floor-context | ÷ floor-propagated |",
+        "|---|---|---|---:|---:|---:|---:|---|---|---:|---:|",
     ]
     for result in results:
         over = _overheads(result, "a")
         worst = max(result["ratio_a"], result["ratio_b"])
         spread = abs(result["ratio_a"] - result["ratio_b"])
-        with_context = f"{over['mcp-otel'] / over['floor-context']:.2f}" if over.get("floor-context", 0) > 0 else "-"
+        with_context, propagated = (
+            f"{over['mcp-otel'] / over[variant]:.2f}" if over.get(variant, 0) > 0 else "-"
+            for variant in ("floor-context", "floor-propagated")
+        )
         lines.append(
             f"| mcp {result['versions'].get('mcp', result['major'])} | {result['transport']} | `{result['operation']}` "
             f"| {_k(over['floor'])} | {_k(over['mcp-otel'])} | {result['ratio_a']:.2f} | {result['ratio_b']:.2f} "
             f"| {'met' if worst <= FLOOR_TARGET else 'MISSED'} ({worst:.2f}) "
-            f"| {'met' if spread <= REPRODUCIBLE_WITHIN else 'MISSED'} ({spread:.3f}) | {with_context} |"
+            f"| {'met' if spread <= REPRODUCIBLE_WITHIN else 'MISSED'} ({spread:.3f}) | {with_context} | {propagated} |"
         )
     lines += [
         "",
@@ -205,8 +219,10 @@ def markdown(results: list[dict[str, Any]]) -> list[str]:
         "context is injected into `params._meta` and carried there by the SDK. mcp 2.x carries the",
         "context in every variant (its baseline included); on mcp 1.x carrying it is work the SDK does",
         "for any instrumentation that propagates (it validates `_meta` against each member of its",
-        "request union it tries), which the plain floor does not pay.",
-        *_carrying_share(results),
+        "request union it tries), which the plain floor does not pay. ÷ floor-propagated: over the",
+        "least instrumentation that propagates, two wrapt patches that carry the context, read it at",
+        "the server and record the floor's spans and points, and do nothing else.",
+        *_propagating_floor(results),
         "",
         "Counts are exact for one program in one environment, not for a neighbour: a change that only",
         "moves memory (one more byte in the environment) moves a per-request figure by up to about 15k",

@@ -13,7 +13,10 @@ from typing import Any
 
 # Variants per SDK major; "peers" are other instrumentations, run where they support the major.
 VARIANTS = {
-    1: ["baseline", "floor", "floor-context", "mcp-otel", "mcp-otel-local", "traceloop", "logfire", "openinference"],
+    1: [
+        *("baseline", "floor", "floor-context", "floor-propagated", "mcp-otel", "mcp-otel-local"),
+        *("traceloop", "logfire", "openinference"),
+    ],
     2: ["baseline", "floor", "mcp-otel", "mcp-otel-local", "sdk-builtin"],
 }
 DESCRIPTIONS = {
@@ -21,6 +24,9 @@ DESCRIPTIONS = {
     "floor": "uninstrumented call + 2 SDK spans + 2 histogram records by hand, same attributes as mcp-otel's",
     "floor-context": "the floor, its CLIENT span's context injected into params._meta and carried there by the SDK "
     "(not read at the server)",
+    "floor-propagated": "the floor made by two wrapt patches (call_tool, the server's _handle_request) that carry the "
+    "CLIENT span's context in params._meta and make the SERVER span its child, nothing else: the least an "
+    "instrumentation that propagates does",
     "mcp-otel": "mcp-otel: CLIENT + SERVER span, 2 histogram records",
     "mcp-otel-local": "mcp-otel with OTEL_INSTRUMENTATION_MCP_PROPAGATE=false (no context on the wire)",
     "sdk-builtin": "mcp 2.x's own spans (SDK TracerProvider set)",
@@ -77,6 +83,8 @@ def set_up(variant: str, operation: str = "tools/call") -> Callable[[Call], Call
         return lambda call: call
     if variant in ("floor", "floor-context"):
         return _floor(operation, carry_context=variant == "floor-context")
+    if variant == "floor-propagated":
+        return _floor_propagated(operation)
     if variant == "logfire":
         import logfire
 
@@ -132,6 +140,7 @@ POINT_ATTRIBUTES = {
     for operation, attributes in SPAN_ATTRIBUTES.items()
 }
 SPAN_NAMES = {"tools/call": "tools/call ok", "resources/read": "resources/read"}
+_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
 
 
 def _floor(operation: str, carry_context: bool = False) -> Callable[[Call], Call]:
@@ -146,9 +155,8 @@ def _floor(operation: str, carry_context: bool = False) -> Callable[[Call], Call
     tracer_provider, meter_provider = sdk_providers(set_global=False)
     tracer = tracer_provider.get_tracer("floor")
     meter = meter_provider.get_meter("floor")
-    buckets = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
-    client = meter.create_histogram("client", unit="s", explicit_bucket_boundaries_advisory=buckets)
-    server = meter.create_histogram("server", unit="s", explicit_bucket_boundaries_advisory=buckets)
+    client = meter.create_histogram("client", unit="s", explicit_bucket_boundaries_advisory=_BUCKETS)
+    server = meter.create_histogram("server", unit="s", explicit_bucket_boundaries_advisory=_BUCKETS)
     name, attributes = SPAN_NAMES[operation], SPAN_ATTRIBUTES[operation]
     end, point = END_ATTRIBUTES[operation], POINT_ATTRIBUTES[operation]
 
@@ -175,3 +183,58 @@ def _floor(operation: str, carry_context: bool = False) -> Callable[[Call], Call
         return measured
 
     return wrap
+
+
+def _floor_propagated(operation: str, providers: tuple[Any, Any] | None = None) -> Callable[[Call], Call]:
+    """The floor as the least instrumentation that propagates would make it (mcp 1.x tool calls):
+    ``ClientSession.call_tool`` and ``Server._handle_request`` wrapped with wrapt, the CLIENT
+    span's context handed to ``call_tool(meta=...)``, the SERVER span a child of what the server
+    extracts from ``params._meta``; the same spans, attributes and points as the floor, and no
+    classification, bookkeeping or suppression. Both patches are installed in each process (over
+    stdio the client's fires in the worker, the server's in the server). ``providers``: the
+    tracer and meter providers to record with (default: the benchmark's, not the global ones)."""
+    import wrapt
+    from opentelemetry import context, propagate
+    from opentelemetry.trace import SpanKind, set_span_in_context
+
+    tracer_provider, meter_provider = providers or sdk_providers(set_global=False)
+    tracer = tracer_provider.get_tracer("floor")
+    meter = meter_provider.get_meter("floor")
+    client = meter.create_histogram("client", unit="s", explicit_bucket_boundaries_advisory=_BUCKETS)
+    server = meter.create_histogram("server", unit="s", explicit_bucket_boundaries_advisory=_BUCKETS)
+    name, attributes = SPAN_NAMES[operation], SPAN_ATTRIBUTES[operation]
+    end, point = END_ATTRIBUTES[operation], POINT_ATTRIBUTES[operation]
+
+    async def call_tool(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        started = time.perf_counter()
+        span = tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
+        token = context.attach(set_span_in_context(span))
+        try:
+            carrier: dict[str, str] = {}
+            propagate.inject(carrier)
+            result = await wrapped(*args, **kwargs, meta=carrier)
+        finally:
+            context.detach(token)
+        span.set_attributes(end)
+        span.end()
+        client.record(time.perf_counter() - started, point)
+        return result
+
+    async def handle_request(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        started = time.perf_counter()
+        meta = args[0].request_meta  # the RequestResponder's params._meta (extras: the carrier)
+        parent = propagate.extract(meta.model_extra) if meta is not None else None
+        span = tracer.start_span(name, context=parent, kind=SpanKind.SERVER, attributes=attributes)
+        token = context.attach(set_span_in_context(span))
+        try:
+            result = await wrapped(*args, **kwargs)
+        finally:
+            context.detach(token)
+        span.set_attributes(end)
+        span.end()
+        server.record(time.perf_counter() - started, point)
+        return result
+
+    wrapt.wrap_function_wrapper("mcp.client.session", "ClientSession.call_tool", call_tool)
+    wrapt.wrap_function_wrapper("mcp.server.lowlevel.server", "Server._handle_request", handle_request)
+    return lambda call: call

@@ -18,7 +18,7 @@ MAJOR = int(version("mcp").split(".")[0])
 OURS = [
     variant
     for variant in VARIANTS[MAJOR]
-    if variant in ("baseline", "floor", "floor-context", "mcp-otel", "mcp-otel-local")
+    if variant in ("baseline", "floor", "floor-context", "floor-propagated", "mcp-otel", "mcp-otel-local")
 ]
 
 
@@ -33,6 +33,50 @@ def test_a_counted_worker_makes_its_calls_and_exits(variant: str, transport: str
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == ""
+
+
+# floor-propagated's spans, recorded in memory: (kind, trace id, span id, parent span id) per span.
+_PROPAGATED_SPANS = """
+import asyncio, json, sys
+sys.path.insert(0, sys.argv[1])
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from benchmarks import variants
+from benchmarks.worker import session
+
+exporter = InMemorySpanExporter()
+tracer_provider = TracerProvider()
+tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+variants._floor_propagated("tools/call", (tracer_provider, MeterProvider()))
+
+async def main():
+    async with session("memory", "floor-propagated") as client_session:
+        await client_session.call_tool("ok", {})
+
+asyncio.run(main())
+print(json.dumps([
+    [span.kind.name, span.context.trace_id, span.context.span_id, span.parent.span_id if span.parent else None]
+    for span in exporter.get_finished_spans()
+]))
+"""
+
+
+@pytest.mark.skipif(MAJOR != 1, reason="floor-propagated is an mcp 1.x variant")
+def test_floor_propagated_makes_one_trace_of_two_spans() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-c", _PROPAGATED_SPANS, str(ROOT)], capture_output=True, text=True, timeout=120, check=True
+    )
+    # The call's SERVER span ends first; then, before the call returns, the SDK's client lists the
+    # tools (output schemas): a SERVER span in a trace of its own (nothing is injected); then the
+    # call's CLIENT span.
+    served, listed, called = json.loads(completed.stdout)
+    assert [listed[0], served[0], called[0]] == ["SERVER", "SERVER", "CLIENT"]
+    assert listed[3] is None
+    assert listed[1] != called[1]
+    assert served[1] == called[1]  # one trace
+    assert served[3] == called[2]  # the SERVER span is the CLIENT span's child
 
 
 def test_calls_in_flight_are_held_and_their_memory_attributed() -> None:
