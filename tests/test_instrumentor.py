@@ -34,7 +34,6 @@ if MCP_MAJOR == 1:
         ("mcp.shared.session", "BaseSession", "send_notification"),
         ("mcp.server.lowlevel.server", "Server", "_handle_request"),
         ("mcp.shared.session", "RequestResponder", "respond"),
-        ("mcp.shared.session", "BaseSession", "_receive_loop"),
         ("mcp.server.fastmcp.server", None, "stdio_server"),
     ]
 else:

@@ -70,18 +70,20 @@ def unfinished(result: object) -> ResultType | None:
     """What a request was answered with when it is not its result yet (the protocol's
     ``resultType``: ``input_required``, ``task``; mcp 1.x's ``CreateTaskResult`` has a ``task``
     and no ``resultType``), else ``None``."""
-    if isinstance(result, Mapping):
+    # Models first (what the SDKs return): an ABC check is a Python call, a dict check is not.
+    fields = None if isinstance(result, dict) else getattr(result, "__dict__", None)
+    if isinstance(fields, dict):
+        tag = fields.get("result_type")
+        task = fields.get("task")
+    elif isinstance(result, Mapping):
         tag = result.get("resultType")
         task = result.get("task")
     else:
-        fields = getattr(result, "__dict__", None)
-        if not isinstance(fields, dict):
-            return None
-        tag = fields.get("result_type")
-        task = fields.get("task")
-    if tag == ResultType.INPUT_REQUIRED.value:
+        return None
+    # A str enum compares equal to its value (and ``.value`` is a Python-level descriptor call).
+    if tag == ResultType.INPUT_REQUIRED:
         return ResultType.INPUT_REQUIRED
-    if tag == ResultType.TASK.value or (tag is None and task is not None and _field(task, "taskId", "task_id")):
+    if tag == ResultType.TASK or (tag is None and task is not None and _field(task, "taskId", "task_id")):
         return ResultType.TASK
     return None
 
@@ -106,7 +108,7 @@ def elicitation_action(answer: object) -> str | None:
 def declined_in(input_responses: object) -> bool:
     """Whether a round's ``inputResponses`` (2026-07-28) hold an elicitation the person declined
     or dismissed (only the ``action`` of each response is read, never its content)."""
-    if not isinstance(input_responses, Mapping):
+    if input_responses is None or not isinstance(input_responses, Mapping):
         return False
     return any(elicitation_action(response) in DECLINING_ACTIONS for response in input_responses.values())
 

@@ -10,7 +10,7 @@ rule 4), and :func:`finish_span` is the one place that sets span status, ``error
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -55,6 +55,8 @@ class CallOutcome:
     # Server side: the caller sent a request the server could not serve (-32602 ...). Still a
     # failed call, but not the server's error, so the span status stays UNSET (semconv).
     caller_fault: bool = False
+    # Its point attributes for (other requests, tool calls), built once: read for every span and point.
+    _points: tuple[Mapping[str, str], Mapping[str, str]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.outcome is Outcome.FAILED:
@@ -73,6 +75,8 @@ class CallOutcome:
                 raise ValueError("an ok outcome has no cancel reason or error code")
             if self.outcome is Outcome.CANCELLED and self.cancel_reason is None:
                 raise ValueError("a cancelled outcome needs a cancel reason")
+        other, tool = (_point_attributes(self.outcome, self.error_type, self.cancel_reason, t) for t in (False, True))
+        object.__setattr__(self, "_points", (other, tool))
 
     @classmethod
     def ok(cls) -> CallOutcome:
@@ -113,10 +117,7 @@ class CallOutcome:
         """The outcome's attributes on a metric point: the same strings as on the span (shared:
         not to be changed). The cancel reason is on points too, so that dashboards can show a
         person's declines apart from other cancels."""
-        return _point_attributes(self.outcome, self.error_type, self.cancel_reason, method == METHOD_TOOLS_CALL)
-
-
-_OK = CallOutcome(Outcome.OK)
+        return self._points[method == METHOD_TOOLS_CALL]
 
 
 @lru_cache(maxsize=512)
@@ -134,6 +135,9 @@ def _point_attributes(
         if tool_call:
             attributes[TOOL_CANCEL_REASON] = cancel_reason.value
     return attributes
+
+
+_OK = CallOutcome(Outcome.OK)
 
 
 def finish_span(

@@ -8,7 +8,7 @@ That is every request a server handles from its clients (``tools/call``, ``resou
   call time, so servers built before ``instrument()`` are covered; ``ServerSession._received_request``
   answers ``initialize`` itself. mcp 1.x clients: ``ClientSession._received_request``. On both,
   ``RequestResponder.respond`` tells what was answered, the responder knows whether the peer
-  cancelled, and ``BaseSession._receive_loop`` ending tells that the peer hung up.
+  cancelled, and the session's read stream whether the peer hung up.
 * mcp 2.x servers (lowlevel ``Server``, ``MCPServer``, fastmcp 4.x): ``ServerRunner._on_request``,
   one runner per connection, sees the dispatch context (``cancel_requested``, transport kind)
   and every transport and protocol era. mcp 2.x clients: ``ClientSession._on_request``, the
@@ -164,7 +164,6 @@ class ServerInstrumentation:
             Patch("mcp.server.session", "ServerSession._received_request", self._v1_initialize, optional=True),
             Patch("mcp.client.session", "ClientSession._received_request", self._v1_client_received, optional=True),
             Patch("mcp.shared.session", "RequestResponder.respond", self._v1_respond, optional=True),
-            Patch("mcp.shared.session", "BaseSession._receive_loop", self._v1_receive_loop, optional=True),
             # mcp 2.x
             Patch("mcp.server.runner", "ServerRunner._on_request", self._v2_on_request, optional=True),
             Patch("mcp.client.session", "ClientSession._on_request", self._v2_client_on_request, optional=True),
@@ -249,15 +248,6 @@ class ServerInstrumentation:
             call.answer = args[0] if args else kwargs.get("response")
             call.answered = True
         return wrapped(*args, **kwargs)
-
-    async def _v1_receive_loop(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        result = await wrapped(*args, **kwargs)
-        # Reached only when the loop ended without being cancelled: the peer closed the stream.
-        try:
-            v1.mark_eof(instance)
-        except Exception as exc:
-            report_once("could not note a closed connection", exc)
-        return result
 
     # --- mcp 2.x ----------------------------------------------------------------------------
 
@@ -372,13 +362,15 @@ class ServerInstrumentation:
         remote_span, parent, links = self._parent_and_links(incoming.meta)
         attributes, metric_attributes = self._attributes(incoming, request)
         span_attributes = attributes
-        if request.is_tool_call and (
-            content := arguments_attributes(field(incoming.params, "arguments"), self._settings)
+        if (
+            request.is_tool_call
+            and self._settings.capture_content
+            and (content := arguments_attributes(field(incoming.params, "arguments"), self._settings))
         ):
             span_attributes = {**span_attributes, **content}
         # A round of a multi-round call (2026-07-28) carries the answers to the previous round's input requests.
         input_responses = field(incoming.params, "inputResponses")
-        if not isinstance(input_responses, Mapping):  # a peer's value: only a map of answers counts
+        if input_responses is not None and not isinstance(input_responses, Mapping):  # only a map of answers counts
             input_responses = None
         if input_responses:
             span_attributes = {**span_attributes, MCP_REQUEST_INPUT_RESPONSES: len(input_responses)}
@@ -450,7 +442,8 @@ class ServerInstrumentation:
 
     def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome | ResultType], result: Any = None) -> None:
         record = partial(self._metrics.record, SpanKind.SERVER, call.started, call.metric_attributes)
-        late = result_attributes(result, self._settings) if call.method == METHOD_TOOLS_CALL else {}
+        capture = call.method == METHOD_TOOLS_CALL and self._settings.capture_content
+        late = result_attributes(result, self._settings) if capture else {}
         if call.method == METHOD_ELICITATION_CREATE:
             late.update(self._answered_elicitation(call, result))
         finish_call(call.span, classify, record, late, call.method)

@@ -73,8 +73,9 @@ class SessionInstrumentation:
 
     async def _v1_exit(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         client = common.is_client_session(instance)
-        # Read before closing: closing ends the receive loop, which is how the peer's EOF shows.
-        # (A server's client closing the connection is the normal end of its session.)
+        # Read before closing: once the session is closed its transport closes too, which would
+        # look like the peer's EOF. (A server's client closing the connection is the normal end
+        # of its session.)
         ending = self._ending(args, server_went_away=client and v1.transport_closed(instance))
         try:
             return await wrapped(*args, **kwargs)

@@ -147,10 +147,13 @@ MAX_CARRIER_VALUE = 8192
 def meta_carrier(meta: Any, fields: Collection[str]) -> dict[str, str]:
     """The entries of ``params._meta`` a propagator reads (its ``fields``): strings of bounded
     length only. A peer's ``_meta`` can be anything, any size, with any number of keys."""
-    if meta is not None and not isinstance(meta, Mapping):
-        meta = getattr(meta, "model_extra", None)  # mcp 1.x RequestParams.Meta keeps extras here
-    if not isinstance(meta, Mapping):
+    if meta is None:
         return {}
+    if not isinstance(meta, dict):  # a dict first: an ABC check is a Python call
+        if not isinstance(meta, Mapping):
+            meta = getattr(meta, "model_extra", None)  # mcp 1.x RequestParams.Meta keeps extras here
+        if not isinstance(meta, Mapping):
+            return {}
     carrier = {}
     for key in fields:
         value = meta.get(key)

@@ -1,19 +1,15 @@
 """mcp 1.x internals: ``BaseSession``'s request ids and sending, ``RequestResponder`` (what was
 answered, whether the peer cancelled), the typed requests' ``.root`` and ``params._meta``, and the
-sessions' receive loop ending (the peer hung up)."""
+sessions' read stream (the peer hung up)."""
 
 from __future__ import annotations
 
 import importlib
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
 from mcp_otel.adapters.common import ServerRequest, SessionFacts, header, rpc_error_of, session_facts, str_or_none
 from mcp_otel.classify import RpcError
-
-# mcp 1.x sessions whose receive loop ended because the peer closed the connection (EOF).
-_EOF_SESSIONS: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def next_request_id(session: Any) -> int | None:
@@ -127,12 +123,14 @@ def peer_cancelled(responder: Any) -> bool:
     return getattr(responder, "cancelled", False) is True
 
 
-def mark_eof(session: Any) -> None:
-    _EOF_SESSIONS.add(session)
-
-
 def transport_closed(session: Any) -> bool:
-    return session in _EOF_SESSIONS
+    """The peer closed the connection: the transport closed its end of the session's read stream
+    (an anyio memory stream on every mcp 1.x transport), so nothing more can arrive (EOF). A
+    session shut down by its own side leaves that end open."""
+    try:
+        return session._read_stream.statistics().open_send_streams == 0  # type: ignore[no-any-return]
+    except Exception:  # another kind of stream: not known
+        return False
 
 
 # mcp 1.x: what a client session's receive loop answers when the agent's callback raised.
