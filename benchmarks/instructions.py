@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.variants import DESCRIPTIONS, variants_of
+from benchmarks.worker import APP_SPAN_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).with_name("worker.py")
@@ -134,6 +135,63 @@ def run(
             }
         )
     return results
+
+
+# The exemplar filter (OTEL_METRICS_EXEMPLAR_FILTER): the SDK's default keeps an exemplar on a
+# histogram point recorded while a sampled span is current; always_off keeps none.
+EXEMPLAR_FILTERS = ("trace_based", "always_off")
+
+
+def exemplars(pythons: dict[int, str]) -> list[dict[str, Any]]:
+    """mcp-otel's tool calls in memory under each exemplar filter, with and without an
+    application span around every call (``worker.APP_SPAN_ENV``): what exemplars cost per call."""
+    jobs = {
+        (major, app_span, exemplar_filter): Job(
+            python,
+            "mcp-otel",
+            "memory",
+            "tools/call",
+            (("OTEL_METRICS_EXEMPLAR_FILTER", exemplar_filter), *([(APP_SPAN_ENV, "1")] if app_span else [])),
+        )
+        for major, python in pythons.items()
+        for app_span in (False, True)
+        for exemplar_filter in EXEMPLAR_FILTERS
+    }
+    print(f"bench: exemplars: {2 * len(jobs)} runs under cachegrind ...", file=sys.stderr)
+    counts = per_request(list(jobs.values()))
+    return [
+        {
+            "major": major,
+            "mcp": versions(pythons[major]).get("mcp", str(major)),
+            "app_span": app_span,
+            **{f: round(counts[jobs[major, app_span, f]]) for f in EXEMPLAR_FILTERS},
+        }
+        for major in pythons
+        for app_span in (False, True)
+    ]
+
+
+def exemplars_markdown(results: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "## The exemplar filter",
+        "",
+        "Instructions per tool call of mcp-otel (in memory, counted as above) under the SDK's default",
+        "exemplar filter (`trace_based`: a histogram point recorded while a sampled span is current",
+        "keeps an exemplar, the ids of that span) and with `OTEL_METRICS_EXEMPLAR_FILTER=always_off`.",
+        "mcp-otel records its two points after its own spans have ended, so a point keeps an exemplar",
+        "only when a span of the application is current around the call (an agent's step, here one",
+        "span per call; the server's handler runs in a task of its own, with no such span).",
+        "",
+        "| SDK | calls inside an application span | trace_based | always_off | always_off saves |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for result in results:
+        saved = result["trace_based"] - result["always_off"]
+        lines.append(
+            f"| mcp {result['mcp']} | {'yes' if result['app_span'] else 'no'} | {result['trace_based']:,} "
+            f"| {result['always_off']:,} | {_k(saved)} ({saved / result['trace_based']:.1%}) |"
+        )
+    return [*lines, ""]
 
 
 def _ratio(rows: list[dict[str, Any]], run: str) -> float:

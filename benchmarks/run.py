@@ -3,6 +3,8 @@
     python benchmarks/run.py --python1 PY --python2 PY [--measure WHAT ...]
 
 * ``instructions``: instructions per request under cachegrind, per variant (the deciding figure);
+* ``exemplars``: instructions per tool call under each exemplar filter, inside and outside an
+  application span;
 * ``wall-clock``: microseconds per request, interleaved rounds (orders of magnitude);
 * ``report``: ``mcp-otel report`` over 10k, 100k and 1M calls: time and peak memory;
 * ``scale``: memory per call in flight, and cost per call with 100 vs 10,000 tool names.
@@ -29,6 +31,7 @@ from benchmarks.variants import OPERATIONS
 
 SECTIONS: dict[str, Callable[[Any], list[str]]] = {
     "instructions": instructions.markdown,
+    "exemplars": instructions.exemplars_markdown,
     "wall-clock": wall_clock.markdown,
     "report": report_cost.markdown,
     "scale": scale.markdown,
@@ -39,6 +42,8 @@ def measure(what: str, args: argparse.Namespace) -> Any:
     pythons = {1: args.python1, 2: args.python2}
     if what == "instructions":
         return instructions.run(pythons)
+    if what == "exemplars":
+        return instructions.exemplars(pythons)
     if what == "wall-clock":
         return wall_clock.run(pythons, ["memory", "stdio"], list(OPERATIONS), args.rounds, args.calls)
     if what == "report":

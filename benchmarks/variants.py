@@ -143,6 +143,17 @@ SPAN_NAMES = {"tools/call": "tools/call ok", "resources/read": "resources/read"}
 _BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
 
 
+def _floor_instruments(providers: tuple[Any, Any]) -> tuple[Any, Any, Any]:
+    """The floor's tracer and its client and server histograms, from (tracer, meter) providers."""
+    tracer_provider, meter_provider = providers
+    meter = meter_provider.get_meter("floor")
+    histograms = (
+        meter.create_histogram(side, unit="s", explicit_bucket_boundaries_advisory=_BUCKETS)
+        for side in ("client", "server")
+    )
+    return tracer_provider.get_tracer("floor"), *histograms
+
+
 def _floor(operation: str, carry_context: bool = False) -> Callable[[Call], Call]:
     """What recording a call costs the SDK at least: two spans and two histogram records with
     mcp-otel's attributes, with a tracer that is not the global one (so mcp 2.x's own spans stay
@@ -152,11 +163,7 @@ def _floor(operation: str, carry_context: bool = False) -> Callable[[Call], Call
     from opentelemetry.propagate import inject
     from opentelemetry.trace import SpanKind, set_span_in_context
 
-    tracer_provider, meter_provider = sdk_providers(set_global=False)
-    tracer = tracer_provider.get_tracer("floor")
-    meter = meter_provider.get_meter("floor")
-    client = meter.create_histogram("client", unit="s", explicit_bucket_boundaries_advisory=_BUCKETS)
-    server = meter.create_histogram("server", unit="s", explicit_bucket_boundaries_advisory=_BUCKETS)
+    tracer, client, server = _floor_instruments(sdk_providers(set_global=False))
     name, attributes = SPAN_NAMES[operation], SPAN_ATTRIBUTES[operation]
     end, point = END_ATTRIBUTES[operation], POINT_ATTRIBUTES[operation]
 
@@ -197,11 +204,7 @@ def _floor_propagated(operation: str, providers: tuple[Any, Any] | None = None) 
     from opentelemetry import context, propagate
     from opentelemetry.trace import SpanKind, set_span_in_context
 
-    tracer_provider, meter_provider = providers or sdk_providers(set_global=False)
-    tracer = tracer_provider.get_tracer("floor")
-    meter = meter_provider.get_meter("floor")
-    client = meter.create_histogram("client", unit="s", explicit_bucket_boundaries_advisory=_BUCKETS)
-    server = meter.create_histogram("server", unit="s", explicit_bucket_boundaries_advisory=_BUCKETS)
+    tracer, client, server = _floor_instruments(providers or sdk_providers(set_global=False))
     name, attributes = SPAN_NAMES[operation], SPAN_ATTRIBUTES[operation]
     end, point = END_ATTRIBUTES[operation], POINT_ATTRIBUTES[operation]
 
