@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.variants import DESCRIPTIONS, variants_of
-from benchmarks.worker import APP_SPAN_ENV
+from benchmarks.variants import APP_SPAN_ENV, DESCRIPTIONS, variants_of
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).with_name("worker.py")
@@ -159,10 +158,11 @@ def exemplars(pythons: dict[int, str]) -> list[dict[str, Any]]:
     }
     print(f"bench: exemplars: {2 * len(jobs)} runs under cachegrind ...", file=sys.stderr)
     counts = per_request(list(jobs.values()))
+    mcp = {major: versions(python).get("mcp", str(major)) for major, python in pythons.items()}
     return [
         {
             "major": major,
-            "mcp": versions(pythons[major]).get("mcp", str(major)),
+            "mcp": mcp[major],
             "app_span": app_span,
             **{f: round(counts[jobs[major, app_span, f]]) for f in EXEMPLAR_FILTERS},
         }

@@ -36,6 +36,9 @@ DESCRIPTIONS = {
 }
 
 Call = Callable[..., Awaitable[Any]]
+# Set: the worker makes every call inside a sampled span of the application's (an agent's step), as
+# an agent's calls are; what a histogram point's exemplar costs depends on it (instructions.py).
+APP_SPAN_ENV = "MCP_OTEL_BENCH_APP_SPAN"
 # The peers are about tool calls: other requests are measured against the baseline and the floor
 # (and mcp 2.x's own spans, which cover every request).
 OTHER_OPERATION_VARIANTS = ("baseline", "floor", "mcp-otel", "sdk-builtin")

@@ -26,12 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import anyio
 
 from benchmarks.server import tool_names
-from benchmarks.variants import RESOURCE, set_up
+from benchmarks.variants import APP_SPAN_ENV, RESOURCE, set_up
 
 WARM_UP = 100
-# Set: every call runs inside a sampled span of the application's (an agent's step), as an
-# agent's calls do; what a histogram point's exemplar costs depends on it (instructions.py).
-APP_SPAN_ENV = "MCP_OTEL_BENCH_APP_SPAN"
 
 
 @asynccontextmanager

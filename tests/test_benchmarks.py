@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.variants import VARIANTS
-from benchmarks.worker import APP_SPAN_ENV
+from benchmarks.variants import APP_SPAN_ENV, VARIANTS
 
 ROOT = Path(__file__).resolve().parent.parent
 MAJOR = int(version("mcp").split(".")[0])

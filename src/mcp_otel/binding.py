@@ -40,15 +40,10 @@ def plain_function(wrapped: Any) -> Any:
 
 def arguments_of(wrapped: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], *names: str) -> tuple[Any, ...]:
     """The values of parameters ``names`` in a call of ``wrapped`` (``None`` where absent)."""
-    slots = _slots(getattr(wrapped, "__func__", wrapped), names)  # runs for every request: one cache lookup
-    if kwargs:
-        return tuple(slot.get(args, kwargs) if slot is not None else None for slot in slots)
-    # All positional (how the SDKs call the methods we wrap): no method call per parameter.
-    count = len(args)
-    return tuple(
-        args[slot.position] if slot is not None and slot.position is not None and slot.position < count else None
-        for slot in slots
-    )
+    values = []
+    for slot in _slots(plain_function(wrapped), names):  # runs for every request: one cache lookup
+        values.append(slot.get(args, kwargs) if slot is not None else None)
+    return tuple(values)
 
 
 @lru_cache(maxsize=64)

@@ -264,8 +264,7 @@ class ClientInstrumentation:
             request_id = None
         if request_id is not None:
             attributes[JSONRPC_REQUEST_ID] = str(request_id)
-        capture = request.is_tool_call and self._settings.capture_content
-        content = arguments_attributes(arguments, self._settings) if capture else {}
+        content = arguments_attributes(arguments, self._settings) if request.is_tool_call else {}
         # All attributes at once: each later set_attributes costs the SDK a lock and a copy.
         span = self._tracer.start_span(
             request.span_name(), kind=SpanKind.CLIENT, attributes={**attributes, **content} if content else attributes
@@ -527,8 +526,7 @@ class ClientInstrumentation:
             {JSONRPC_REQUEST_ID: call.request_id} if call.request_id and call.v1_request_id is None else {}
         )
         if call.method == METHOD_TOOLS_CALL:
-            if self._settings.capture_content:
-                late.update(result_attributes(result, self._settings))
+            late.update(result_attributes(result, self._settings))
         elif call.method in (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER) and result is not None:
             late.update(self._learnt_from_handshake(call, result))
         elif call.method == METHOD_ELICITATION_CREATE and (action := elicitation_action(result)):

@@ -442,8 +442,7 @@ class ServerInstrumentation:
 
     def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome | ResultType], result: Any = None) -> None:
         record = partial(self._metrics.record, SpanKind.SERVER, call.started, call.metric_attributes)
-        capture = call.method == METHOD_TOOLS_CALL and self._settings.capture_content
-        late = result_attributes(result, self._settings) if capture else {}
+        late = result_attributes(result, self._settings) if call.method == METHOD_TOOLS_CALL else {}
         if call.method == METHOD_ELICITATION_CREATE:
             late.update(self._answered_elicitation(call, result))
         finish_call(call.span, classify, record, late, call.method)

@@ -149,10 +149,10 @@ def meta_carrier(meta: Any, fields: Collection[str]) -> dict[str, str]:
     length only. A peer's ``_meta`` can be anything, any size, with any number of keys."""
     if meta is None:
         return {}
-    if not isinstance(meta, dict):  # a dict first: an ABC check is a Python call
-        if not isinstance(meta, Mapping):
-            meta = getattr(meta, "model_extra", None)  # mcp 1.x RequestParams.Meta keeps extras here
-        if not isinstance(meta, Mapping):
+    # dict before Mapping: a dict passes without the ABC check, a Python call.
+    if not isinstance(meta, (dict, Mapping)):
+        meta = getattr(meta, "model_extra", None)  # mcp 1.x RequestParams.Meta keeps extras here
+        if not isinstance(meta, (dict, Mapping)):
             return {}
     carrier = {}
     for key in fields:
