@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.variants import APP_SPAN_ENV, DESCRIPTIONS, variants_of
+from benchmarks.variants import DESCRIPTIONS, variants_of
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).with_name("worker.py")
@@ -137,37 +137,28 @@ def run(
 
 
 # The exemplar filter (OTEL_METRICS_EXEMPLAR_FILTER): the SDK's default keeps an exemplar on a
-# histogram point recorded while a sampled span is current; always_off keeps none.
+# histogram point recorded in a sampled span's context; always_off keeps none.
 EXEMPLAR_FILTERS = ("trace_based", "always_off")
 
 
 def exemplars(pythons: dict[int, str]) -> list[dict[str, Any]]:
-    """mcp-otel's tool calls in memory under each exemplar filter, with and without an
-    application span around every call (``worker.APP_SPAN_ENV``): what exemplars cost per call."""
+    """mcp-otel's tool calls in memory under each exemplar filter: what exemplars cost per call."""
     jobs = {
-        (major, app_span, exemplar_filter): Job(
-            python,
-            "mcp-otel",
-            "memory",
-            "tools/call",
-            (("OTEL_METRICS_EXEMPLAR_FILTER", exemplar_filter), *([(APP_SPAN_ENV, "1")] if app_span else [])),
+        (major, exemplar_filter): Job(
+            python, "mcp-otel", "memory", "tools/call", (("OTEL_METRICS_EXEMPLAR_FILTER", exemplar_filter),)
         )
         for major, python in pythons.items()
-        for app_span in (False, True)
         for exemplar_filter in EXEMPLAR_FILTERS
     }
     print(f"bench: exemplars: {2 * len(jobs)} runs under cachegrind ...", file=sys.stderr)
     counts = per_request(list(jobs.values()))
-    mcp = {major: versions(python).get("mcp", str(major)) for major, python in pythons.items()}
     return [
         {
             "major": major,
-            "mcp": mcp[major],
-            "app_span": app_span,
-            **{f: round(counts[jobs[major, app_span, f]]) for f in EXEMPLAR_FILTERS},
+            "mcp": versions(python).get("mcp", str(major)),
+            **{f: round(counts[jobs[major, f]]) for f in EXEMPLAR_FILTERS},
         }
-        for major in pythons
-        for app_span in (False, True)
+        for major, python in pythons.items()
     ]
 
 
@@ -176,20 +167,19 @@ def exemplars_markdown(results: list[dict[str, Any]]) -> list[str]:
         "## The exemplar filter",
         "",
         "Instructions per tool call of mcp-otel (in memory, counted as above) under the SDK's default",
-        "exemplar filter (`trace_based`: a histogram point recorded while a sampled span is current",
-        "keeps an exemplar, the ids of that span) and with `OTEL_METRICS_EXEMPLAR_FILTER=always_off`.",
-        "mcp-otel records its two points after its own spans have ended, so a point keeps an exemplar",
-        "only when a span of the application is current around the call (an agent's step, here one",
-        "span per call; the server's handler runs in a task of its own, with no such span).",
+        "exemplar filter (`trace_based`: a histogram point recorded in a sampled span's context keeps",
+        "an exemplar, the ids of that span) and with `OTEL_METRICS_EXEMPLAR_FILTER=always_off`.",
+        "mcp-otel records each point in its request's span's context, so with the default every",
+        "point of a sampled request links to that request's trace (Grafana draws the link).",
         "",
-        "| SDK | calls inside an application span | trace_based | always_off | always_off saves |",
-        "|---|---|---:|---:|---:|",
+        "| SDK | trace_based | always_off | always_off saves |",
+        "|---|---:|---:|---:|",
     ]
     for result in results:
         saved = result["trace_based"] - result["always_off"]
         lines.append(
-            f"| mcp {result['mcp']} | {'yes' if result['app_span'] else 'no'} | {result['trace_based']:,} "
-            f"| {result['always_off']:,} | {_k(saved)} ({saved / result['trace_based']:.1%}) |"
+            f"| mcp {result['mcp']} | {result['trace_based']:,} | {result['always_off']:,} "
+            f"| {_k(saved)} ({saved / result['trace_based']:.1%}) |"
         )
     return [*lines, ""]
 

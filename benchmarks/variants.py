@@ -21,7 +21,8 @@ VARIANTS = {
 }
 DESCRIPTIONS = {
     "baseline": "uninstrumented, no TracerProvider",
-    "floor": "uninstrumented call + 2 SDK spans + 2 histogram records by hand, same attributes as mcp-otel's",
+    "floor": "uninstrumented call + 2 SDK spans + 2 histogram records (each in its span's context) by hand, same "
+    "attributes as mcp-otel's",
     "floor-context": "the floor, its CLIENT span's context injected into params._meta and carried there by the SDK "
     "(not read at the server)",
     "floor-propagated": "the floor made by two wrapt patches (call_tool, the server's _handle_request) that carry the "
@@ -36,9 +37,6 @@ DESCRIPTIONS = {
 }
 
 Call = Callable[..., Awaitable[Any]]
-# Set: the worker makes every call inside a sampled span of the application's (an agent's step), as
-# an agent's calls are; what a histogram point's exemplar costs depends on it (instructions.py).
-APP_SPAN_ENV = "MCP_OTEL_BENCH_APP_SPAN"
 # The peers are about tool calls: other requests are measured against the baseline and the floor
 # (and mcp 2.x's own spans, which cover every request).
 OTHER_OPERATION_VARIANTS = ("baseline", "floor", "mcp-otel", "sdk-builtin")
@@ -159,8 +157,9 @@ def _floor_instruments(providers: tuple[Any, Any]) -> tuple[Any, Any, Any]:
 
 def _floor(operation: str, carry_context: bool = False) -> Callable[[Call], Call]:
     """What recording a call costs the SDK at least: two spans and two histogram records with
-    mcp-otel's attributes, with a tracer that is not the global one (so mcp 2.x's own spans stay
-    off), and nothing else: no propagation, no classification, no bookkeeping. ``carry_context``
+    mcp-otel's attributes (each point in its span's context, as mcp-otel records it), with a
+    tracer that is not the global one (so mcp 2.x's own spans stay off), and nothing else: no
+    propagation, no classification, no bookkeeping. ``carry_context``
     (mcp 1.x tool calls): the client span's ``traceparent`` is handed to ``call_tool(meta=...)``,
     so the SDK carries it in ``params._meta`` as it does mcp-otel's (not read at the server)."""
     from opentelemetry.propagate import inject
@@ -186,8 +185,8 @@ def _floor(operation: str, carry_context: bool = False) -> Callable[[Call], Call
                 a.set_attributes(end)
                 b.set_attributes(end)
             elapsed = time.perf_counter() - started
-            client.record(elapsed, point)
-            server.record(elapsed, point)
+            client.record(elapsed, point, context=set_span_in_context(a))
+            server.record(elapsed, point, context=set_span_in_context(b))
             return result
 
         return measured
@@ -225,7 +224,7 @@ def _floor_propagated(operation: str, providers: tuple[Any, Any] | None = None) 
             context.detach(token)
         span.set_attributes(end)
         span.end()
-        client.record(time.perf_counter() - started, point)
+        client.record(time.perf_counter() - started, point, context=set_span_in_context(span))
         return result
 
     async def handle_request(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -240,7 +239,7 @@ def _floor_propagated(operation: str, providers: tuple[Any, Any] | None = None) 
             context.detach(token)
         span.set_attributes(end)
         span.end()
-        server.record(time.perf_counter() - started, point)
+        server.record(time.perf_counter() - started, point, context=set_span_in_context(span))
         return result
 
     wrapt.wrap_function_wrapper("mcp.client.session", "ClientSession.call_tool", call_tool)

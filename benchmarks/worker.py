@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import anyio
 
 from benchmarks.server import tool_names
-from benchmarks.variants import APP_SPAN_ENV, RESOURCE, set_up
+from benchmarks.variants import RESOURCE, set_up
 
 WARM_UP = 100
 
@@ -68,8 +68,6 @@ async def main(variant: str, transport: str, operation: str, counted: int | None
             call = wrap(lambda: client_session.read_resource(RESOURCE))
         else:
             call = wrap(lambda **options: client_session.call_tool(next(names), {}, **options))
-        if os.environ.get(APP_SPAN_ENV):
-            call = in_app_span(call)
         for _ in range(WARM_UP):
             await call()
         if counted is not None:
@@ -88,19 +86,6 @@ async def main(variant: str, transport: str, operation: str, counted: int | None
             for _ in range(count):
                 await call()
             print(json.dumps({"ns_per_call": (time.perf_counter_ns() - started) / count}), flush=True)
-
-
-def in_app_span(call: Any) -> Any:
-    """``call`` made inside a span of the application's (the global tracer's), current while it runs."""
-    from opentelemetry import trace
-
-    tracer = trace.get_tracer("bench-application")
-
-    async def in_span(**options: Any) -> Any:
-        with tracer.start_as_current_span("agent step"):
-            return await call(**options)
-
-    return in_span
 
 
 def versions() -> dict[str, str]:

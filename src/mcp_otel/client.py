@@ -40,7 +40,7 @@ from contextvars import ContextVar
 from functools import partial
 from typing import Any
 
-from opentelemetry import context, propagate, trace
+from opentelemetry import context, trace
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
 
 from mcp_otel import binding
@@ -59,6 +59,7 @@ from mcp_otel.fields import field
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, finish_call
 from mcp_otel.patching import Patch
+from mcp_otel.propagation import MetaPropagator
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     EVENT_INPUT_ANSWERED,
@@ -147,6 +148,7 @@ class ClientInstrumentation:
         self._inflight: dict[tuple[int, str], _ClientCall] = {}
         self._tasks = TaskFollower(self.finish_with)
         self._cache = AttributeCache()
+        self._propagator = MetaPropagator()
 
     def patches(self) -> list[Patch]:
         return [
@@ -339,7 +341,7 @@ class ClientInstrumentation:
             if meta is not None and not isinstance(meta, Mapping):
                 return args, kwargs
             carrier = dict(meta or {})
-            propagate.inject(carrier, context=trace.set_span_in_context(span))
+            self._propagator.inject(carrier, span)
             if carrier == dict(meta or {}):
                 return args, kwargs
             return slot.replace(args, kwargs, carrier)
@@ -354,8 +356,8 @@ class ClientInstrumentation:
             (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
             return v1.method_and_params(request)
 
-        from_server = not common.is_client_session(instance)
-        return self._send(wrapped, instance, args, kwargs, describe, from_server=from_server, v1_request=True)
+        # Both sides send through BaseSession: which one this is, asked only for a span of its own.
+        return self._send(wrapped, instance, args, kwargs, describe, from_server=None, v1_request=True)
 
     def _v2_client_send_request(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -398,11 +400,12 @@ class ClientInstrumentation:
         kwargs: dict[str, Any],
         describe: Callable[[], tuple[Any, Any]],
         *,
-        from_server: bool,
+        from_server: bool | None,
         v1_request: bool = False,
     ) -> Any:
         """The awaitable a send becomes: the SDK's own (no span of ours, or call_tool's own
-        request, whose span is call_tool's), or the SDK's inside a span of its own."""
+        request, whose span is call_tool's), or the SDK's inside a span of its own.
+        ``from_server``: the sender is a server (``None``: told by the session's type)."""
         call = self._start_request(session, describe, from_server)
         if call is None:
             return wrapped(*args, **kwargs)
@@ -413,7 +416,7 @@ class ClientInstrumentation:
         return self._traced(call, _SENDING, wrapped, args, kwargs)
 
     def _start_request(
-        self, session: Any, describe: Callable[[], tuple[Any, Any]], from_server: bool
+        self, session: Any, describe: Callable[[], tuple[Any, Any]], from_server: bool | None
     ) -> _ClientCall | None:
         """The request's new call; the active logical call whose round it is; or ``None``: none
         of ours, or an active call_tool's own ``tools/call`` (its span is call_tool's)."""
@@ -427,6 +430,8 @@ class ClientInstrumentation:
                     active.sent = True
                     return None
             request = Request.of(method, params, self._settings)
+            if from_server is None:
+                from_server = not common.is_client_session(session)
             attributes, metric_attributes = (
                 (self._server_attributes(request), None) if from_server else self._client_attributes(session, request)
             )
@@ -508,7 +513,7 @@ class ClientInstrumentation:
             if slot is None or request is None:
                 return args, kwargs
             carrier: dict[str, str] = {}
-            propagate.inject(carrier, context=trace.set_span_in_context(span))
+            self._propagator.inject(carrier, span)
             return slot.replace(args, kwargs, v1.with_meta(request, carrier)) if carrier else (args, kwargs)
         except Exception as exc:
             report_once("could not inject trace context", exc)
@@ -544,7 +549,7 @@ class ClientInstrumentation:
         late: dict[str, Any] | None = None,
     ) -> None:
         """Classify ``call`` once, end its span, record its point (none for an unfinished one)."""
-        record = partial(self._metrics.record, SpanKind.CLIENT, call.started, call.metric_attributes)
+        record = partial(self._metrics.record, SpanKind.CLIENT, call.started, call.metric_attributes, call.span)
         finish_call(call.span, classify, record, late, call.method)
 
     def _learnt_from_handshake(self, call: _ClientCall, result: Any) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Metrics: the operation-duration histograms of every request, recorded from the very outcome that
 finished the span (one object, one string), for every outcome, cancelled included, and whether or
-not the span was sampled.
+not the span was sampled; in the span's context, so that exemplars link a point to its request.
 
 Method, tool, prompt and server names come from peers, so their metric values are bounded: the
 first ``max_metric_names`` distinct names are kept, later ones are recorded as ``_OTHER`` (spans
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry.metrics import Meter
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import Span, SpanKind, set_span_in_context
 
 from mcp_otel.config import Settings
 from mcp_otel.outcome import CallOutcome
@@ -106,11 +106,16 @@ class CallMetrics:
                 attributes[key] = bound(attributes[key])
         return attributes
 
-    def record(self, kind: SpanKind, started: float, attributes: Mapping[str, Any], outcome: CallOutcome) -> None:
-        """Record one request: ``started`` is its ``time.perf_counter()`` at start."""
+    def record(
+        self, kind: SpanKind, started: float, attributes: Mapping[str, Any], span: Span, outcome: CallOutcome
+    ) -> None:
+        """Record one request: ``started`` is its ``time.perf_counter()`` at start, ``span`` its
+        span. The point is recorded in the span's context, so that an exemplar (the SDK's default
+        filter keeps one for a sampled span) links it to its own request, not to whatever span is
+        current when it ends (the caller's, or none)."""
         method = attributes.get(MCP_METHOD_NAME, METHOD_TOOLS_CALL)
         point = {**attributes, **outcome.metric_attributes(method)}
-        self._durations[kind].record(time.perf_counter() - started, point)
+        self._durations[kind].record(time.perf_counter() - started, point, context=set_span_in_context(span))
 
     def record_session(self, kind: SpanKind, seconds: float, attributes: Mapping[str, Any]) -> None:
         """Record one session that lasted ``seconds``."""

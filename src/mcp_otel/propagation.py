@@ -1,12 +1,13 @@
-"""Reading the sender's trace context from a request's ``params._meta``: the configured (global)
-propagator's fields, and what it extracts from them.
+"""Trace context in a request's ``params._meta``: what the configured (global) propagator
+injects for the sender's span, and what it extracts from the fields it reads.
 
-Every request a receiver handles goes through here, and the API's W3C ``traceparent`` parser is
-the largest single cost of it (a regular expression search, the match's groups, its
-checks: ~10 µs per request on this project's benchmark machine). So when the global propagator
-is the SDK's default (``tracecontext``, optionally with ``baggage``) and the carrier is a lone
-``traceparent`` in the canonical version-00 form, that form is read directly, with the same
-result as the propagator (tested against it); anything else goes to the propagator itself.
+Every request goes through here on both sides, and the API's W3C ``traceparent`` parser is the
+largest single cost of it (a regular expression search, the match's groups, its checks: ~10 µs
+per request on this project's benchmark machine). So when the global propagator is the SDK's
+default (``tracecontext``, optionally with ``baggage``), the common forms are read and written
+directly, with the same result as the propagator (tested against it): a lone ``traceparent`` in
+the canonical version-00 form on the way in, a span's ``traceparent`` (and ``tracestate``) with
+no baggage on the way out. Anything else goes to the propagator itself.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from opentelemetry import propagate, trace
+from opentelemetry import baggage, propagate, trace
 from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
@@ -28,22 +29,40 @@ TRACEPARENT = "traceparent"
 _CANONICAL_TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
 _INVALID_TRACE_ID = "0" * 32
 _INVALID_SPAN_ID = "0" * 16
-# The propagators whose extraction from a lone canonical traceparent is read directly.
+TRACESTATE = "tracestate"
+# The propagators whose extraction from a lone canonical traceparent, and whose injection of a
+# span's context without baggage, are done directly.
 _DEFAULT_SHAPES = (
     (TraceContextTextMapPropagator,),
     (TraceContextTextMapPropagator, W3CBaggagePropagator),
 )
 
 
-class ContextReader:
-    """The global propagator's fields and extraction, read again only when it is replaced."""
+class MetaPropagator:
+    """The global propagator's fields, injection and extraction; what it is, looked at again only
+    when it is replaced."""
 
     def __init__(self) -> None:
         self._textmap: Any = None
         self._fields: frozenset[str] = frozenset()
-        self._direct = False  # the default propagators: a lone canonical traceparent is read directly
+        self._direct = False  # the default propagators: their common forms are done directly
+        self._baggage = False  # ... and they include baggage
 
-    def read(self, meta: Any) -> Context | None:
+    def inject(self, carrier: dict[str, str], span: trace.Span) -> None:
+        """What the global propagator injects into ``carrier`` for ``span`` (with the current
+        context's baggage)."""
+        self._refresh()
+        if self._direct and not (self._baggage and baggage.get_all()):
+            span_context = span.get_span_context()
+            if span_context != trace.INVALID_SPAN_CONTEXT:  # the propagator's own test
+                trace_id, span_id, flags = span_context.trace_id, span_context.span_id, span_context.trace_flags
+                carrier[TRACEPARENT] = f"00-{trace_id:032x}-{span_id:016x}-{flags:02x}"
+                if span_context.trace_state:
+                    carrier[TRACESTATE] = span_context.trace_state.to_header()
+            return
+        propagate.inject(carrier, context=trace.set_span_in_context(span))
+
+    def extract(self, meta: Any) -> Context | None:
         """What the global propagator extracts from ``meta`` (its own fields only, bounded) into an
         empty context; ``None`` when none of its fields came."""
         self._refresh()
@@ -68,19 +87,21 @@ class ContextReader:
         return propagate.extract(carrier, context=Context())
 
     def _refresh(self) -> None:
-        """Its fields (a composite builds the set anew on every read) and whether it is the
+        """Its fields (a composite builds the set anew on every read) and whether it is a
         default, computed again only when the global propagator is replaced."""
         textmap = propagate.get_global_textmap()
         if textmap is not self._textmap:
             self._fields = frozenset(textmap.fields)
-            self._direct = _is_default(textmap)
+            shape = _shape(textmap)
+            self._direct = shape in _DEFAULT_SHAPES
+            self._baggage = W3CBaggagePropagator in (shape or ())
             self._textmap = textmap
 
 
-def _is_default(textmap: Any) -> bool:
-    """The SDK's default propagators (``OTEL_PROPAGATORS`` unset: tracecontext and baggage), exact
-    types only: a subclass or any other propagator is always asked itself."""
+def _shape(textmap: Any) -> tuple[type, ...] | None:
+    """The exact types a composite propagator is made of (``None``: not a composite, or its
+    propagators not known): a subclass or any other propagator is always asked itself."""
     if type(textmap) is not CompositePropagator:
-        return False
+        return None
     inner = getattr(textmap, "_propagators", None)  # the API keeps them here; absent: not known
-    return isinstance(inner, list) and tuple(type(p) for p in inner) in _DEFAULT_SHAPES
+    return tuple(type(p) for p in inner) if isinstance(inner, list) else None

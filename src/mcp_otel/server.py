@@ -50,7 +50,7 @@ from mcp_otel.fields import field
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, bounded, finish_call
 from mcp_otel.patching import Patch
-from mcp_otel.propagation import ContextReader
+from mcp_otel.propagation import MetaPropagator
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     CLIENT_ADDRESS,
@@ -155,7 +155,7 @@ class ServerInstrumentation:
         # request's trace id) go to the client side, whose call in flight asked for it.
         self._input_declined = input_declined
         self._cache = AttributeCache()
-        self._context_reader = ContextReader()
+        self._propagator = MetaPropagator()
 
     def patches(self) -> list[Patch]:
         return [
@@ -214,10 +214,9 @@ class ServerInstrumentation:
     def _v1_outcome(self, call: _ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
         session, responder = call.owner, call.dispatch
         peer_cancelled = v1.peer_cancelled(responder)
-        transport_closed = v1.transport_closed(session)
         if exc is None and not call.answered and not peer_cancelled:
             # Returned without answering: 1.12-1.26 swallow a transport-close cancel.
-            return classify_server_call(is_cancellation=True, transport_closed=transport_closed)
+            return classify_server_call(is_cancellation=True, transport_closed=v1.transport_closed(session))
         cancelled = exc is not None and common.is_cancellation(exc)
         answer_error: RpcError | None
         if exc is not None and not cancelled and common.is_client_session(session) and common.rpc_error_of(exc) is None:
@@ -235,7 +234,7 @@ class ServerInstrumentation:
             rpc_error=answer_error,
             peer_cancelled=peer_cancelled,
             is_cancellation=cancelled,
-            transport_closed=transport_closed,
+            transport_closed=cancelled and v1.transport_closed(session),  # read only where it decides
             keep_message=self._settings.capture_content,
             answer_declined=self._declined_answer(call, answer, answer_error),
             input_declined=call.input_declined,
@@ -388,7 +387,7 @@ class ServerInstrumentation:
         (setting), the remote span is only a link: the span stays in the server's own trace (or
         starts one), and a client cannot pick its trace id or sampling."""
         try:
-            remote = self._context_reader.read(meta)
+            remote = self._propagator.extract(meta)
             if remote is None:  # nothing came: no context to extract
                 return None, None, []
         except Exception:  # a malformed carrier is no context
@@ -441,7 +440,7 @@ class ServerInstrumentation:
         return attributes, self._metrics.attributes(attributes)
 
     def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome | ResultType], result: Any = None) -> None:
-        record = partial(self._metrics.record, SpanKind.SERVER, call.started, call.metric_attributes)
+        record = partial(self._metrics.record, SpanKind.SERVER, call.started, call.metric_attributes, call.span)
         late = result_attributes(result, self._settings) if call.method == METHOD_TOOLS_CALL else {}
         if call.method == METHOD_ELICITATION_CREATE:
             late.update(self._answered_elicitation(call, result))

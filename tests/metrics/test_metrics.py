@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricsData
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import INVALID_SPAN, SpanKind
 
 from mcp_otel import semconv
 from mcp_otel.config import Settings
@@ -26,8 +27,9 @@ from tests.servers.tools import SERVER_NAME
 pytestmark = pytest.mark.anyio
 
 
-def histogram_points(reader: InMemoryMetricReader, name: str) -> list[Any]:
-    data = reader.get_metrics_data()
+def histogram_points(reader: InMemoryMetricReader | MetricsData | None, name: str) -> list[Any]:
+    """The points of histogram ``name``, from a reader (collected now) or collected data."""
+    data = reader.get_metrics_data() if isinstance(reader, InMemoryMetricReader) else reader
     return [
         point
         for resource in (data.resource_metrics if data else [])
@@ -38,7 +40,7 @@ def histogram_points(reader: InMemoryMetricReader, name: str) -> list[Any]:
     ]
 
 
-def tool_call_points(reader: InMemoryMetricReader, name: str) -> list[Any]:
+def tool_call_points(reader: InMemoryMetricReader | MetricsData | None, name: str) -> list[Any]:
     """The points of ``tools/call`` requests (every other request has points of its own)."""
     return [point for point in histogram_points(reader, name) if point.attributes["mcp.method.name"] == "tools/call"]
 
@@ -104,6 +106,41 @@ async def test_duration_histograms(sampled: bool, instrument: Callable[..., Any]
     }
 
 
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+async def test_each_exemplar_links_a_point_to_its_own_request(
+    transport: str, instrument: Callable[..., Any], exporter: InMemorySpanExporter
+) -> None:
+    """With the SDK's default exemplar filter, a point's exemplars are spans of its own requests:
+    same side, tool and outcome (not the caller's span, nor a span of the other side)."""
+    reader = InMemoryMetricReader()
+    instrument(meter_provider=MeterProvider(metric_readers=[reader]))
+    async with open_session(transport) as session:
+        await session.list_tools()
+        for tool in ("ok", "tool_error", "ok"):
+            await call(session, tool)
+
+    spans = {
+        (span.context.trace_id, span.context.span_id): span
+        for span in exporter.get_finished_spans()
+        if span.attributes and span.attributes.get("mcp.method.name") == "tools/call"
+    }
+    sides = [(semconv.MCP_CLIENT_OPERATION_DURATION, SpanKind.CLIENT)]
+    if transport == "memory":  # over stdio the server records in its own process
+        sides.append((semconv.MCP_SERVER_OPERATION_DURATION, SpanKind.SERVER))
+    data = reader.get_metrics_data()  # once: a collection hands each exemplar out once
+    for name, kind in sides:
+        points = tool_call_points(data, name)
+        assert sorted(point.attributes["tool.outcome"] for point in points) == ["failed", "ok"], name
+        for point in points:
+            assert point.exemplars, (name, dict(point.attributes))
+            for exemplar in point.exemplars:
+                span = spans[(exemplar.trace_id, exemplar.span_id)]
+                assert span.kind is kind
+                assert span.attributes is not None
+                assert span.attributes["gen_ai.tool.name"] == point.attributes["gen_ai.tool.name"]
+                assert span.attributes["tool.outcome"] == point.attributes["tool.outcome"]
+
+
 def test_name_bound_keeps_the_first_n() -> None:
     bound = NameBound(3)
     assert [bound(name) for name in ["a", "b", "a", "c", "d", "b", "e"]] == [
@@ -125,7 +162,7 @@ def test_ten_thousand_random_tool_names_make_at_most_n_plus_one_values() -> None
     for _ in range(10_000):
         name = "".join(generator.choices(string.printable, k=generator.randint(1, 40)))
         attributes = metrics.attributes({"gen_ai.tool.name": name, "mcp.server.name": name[:3]})
-        metrics.record(SpanKind.CLIENT, 0.0, attributes, CallOutcome.ok())
+        metrics.record(SpanKind.CLIENT, 0.0, attributes, INVALID_SPAN, CallOutcome.ok())
     points = histogram_points(reader, semconv.MCP_CLIENT_OPERATION_DURATION)
     assert len({point.attributes["gen_ai.tool.name"] for point in points}) == 51
     assert len({point.attributes["mcp.server.name"] for point in points}) <= 51

@@ -1,5 +1,6 @@
-"""The receiver's context reading: the same context as the global propagator for every carrier
-(the direct reading of a canonical traceparent included), and any other propagator asked itself."""
+"""Trace context in ``params._meta``: the same context read as the global propagator's for every
+carrier (the direct reading of a canonical traceparent included), the same fields written for
+every span and baggage (the direct writing included), and any other propagator asked itself."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from collections.abc import Iterator, Mapping
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from opentelemetry import baggage, propagate, trace
+from opentelemetry import baggage, context, propagate, trace
 from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from mcp_otel.propagation import ContextReader
+from mcp_otel.propagation import MetaPropagator
 
 hex_digits = "0123456789abcdef"
 
@@ -81,7 +82,9 @@ def test_the_same_context_as_the_propagator(propagators: list[object], carrier: 
     previous = propagate.get_global_textmap()
     propagate.set_global_textmap(CompositePropagator(propagators))  # type: ignore[arg-type]
     try:
-        assert _seen(ContextReader().read(carrier) or Context()) == _seen(propagate.extract(carrier, context=Context()))
+        assert _seen(MetaPropagator().extract(carrier) or Context()) == _seen(
+            propagate.extract(carrier, context=Context())
+        )
     finally:
         propagate.set_global_textmap(previous)
 
@@ -89,7 +92,7 @@ def test_the_same_context_as_the_propagator(propagators: list[object], carrier: 
 def test_a_canonical_traceparent_is_read_exactly(textmap: None) -> None:
     propagate.set_global_textmap(CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()]))
     carrier = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
-    span_context = trace.get_current_span(ContextReader().read(carrier)).get_span_context()
+    span_context = trace.get_current_span(MetaPropagator().extract(carrier)).get_span_context()
     assert span_context == trace.SpanContext(
         trace_id=0x0AF7651916CD43DD8448EB211C80319C,
         span_id=0xB7AD6B7169203331,
@@ -105,14 +108,97 @@ class _FixedTraceContext(TraceContextTextMapPropagator):
         span_context = trace.SpanContext(trace_id=7, span_id=9, is_remote=True)
         return trace.set_span_in_context(trace.NonRecordingSpan(span_context), context)
 
+    def inject(self, carrier: object, context: Context | None = None, setter: object = None) -> None:  # type: ignore[override]
+        carrier["traceparent"] = "fixed"  # type: ignore[index]
+
 
 def test_another_propagator_is_asked_and_its_replacement_seen(textmap: None) -> None:
-    reader = ContextReader()
+    reader = MetaPropagator()
     carrier = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
-    assert trace.get_current_span(reader.read(carrier)).get_span_context().trace_id != 7
-    assert baggage.get_all(reader.read({"baggage": "user=alice"})) == {"user": "alice"}
+    assert trace.get_current_span(reader.extract(carrier)).get_span_context().trace_id != 7
+    assert baggage.get_all(reader.extract({"baggage": "user=alice"})) == {"user": "alice"}
     propagate.set_global_textmap(CompositePropagator([_FixedTraceContext()]))
-    assert trace.get_current_span(reader.read(carrier)).get_span_context().trace_id == 7
+    assert trace.get_current_span(reader.extract(carrier)).get_span_context().trace_id == 7
     propagate.set_global_textmap(_FixedTraceContext())
-    assert trace.get_current_span(reader.read(carrier)).get_span_context().span_id == 9
-    assert reader.read({"baggage": "user=alice"}) is None  # not a field of this propagator
+    assert trace.get_current_span(reader.extract(carrier)).get_span_context().span_id == 9
+    assert reader.extract({"baggage": "user=alice"}) is None  # not a field of this propagator
+
+
+span_contexts = st.builds(
+    trace.SpanContext,
+    trace_id=st.one_of(st.just(0), st.integers(1, 2**128 - 1), st.integers(1, 2**32)),
+    span_id=st.one_of(st.just(0), st.integers(1, 2**64 - 1), st.integers(1, 2**16)),
+    is_remote=st.booleans(),
+    trace_flags=st.builds(trace.TraceFlags, st.integers(0, 255)),
+    trace_state=st.one_of(
+        st.just(trace.TraceState()),
+        st.builds(trace.TraceState, st.just([("vendor", "value")])),
+        st.builds(trace.TraceState, st.just([("a", "1"), ("b", "2")])),
+    ),
+)
+baggages = st.one_of(st.just({}), st.just({"user": "alice"}), st.just({"k": "v", "p": "1"}))
+
+
+@pytest.mark.parametrize(
+    "propagators",
+    [[TraceContextTextMapPropagator(), W3CBaggagePropagator()], [TraceContextTextMapPropagator()]],
+    ids=["tracecontext,baggage", "tracecontext"],
+)
+@given(span_context=span_contexts, entries=baggages)
+def test_the_same_fields_written_as_the_propagator(
+    propagators: list[object], span_context: trace.SpanContext, entries: dict[str, str]
+) -> None:
+    previous = propagate.get_global_textmap()
+    propagate.set_global_textmap(CompositePropagator(propagators))  # type: ignore[arg-type]
+    current = Context()
+    for key, value in entries.items():
+        current = baggage.set_baggage(key, value, current)
+    token = context.attach(current)
+    try:
+        span = trace.NonRecordingSpan(span_context)
+        ours: dict[str, str] = {}
+        MetaPropagator().inject(ours, span)
+        expected: dict[str, str] = {}
+        propagate.inject(expected, context=trace.set_span_in_context(span))
+        assert ours == expected
+    finally:
+        context.detach(token)
+        propagate.set_global_textmap(previous)
+
+
+def test_a_span_is_written_exactly(textmap: None) -> None:
+    propagate.set_global_textmap(CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()]))
+    span_context = trace.SpanContext(
+        trace_id=0x0AF7651916CD43DD8448EB211C80319C,
+        span_id=0xB7AD6B7169203331,
+        is_remote=False,
+        trace_flags=trace.TraceFlags(1),
+        trace_state=trace.TraceState([("vendor", "value")]),
+    )
+    carrier: dict[str, str] = {"other": "kept"}
+    MetaPropagator().inject(carrier, trace.NonRecordingSpan(span_context))
+    assert carrier == {
+        "other": "kept",
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "tracestate": "vendor=value",
+    }
+    empty: dict[str, str] = {}
+    MetaPropagator().inject(empty, trace.INVALID_SPAN)
+    assert empty == {}
+
+
+def test_another_propagator_writes_itself(textmap: None) -> None:
+    span = trace.NonRecordingSpan(trace.SpanContext(trace_id=5, span_id=6, is_remote=False))
+    propagator = MetaPropagator()
+    propagate.set_global_textmap(CompositePropagator([_FixedTraceContext(), W3CBaggagePropagator()]))
+    written: dict[str, str] = {}
+    propagator.inject(written, span)
+    assert written == {"traceparent": "fixed"}
+    propagate.set_global_textmap(CompositePropagator([W3CBaggagePropagator()]))  # no trace context at all
+    token = context.attach(baggage.set_baggage("user", "alice"))
+    try:
+        written = {}
+        propagator.inject(written, span)
+        assert written == {"baggage": "user=alice"}
+    finally:
+        context.detach(token)

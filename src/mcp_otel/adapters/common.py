@@ -16,9 +16,6 @@ from urllib.parse import urlsplit
 from mcp_otel.classify import RpcError
 from mcp_otel.fields import field
 
-# mcp 1.x ClientSession keeps only capabilities after initialize; we keep the whole result.
-_V1_INITIALIZE_RESULTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-
 
 class SessionFacts(NamedTuple):
     """What a client session knows about its server, read at call time."""
@@ -28,9 +25,15 @@ class SessionFacts(NamedTuple):
     server_version: str | None = None
 
 
+_NO_FACTS = SessionFacts()
+# mcp 1.x ClientSession keeps only capabilities after initialize; we keep what its result says.
+_V1_SESSION_FACTS: weakref.WeakKeyDictionary[Any, SessionFacts] = weakref.WeakKeyDictionary()
+
+
 def remember_initialize_result(session: Any, result: Any) -> None:
-    """mcp 1.x: keep ``initialize``'s result, which the session itself does not store."""
-    _V1_INITIALIZE_RESULTS[session] = result
+    """mcp 1.x: keep what ``initialize``'s result says of the server, which the session itself
+    does not store (read once here, not at every request)."""
+    _V1_SESSION_FACTS[session] = handshake_facts(result)
 
 
 def session_facts(session: Any) -> SessionFacts:
@@ -38,11 +41,7 @@ def session_facts(session: Any) -> SessionFacts:
     info = getattr(session, "server_info", None)
     version = getattr(session, "protocol_version", None)
     if info is None and version is None:
-        result = _V1_INITIALIZE_RESULTS.get(session)
-        if result is None:
-            return SessionFacts()
-        info = getattr(result, "serverInfo", None)
-        version = getattr(result, "protocolVersion", None)
+        return _V1_SESSION_FACTS.get(session) or _NO_FACTS
     return SessionFacts(
         protocol_version=str_or_none(version),
         server_name=str_or_none(getattr(info, "name", None)),
@@ -149,10 +148,13 @@ def meta_carrier(meta: Any, fields: Collection[str]) -> dict[str, str]:
     length only. A peer's ``_meta`` can be anything, any size, with any number of keys."""
     if meta is None:
         return {}
-    # dict before Mapping: a dict passes without the ABC check, a Python call.
-    if not isinstance(meta, (dict, Mapping)):
-        meta = getattr(meta, "model_extra", None)  # mcp 1.x RequestParams.Meta keeps extras here
-        if not isinstance(meta, (dict, Mapping)):
+    if not isinstance(meta, dict):
+        # mcp 1.x RequestParams.Meta keeps extras in a dict (read without the ``model_extra``
+        # property and the ABC check below: each a Python call, for every request).
+        extra = getattr(meta, "__pydantic_extra__", None)
+        if isinstance(extra, dict):
+            meta = extra
+        elif not isinstance(meta, Mapping):
             return {}
     carrier = {}
     for key in fields:
