@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mcp_otel import binding, client, metrics, outcome
+from mcp_otel import binding, client, metrics, outcome, propagation
 from mcp_otel.adapters import common, v1
 from tests.conftest import tool_call_spans
 from tests.harness import open_session
@@ -26,7 +26,7 @@ def explode(*args: Any, **kwargs: Any) -> Any:
 HELPERS = [
     (common, "session_facts"),  # reading the session's facts at span start
     (v1, "next_request_id"),
-    (client.propagate, "inject"),  # injecting trace context
+    (propagation.MetaPropagator, "inject"),  # injecting trace context
     (client, "classify_client_result"),  # classifying the result
     (outcome, "finish_span"),  # writing the outcome
     (metrics.CallMetrics, "record"),  # recording the metric point
