@@ -3,8 +3,7 @@
     python benchmarks/run.py --python1 PY --python2 PY [--measure WHAT ...]
 
 * ``instructions``: instructions per request under cachegrind, per variant (the deciding figure);
-* ``exemplars``: instructions per tool call under each exemplar filter, inside and outside an
-  application span;
+* ``exemplars``: instructions per tool call under each exemplar filter;
 * ``wall-clock``: microseconds per request, interleaved rounds (orders of magnitude);
 * ``report``: ``mcp-otel report`` over 10k, 100k and 1M calls: time and peak memory;
 * ``scale``: memory per call in flight, and cost per call with 100 vs 10,000 tool names.
