@@ -25,11 +25,11 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from mcp_otel.adapters.common import meta_carrier
 
 TRACEPARENT = "traceparent"
+TRACESTATE = "tracestate"
 # W3C Trace Context, version 00: exactly version-trace_id-parent_id-flags, lowercase hex.
 _CANONICAL_TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
 _INVALID_TRACE_ID = "0" * 32
 _INVALID_SPAN_ID = "0" * 16
-TRACESTATE = "tracestate"
 # The propagators whose extraction from a lone canonical traceparent, and whose injection of a
 # span's context without baggage, are done directly.
 _DEFAULT_SHAPES = (
