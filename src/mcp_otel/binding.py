@@ -67,14 +67,13 @@ def _reader(slots: tuple[ArgumentSlot | None, ...]) -> _Reader:
     if len(positions) != len(slots):  # a missing or keyword-only parameter
         return by_slot
     needed = max(positions) + 1
-    # itemgetter of one position returns the item itself: ask for it twice and keep one.
-    getter = itemgetter(*positions) if len(positions) > 1 else itemgetter(*positions, *positions)
-    keep = len(positions)
+    getter = itemgetter(*positions)
+    single = len(positions) == 1  # itemgetter of one position returns the item, not a 1-tuple
 
     def by_position(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
         if kwargs or len(args) < needed:
             return by_slot(args, kwargs)
-        return getter(args)[:keep]  # type: ignore[no-any-return]
+        return (getter(args),) if single else getter(args)
 
     return by_position
 

@@ -5,6 +5,7 @@ every span and baggage (the direct writing included), and any other propagator a
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import given
@@ -65,28 +66,39 @@ def _seen(context: Context) -> tuple[trace.SpanContext, Mapping[str, object]]:
     return trace.get_current_span(context).get_span_context(), baggage.get_all(context)
 
 
+@contextmanager
+def global_textmap_kept() -> Iterator[None]:
+    """The global propagator as it was, whatever the block sets (hypothesis examples share one
+    function-scoped fixture, so its tests restore it per example with this)."""
+    previous = propagate.get_global_textmap()
+    try:
+        yield
+    finally:
+        propagate.set_global_textmap(previous)
+
+
 @pytest.fixture
 def textmap() -> Iterator[None]:
-    previous = propagate.get_global_textmap()
-    yield
-    propagate.set_global_textmap(previous)
+    with global_textmap_kept():
+        yield
 
 
-@pytest.mark.parametrize(
+# The SDK's default propagators, both shapes: what MetaPropagator reads and writes directly.
+default_propagators = pytest.mark.parametrize(
     "propagators",
     [[TraceContextTextMapPropagator(), W3CBaggagePropagator()], [TraceContextTextMapPropagator()]],
     ids=["tracecontext,baggage", "tracecontext"],
 )
+
+
+@default_propagators
 @given(carrier=carriers)
 def test_the_same_context_as_the_propagator(propagators: list[object], carrier: dict[str, str]) -> None:
-    previous = propagate.get_global_textmap()
-    propagate.set_global_textmap(CompositePropagator(propagators))  # type: ignore[arg-type]
-    try:
+    with global_textmap_kept():
+        propagate.set_global_textmap(CompositePropagator(propagators))  # type: ignore[arg-type]
         assert _seen(MetaPropagator().extract(carrier) or Context()) == _seen(
             propagate.extract(carrier, context=Context())
         )
-    finally:
-        propagate.set_global_textmap(previous)
 
 
 def test_a_canonical_traceparent_is_read_exactly(textmap: None) -> None:
@@ -139,31 +151,26 @@ span_contexts = st.builds(
 baggages = st.one_of(st.just({}), st.just({"user": "alice"}), st.just({"k": "v", "p": "1"}))
 
 
-@pytest.mark.parametrize(
-    "propagators",
-    [[TraceContextTextMapPropagator(), W3CBaggagePropagator()], [TraceContextTextMapPropagator()]],
-    ids=["tracecontext,baggage", "tracecontext"],
-)
+@default_propagators
 @given(span_context=span_contexts, entries=baggages)
 def test_the_same_fields_written_as_the_propagator(
     propagators: list[object], span_context: trace.SpanContext, entries: dict[str, str]
 ) -> None:
-    previous = propagate.get_global_textmap()
-    propagate.set_global_textmap(CompositePropagator(propagators))  # type: ignore[arg-type]
     current = Context()
     for key, value in entries.items():
         current = baggage.set_baggage(key, value, current)
-    token = context.attach(current)
-    try:
-        span = trace.NonRecordingSpan(span_context)
-        ours: dict[str, str] = {}
-        MetaPropagator().inject(ours, span)
-        expected: dict[str, str] = {}
-        propagate.inject(expected, context=trace.set_span_in_context(span))
-        assert ours == expected
-    finally:
-        context.detach(token)
-        propagate.set_global_textmap(previous)
+    with global_textmap_kept():
+        propagate.set_global_textmap(CompositePropagator(propagators))  # type: ignore[arg-type]
+        token = context.attach(current)
+        try:
+            span = trace.NonRecordingSpan(span_context)
+            ours: dict[str, str] = {}
+            MetaPropagator().inject(ours, span)
+            expected: dict[str, str] = {}
+            propagate.inject(expected, context=trace.set_span_in_context(span))
+            assert ours == expected
+        finally:
+            context.detach(token)
 
 
 def test_a_span_is_written_exactly(textmap: None) -> None:
