@@ -69,9 +69,11 @@ def _reader(slots: tuple[ArgumentSlot | None, ...]) -> _Reader:
     needed = max(positions) + 1
     getter = itemgetter(*positions)
     single = len(positions) == 1  # itemgetter of one position returns the item, not a 1-tuple
+    names = frozenset(slot.name for slot in slots if slot is not None)
 
     def by_position(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
-        if kwargs or len(args) < needed:
+        # Other parameters passed by keyword (the SDKs' timeouts, callbacks) change nothing here.
+        if len(args) < needed or (kwargs and not names.isdisjoint(kwargs)):
             return by_slot(args, kwargs)
         return (getter(args),) if single else getter(args)
 

@@ -340,9 +340,9 @@ class ClientInstrumentation:
             meta = slot.get(args, kwargs)
             if meta is not None and not isinstance(meta, Mapping):
                 return args, kwargs
-            carrier = dict(meta or {})
+            carrier = dict(meta) if meta else {}
             self._propagator.inject(carrier, span)
-            if carrier == dict(meta or {}):
+            if carrier == (meta or {}):  # nothing to add (or the caller's own context already there)
                 return args, kwargs
             return slot.replace(args, kwargs, carrier)
         except Exception as exc:

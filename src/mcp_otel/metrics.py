@@ -77,14 +77,12 @@ class CallMetrics:
                 name, unit=DURATION_UNIT, description=description, explicit_bucket_boundaries_advisory=DURATION_BUCKETS
             )
 
-        self._durations = {
-            SpanKind.CLIENT: histogram(
-                MCP_CLIENT_OPERATION_DURATION, "Duration of MCP requests as their sender saw them."
-            ),
-            SpanKind.SERVER: histogram(
-                MCP_SERVER_OPERATION_DURATION, "Duration of MCP requests as their receiver handled them."
-            ),
-        }
+        self._client_durations = histogram(
+            MCP_CLIENT_OPERATION_DURATION, "Duration of MCP requests as their sender saw them."
+        )
+        self._server_durations = histogram(
+            MCP_SERVER_OPERATION_DURATION, "Duration of MCP requests as their receiver handled them."
+        )
         self._session_durations = {
             SpanKind.CLIENT: histogram(MCP_CLIENT_SESSION_DURATION, "Duration of MCP sessions as clients saw them."),
             SpanKind.SERVER: histogram(MCP_SERVER_SESSION_DURATION, "Duration of MCP sessions as servers saw them."),
@@ -115,7 +113,9 @@ class CallMetrics:
         current when it ends (the caller's, or none)."""
         method = attributes.get(MCP_METHOD_NAME, METHOD_TOOLS_CALL)
         point = {**attributes, **outcome.metric_attributes(method)}
-        self._durations[kind].record(time.perf_counter() - started, point, context=set_span_in_context(span))
+        # Told apart by identity: an enum's hash is a Python call, and this runs for every request.
+        durations = self._client_durations if kind is SpanKind.CLIENT else self._server_durations
+        durations.record(time.perf_counter() - started, point, context=set_span_in_context(span))
 
     def record_session(self, kind: SpanKind, seconds: float, attributes: Mapping[str, Any]) -> None:
         """Record one session that lasted ``seconds``."""

@@ -55,6 +55,10 @@ class CallOutcome:
     # Server side: the caller sent a request the server could not serve (-32602 ...). Still a
     # failed call, but not the server's error, so the span status stays UNSET (semconv).
     caller_fault: bool = False
+    # Whether the span status is ERROR: failures the span's owner is answerable for. A cancel is
+    # not an error; neither, on a server, is a request the caller got wrong. (Set once, read for
+    # every span.)
+    is_error: bool = field(init=False, repr=False, compare=False)
     # Its point attributes for (other requests, tool calls), built once: read for every span and point.
     _points: tuple[Mapping[str, str], Mapping[str, str]] = field(init=False, repr=False, compare=False)
 
@@ -77,6 +81,7 @@ class CallOutcome:
                 raise ValueError("a cancelled outcome needs a cancel reason")
         other, tool = (_point_attributes(self.outcome, self.error_type, self.cancel_reason, t) for t in (False, True))
         object.__setattr__(self, "_points", (other, tool))
+        object.__setattr__(self, "is_error", self.outcome is Outcome.FAILED and not self.caller_fault)
 
     @classmethod
     def ok(cls) -> CallOutcome:
@@ -100,15 +105,9 @@ class CallOutcome:
     def cancelled(cls, reason: CancelReason) -> CallOutcome:
         return cls(Outcome.CANCELLED, cancel_reason=reason)
 
-    @property
-    def is_error(self) -> bool:
-        """Whether the span status is ERROR: failures the span's owner is answerable for.
-        A cancel is not an error; neither, on a server, is a request the caller got wrong."""
-        return self.outcome is Outcome.FAILED and not self.caller_fault
-
     def attributes(self, method: str = METHOD_TOOLS_CALL) -> dict[str, str]:
-        """The outcome's span attributes for a request of ``method``."""
-        attributes = dict(self.metric_attributes(method))
+        """The outcome's span attributes for a request of ``method`` (its point's, and the code)."""
+        attributes = dict(self._points[method == METHOD_TOOLS_CALL])
         if self.rpc_code is not None:
             attributes[RPC_RESPONSE_STATUS_CODE] = self.rpc_code
         return attributes

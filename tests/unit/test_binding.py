@@ -44,6 +44,9 @@ def test_arguments_are_read_however_they_were_passed(args: Any, kwargs: Any, exp
         (("echo", {"a": 1}), {}, ("arguments",), ({"a": 1},)),
         (("echo",), {}, ("arguments",), (None,)),
         (("echo",), {}, ("name", "no_such_parameter"), ("echo", None)),
+        (("echo", {"a": 1}), {"timeout": 5}, ("name", "arguments"), ("echo", {"a": 1})),  # others by keyword
+        (("echo",), {"arguments": {"a": 2}}, ("name",), ("echo",)),
+        (("echo",), {"arguments": {"a": 2}}, ("arguments", "name"), ({"a": 2}, "echo")),
     ],
 )
 def test_positional_reads_match_the_slots(args: Any, kwargs: Any, names: Any, expected: Any) -> None:
