@@ -47,8 +47,8 @@ def redacted(value: Any, depth: int = 0) -> Any:
 
 
 def _captured(key: str, value: Any, settings: Settings, is_content: Callable[[Any], bool] = bool) -> dict[str, str]:
-    """``{key: JSON}`` when ``value`` is content (capture is on); fails open (``{}``, logged once)."""
-    if value is None:
+    """``{key: JSON}`` when capture is on and ``value`` is content; fails open (``{}``, logged once)."""
+    if not settings.capture_content or value is None:
         return {}
     try:
         if not is_content(value):
@@ -68,9 +68,8 @@ def _is_result(result: Any) -> bool:
 
 
 def arguments_attributes(arguments: Any, settings: Settings) -> dict[str, str]:
-    # Capture is off by default and every tool call asks, on each side: the setting is read first.
-    return _captured(GEN_AI_TOOL_CALL_ARGUMENTS, arguments, settings) if settings.capture_content else {}
+    return _captured(GEN_AI_TOOL_CALL_ARGUMENTS, arguments, settings)
 
 
 def result_attributes(result: Any, settings: Settings) -> dict[str, str]:
-    return _captured(GEN_AI_TOOL_CALL_RESULT, result, settings, _is_result) if settings.capture_content else {}
+    return _captured(GEN_AI_TOOL_CALL_RESULT, result, settings, _is_result)

@@ -106,8 +106,8 @@ class CallOutcome:
         return cls(Outcome.CANCELLED, cancel_reason=reason)
 
     def attributes(self, method: str = METHOD_TOOLS_CALL) -> dict[str, str]:
-        """The outcome's span attributes for a request of ``method`` (its point's, and the code)."""
-        attributes = dict(self._points[method == METHOD_TOOLS_CALL])
+        """The outcome's span attributes for a request of ``method``."""
+        attributes = dict(self.metric_attributes(method))
         if self.rpc_code is not None:
             attributes[RPC_RESPONSE_STATUS_CODE] = self.rpc_code
         return attributes
