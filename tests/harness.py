@@ -22,7 +22,8 @@ import mcp.types as types
 from mcp.client.session import ClientSession
 
 MCP_MAJOR = int(version("mcp").split(".")[0])
-# fastmcp 4.x runs on mcp 2.x and Python >= 3.11: absent from the lowest-versions environments.
+# fastmcp 3.x runs on mcp 1.x, 4.x on mcp 2.x and Python >= 3.11; neither is in the
+# lowest-versions environments.
 HAS_FASTMCP = find_spec("fastmcp") is not None
 MCP_VERSION = tuple(int(part) for part in version("mcp").split(".")[:2])
 # mcp 1.x servers before 1.27 run a request's handler on after its transport closed; over stdio the
@@ -151,6 +152,11 @@ async def close_client_stream(session: ClientSession) -> None:
     """Drop the connection from the client side, without cancelling anything first."""
     owner = getattr(session, "_dispatcher", session)  # 2.x keeps the stream on its dispatcher
     await owner._write_stream.aclose()
+
+
+def is_error(result: Any) -> bool:
+    """A tool result's ``isError`` (``is_error`` on mcp 2.x)."""
+    return bool(getattr(result, "is_error", getattr(result, "isError", None)))
 
 
 def read_timeout(seconds: float) -> Any:

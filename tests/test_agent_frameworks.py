@@ -3,7 +3,7 @@ with mcp-otel's entry point): each framework's agent makes an ok call, a tool er
 stops waiting for, and the telemetry states exactly those outcomes, one span per call and side.
 
 langchain-mcp-adapters and openai-agents (scripted model, no network) need mcp 1.x; fastmcp
-(client and server in one process) needs mcp 2.x."""
+(client and server in one process) runs on both: 3.x on mcp 1.x, 4.x on mcp 2.x."""
 
 from __future__ import annotations
 
@@ -49,7 +49,6 @@ def test_framework_tool_calls_state_their_outcomes(agent: str, tmp_path: Path) -
     assert _summary(output, "client") == EXPECTED
 
 
-@pytest.mark.mcp2
 def test_fastmcp_client_and_server_state_their_outcomes(tmp_path: Path) -> None:
     output = _run("fastmcp_agent", tmp_path)
     expected = {("fails" if name == "tool_error" else name): row for name, row in EXPECTED.items()}

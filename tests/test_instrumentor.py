@@ -50,6 +50,8 @@ if HAS_FASTMCP:
     TARGETS += [
         ("fastmcp.server.mixins.transport", None, "stdio_server"),
         ("fastmcp.client.mixins.tools", None, "client_span"),
+        ("fastmcp.server.providers.proxy", None, "client_span"),
+        ("fastmcp.server.server", None, "server_span"),
     ]
 
 

@@ -18,6 +18,9 @@ That is every request a client sends its server (``initialize``, ``tools/list``,
 
 Around each:
 
+* the span starts at the call's first step, in the task that awaits it (its context is the
+  parent), never when the coroutine is created: a coroutine made in one task and awaited in
+  another belongs to the awaiting one, and one that never runs leaves nothing;
 * the span carries the connection's facts (server identity, protocol version, transport);
 * the configured propagator's fields go into ``params._meta`` while our span is current;
 * mcp 2.x's and fastmcp's own CLIENT spans for the same request are suppressed (setting
@@ -34,8 +37,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from contextvars import ContextVar
 from functools import partial
 from typing import Any
@@ -176,22 +179,29 @@ class ClientInstrumentation:
             Patch("mcp.client.stdio", "stdio_client", self._stdio_client, rebind=True),
             Patch("mcp.client.streamable_http", "StreamableHTTPTransport.post_writer", self._post_writer),
             *(
-                Patch(f"fastmcp.client.mixins.{mixin}", "client_span", self._fastmcp_client_span, optional=True)
-                for mixin in ("tools", "resources", "prompts")
+                Patch(f"fastmcp.{module}", "client_span", fastmcp.without_own_span, optional=True)
+                # the client's calls, and a proxy server's calls to its backend
+                for module in (
+                    "client.mixins.tools",
+                    "client.mixins.resources",
+                    "client.mixins.prompts",
+                    "server.providers.proxy",
+                )
+                if self._settings.sdk_spans is SdkSpans.SUPPRESS
             ),
         ]
 
     # --- tools/call, as the caller made it ----------------------------------------------------
 
-    def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    async def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         active = _ACTIVE_CALL.get()
         if active is not None and active.rounds and active.session is instance and active.method == METHOD_TOOLS_CALL:
-            return wrapped(*args, **kwargs)  # a round of a logical call: its requests are counted there
+            return await wrapped(*args, **kwargs)  # a round of a logical call: its requests are counted there
         call = self._start_call(METHOD_TOOLS_CALL, wrapped, instance, args, kwargs)
         if call is None:
-            return wrapped(*args, **kwargs)
+            return await wrapped(*args, **kwargs)
         args, kwargs = self._with_trace_context(wrapped, call.span, args, kwargs)
-        return self._traced(call, _ACTIVE_CALL, wrapped, args, kwargs)
+        return await self._traced(call, _ACTIVE_CALL, wrapped, args, kwargs)
 
     def _logical_call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self._logical(METHOD_TOOLS_CALL, wrapped, instance, args, kwargs)
@@ -199,19 +209,21 @@ class ClientInstrumentation:
     def _logical_get_prompt(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self._logical(METHOD_PROMPTS_GET, wrapped, instance, args, kwargs)
 
-    def _logical(self, method: str, wrapped: Any, client: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    async def _logical(
+        self, method: str, wrapped: Any, client: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         """mcp 2.x ``Client.call_tool`` / ``get_prompt``: one CLIENT span for the call as the
         caller made it, however many input rounds (2026-07-28 ``InputRequiredResult``) it takes."""
         try:
             session = client.session
         except Exception:  # not connected: the SDK raises its own error
-            return wrapped(*args, **kwargs)
+            return await wrapped(*args, **kwargs)
         call = self._start_call(method, wrapped, session, args, kwargs)
         if call is None:
-            return wrapped(*args, **kwargs)
+            return await wrapped(*args, **kwargs)
         call.rounds = 1
         args, kwargs = self._with_trace_context(wrapped, call.span, args, kwargs)
-        return self._traced(call, _ACTIVE_CALL, wrapped, args, kwargs)
+        return await self._traced(call, _ACTIVE_CALL, wrapped, args, kwargs)
 
     async def _traced(
         self,
@@ -392,7 +404,7 @@ class ClientInstrumentation:
 
         return self._send(wrapped, instance, args, kwargs, describe, from_server=True)
 
-    def _send(
+    async def _send(
         self,
         wrapped: Any,
         session: Any,
@@ -403,17 +415,17 @@ class ClientInstrumentation:
         from_server: bool | None,
         v1_request: bool = False,
     ) -> Any:
-        """The awaitable a send becomes: the SDK's own (no span of ours, or call_tool's own
-        request, whose span is call_tool's), or the SDK's inside a span of its own.
-        ``from_server``: the sender is a server (``None``: told by the session's type)."""
+        """A send: the SDK's own (no span of ours, or call_tool's own request, whose span is
+        call_tool's), or the SDK's inside a span of its own. ``from_server``: the sender is a
+        server (``None``: told by the session's type)."""
         call = self._start_request(session, describe, from_server)
         if call is None:
-            return wrapped(*args, **kwargs)
+            return await wrapped(*args, **kwargs)
         if call.rounds and call is _ACTIVE_CALL.get():
-            return self._round(call, wrapped, args, kwargs)
+            return await self._round(call, wrapped, args, kwargs)
         if v1_request:  # mcp 2.x's dispatcher injects the current context itself, which is ours
             args, kwargs = self._with_v1_trace_context(wrapped, call.span, args, kwargs)
-        return self._traced(call, _SENDING, wrapped, args, kwargs)
+        return await self._traced(call, _SENDING, wrapped, args, kwargs)
 
     def _start_request(
         self, session: Any, describe: Callable[[], tuple[Any, Any]], from_server: bool | None
@@ -474,18 +486,13 @@ class ClientInstrumentation:
         call.input_methods = (call.input_methods or set()).union(methods)
         call.span.add_event(EVENT_INPUT_REQUIRED, {MCP_REQUEST_ROUNDS: call.rounds, MCP_REQUEST_INPUT_METHODS: methods})
 
-    def _dispatch_input(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    async def _dispatch_input(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """mcp 2.x ``dispatch_input_request`` inside a logical call (its input rounds): the
         person's answer. Outside one (a server's request), the receiver's span reads the answer."""
         call = _ACTIVE_CALL.get()
-        if call is None or not call.rounds:
-            return wrapped(*args, **kwargs)
-        return self._answered_input(call, wrapped, args, kwargs)
-
-    async def _answered_input(
-        self, call: _ClientCall, wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
         answer = await wrapped(*args, **kwargs)
+        if call is None or not call.rounds:
+            return answer
         try:
             (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
             method = _input_method(request)
@@ -649,7 +656,9 @@ class ClientInstrumentation:
             report_once("could not keep the initialize result", exc)
         return result
 
-    def _send_notification(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    async def _send_notification(
+        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         try:
             notification = args[0] if args else kwargs.get("notification")
             request_id = common.cancelled_request_id(notification)
@@ -659,7 +668,7 @@ class ClientInstrumentation:
                     call.cancel_sent = True
         except Exception as exc:
             report_once("could not inspect an outgoing notification", exc)
-        return wrapped(*args, **kwargs)
+        return await wrapped(*args, **kwargs)
 
     # --- other instrumentations' spans for the same call --------------------------------------
 
@@ -679,11 +688,6 @@ class ClientInstrumentation:
                     return nullcontext(INVALID_SPAN)
         except Exception as exc:
             report_once("could not inspect the SDK's client span", exc)
-        return wrapped(*args, **kwargs)
-
-    def _fastmcp_client_span(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if self._settings.sdk_spans is SdkSpans.SUPPRESS:
-            return _without_fastmcp_spans(wrapped, args, kwargs)
         return wrapped(*args, **kwargs)
 
     # --- transports -------------------------------------------------------------------------
@@ -712,9 +716,3 @@ def _input_method(request: Any) -> str:
     """An input request's method, bounded to the specification's (a peer's other name: ``_OTHER``)."""
     method = getattr(request, "method", None)
     return method if method in INPUT_METHODS else OTHER_VALUE
-
-
-@contextmanager
-def _without_fastmcp_spans(wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[Any]:
-    with fastmcp.spans_suppressed(), wrapped(*args, **kwargs) as span:
-        yield span

@@ -170,6 +170,12 @@ class ServerInstrumentation:
             Patch("mcp.server._otel", "OpenTelemetryMiddleware.__call__", self._v2_sdk_middleware, optional=True),
             # both
             Patch("mcp.server.stdio", "stdio_server", self._stdio_server, rebind=True),
+            # fastmcp's own SERVER spans (3.x has no switch that the handler's wrapper could turn)
+            *(
+                [Patch("fastmcp.server.server", "server_span", fastmcp.without_own_span, optional=True)]
+                if self._settings.sdk_spans is SdkSpans.SUPPRESS
+                else []
+            ),
         ]
 
     # --- mcp 1.x ----------------------------------------------------------------------------

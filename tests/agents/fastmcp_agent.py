@@ -1,6 +1,6 @@
-"""A fastmcp 4.x client calling a fastmcp server in the same process (mcp 2.x): ok, a tool error,
-and a call the agent stops waiting for. Knows nothing about OpenTelemetry; the tests run it under
-``mcp-otel run`` (both sides are traced)."""
+"""A fastmcp client calling a fastmcp server in the same process (3.x on mcp 1.x, 4.x on 2.x):
+ok, a tool error, and a call the agent stops waiting for. Knows nothing about OpenTelemetry; the
+tests run it under ``mcp-otel run`` (both sides are traced)."""
 
 import anyio
 from fastmcp import Client

@@ -1,4 +1,5 @@
-"""A fastmcp 4.x server (mcp 2.x only): ok, a ToolError, a slow tool, and one echoing _meta."""
+"""A fastmcp server (3.x on mcp 1.x, 4.x on mcp 2.x): ok, a ToolError, a slow tool, and one
+echoing _meta."""
 
 import json
 
