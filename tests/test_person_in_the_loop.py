@@ -21,15 +21,15 @@ from typing import Any
 
 import mcp.types as types
 import pytest
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
 from mcp_otel import semconv
+from mcp_otel.otlp_file import JsonLinesSpanExporter
 from mcp_otel.report import read_calls
-from tests.harness import MCP_MAJOR
+from tests.harness import MCP_MAJOR, is_error
 from tests.metrics.test_metrics import histogram_points
 from tests.servers import person_server
 
@@ -158,7 +158,7 @@ async def test_one_call_per_person_answer(
         except Exception as exc:  # mcp 2.x: the rejection of a sampling request is the call's error
             raised = exc
         else:
-            assert bool(getattr(result, "is_error", getattr(result, "isError", None))) is (case.outcome != "ok")
+            assert is_error(result) is (case.outcome != "ok")
     assert (raised is not None) == (MCP_MAJOR == 2 and case.answer == REJECT)
 
     # The agent: one CLIENT span for the call, however many rounds it took.
@@ -214,7 +214,7 @@ async def test_one_call_per_person_answer(
     assert point_counts(reader, semconv.MCP_CLIENT_OPERATION_DURATION) == expected
     assert point_counts(reader, semconv.MCP_SERVER_OPERATION_DURATION) == (expected if final else Counter())
     spans_file = tmp_path / "spans.jsonl"
-    FileSpanExporter(spans_file).export(exporter.get_finished_spans())
+    JsonLinesSpanExporter(spans_file).export(exporter.get_finished_spans())
     for side, count in (("client", 1), ("server", len(final))):
         calls, problems = read_calls([spans_file], side)
         assert problems == []

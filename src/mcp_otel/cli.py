@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mcp_otel.assets import AssetsError, write_assets
+from mcp_otel.otlp_file import FILE_EXPORTER, RUN_FILE_ENV
 from mcp_otel.report import EVERY_METHOD, format_json, format_table, summarize_files
-from mcp_otel.run_configurator import FILE_EXPORTER, RUN_FILE_ENV
 from mcp_otel.semconv import METHOD_TOOLS_CALL
 
 CONFIGURATOR_NAME = "mcp_otel"

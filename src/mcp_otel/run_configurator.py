@@ -1,6 +1,6 @@
 """The OpenTelemetry SDK configurator behind ``mcp-otel run``: the SDK's own configuration from
 the environment, plus, when ``MCP_OTEL_RUN_FILE`` names a file, spans and metrics written there
-as OTLP JSON lines (the OpenTelemetry OTLP JSON file exporter).
+as OTLP JSON lines (:mod:`mcp_otel.otlp_file`).
 
 Exit is bounded: with the collector down or hanging, the SDK's shutdown would wait out the
 export in flight and then the export timeout again for the last spans and the last metrics. Here
@@ -31,40 +31,11 @@ from opentelemetry.sdk.environment_variables import (
 
 from mcp_otel.safety import report_once
 
-RUN_FILE_ENV = "MCP_OTEL_RUN_FILE"
-FILE_EXPORTER = "otlp_json_file"  # the file exporter's entry point name, for traces and metrics
-
-
-class LineStream:
-    """One file shared by the span and metric exporters: each line is written whole."""
-
-    def __init__(self, path: str) -> None:
-        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (open for the life of the process)
-        self._lock = threading.Lock()
-
-    @property
-    def closed(self) -> bool:
-        return self._file.closed
-
-    def write(self, text: str) -> int:
-        with self._lock:
-            written = self._file.write(text)
-            self._file.flush()
-            return written
-
-    def flush(self) -> None:
-        with self._lock:
-            self._file.flush()
-
 
 class RunConfigurator(_OTelSDKConfigurator):
     def _configure(self, **kwargs: Any) -> None:
-        path = os.environ.get(RUN_FILE_ENV)
-        if path:
-            from opentelemetry.exporter.otlp.json.file import FileMetricExporter, FileSpanExporter
-
-            stream = LineStream(path)
-            kwargs["exporter_args_map"] = {FileSpanExporter: {"stream": stream}, FileMetricExporter: {"stream": stream}}
+        # The file exporters (FILE_EXPORTER) find the run's file themselves: older SDKs'
+        # configurators pass exporters no arguments.
         super()._configure(**kwargs)  # type: ignore[no-untyped-call]
         try:
             bound_exit(trace.get_tracer_provider(), metrics.get_meter_provider())
@@ -141,17 +112,23 @@ def bound_exit(tracer_provider: Any, meter_provider: Any) -> _ExitClock | None:
     from opentelemetry.sdk.trace.export import SpanExportResult
 
     clock = _ExitClock()
-    holders: list[tuple[Any, str, Any]] = []  # (object holding _exporter, signal, failure result)
+    # (object holding the exporter, its attribute, signal, failure result)
+    holders: list[tuple[Any, str, str, Any]] = []
     processors = getattr(getattr(tracer_provider, "_active_span_processor", None), "_span_processors", ())
     for processor in processors:
-        holders.append((getattr(processor, "_batch_processor", None), "traces", SpanExportResult.FAILURE))
-    for reader in getattr(meter_provider, "_metric_readers", ()):
-        holders.append((reader, "metrics", MetricExportResult.FAILURE))
+        batch = getattr(processor, "_batch_processor", None)  # SDK 1.3x: the processor holds it itself
+        holder, attribute = (processor, "span_exporter") if batch is None else (batch, "_exporter")
+        holders.append((holder, attribute, "traces", SpanExportResult.FAILURE))
+    readers: Any = getattr(meter_provider, "_metric_readers", None)
+    if readers is None:  # SDK 1.3x: in its configuration
+        readers = getattr(getattr(meter_provider, "_sdk_config", None), "metric_readers", ())
+    for reader in readers:
+        holders.append((reader, "_exporter", "metrics", MetricExportResult.FAILURE))
     wrapped = 0
-    for holder, signal, failure in holders:
-        exporter = getattr(holder, "_exporter", None)
+    for holder, attribute, signal, failure in holders:
+        exporter = getattr(holder, attribute, None)
         if type(exporter).__module__.startswith("opentelemetry.exporter.otlp.proto"):
-            holder._exporter = _BoundedExporter(exporter, clock, export_timeout(signal), failure)
+            setattr(holder, attribute, _BoundedExporter(exporter, clock, export_timeout(signal), failure))
             wrapped += 1
     if not wrapped:
         return None

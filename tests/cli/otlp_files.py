@@ -12,13 +12,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import SpanKind
 
 from mcp_otel import semconv
+from mcp_otel.otlp_file import JsonLinesSpanExporter
 from mcp_otel.outcome import CallOutcome, finish_span
 from mcp_otel.semconv import CancelReason
 
@@ -38,7 +38,7 @@ def write_tool_calls(path: Path, calls: int, seed: int = 1) -> Counter[tuple[str
     to ``path``; returns how many calls each (server, outcome) has."""
     provider = TracerProvider(resource=Resource.create({"service.name": "agent"}))
     provider.add_span_processor(
-        BatchSpanProcessor(FileSpanExporter(path), max_queue_size=calls + 512, max_export_batch_size=512)
+        BatchSpanProcessor(JsonLinesSpanExporter(path), max_queue_size=calls + 512, max_export_batch_size=512)
     )
     tracer = provider.get_tracer(semconv.INSTRUMENTATION_SCOPE)
     draw = random.Random(seed)

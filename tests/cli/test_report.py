@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry.exporter.otlp.json.file import FileMetricExporter, FileSpanExporter
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.trace import TracerProvider
@@ -17,6 +16,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from mcp_otel.cli import main
+from mcp_otel.otlp_file import JsonLinesMetricExporter, JsonLinesSpanExporter
 from mcp_otel.outcome import CallOutcome, finish_span
 from mcp_otel.report import OTHER_NAMES, Summaries, format_table, read_calls
 from mcp_otel.semconv import CancelReason
@@ -29,7 +29,7 @@ def write_spans(
     """Spans as the file exporter writes them: (server, tool, outcome, error) per call; an outcome
     of None makes a span without tool.outcome (another instrumentation), ERROR if ``error``."""
     provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
+    provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(path)))
     tracer = provider.get_tracer("test")
     for server, tool, outcome, error in calls:
         attributes = {"mcp.method.name": "tools/call", "gen_ai.tool.name": tool, "mcp.server.name": server}
@@ -60,7 +60,7 @@ def test_mixed_files_by_server_and_by_tool(tmp_path: Path, capsys: pytest.Captur
     write_spans(first, [("weather", "forecast", OK, False)] * 3 + [("weather", "forecast", TOOL_ERROR, False)])
     write_spans(second, [("weather", "alerts", CANCELLED, False), ("search", "find", TIMEOUT, False)])
     # Metrics lines in the same file are skipped.
-    provider = MeterProvider(metric_readers=[PeriodicExportingMetricReader(FileMetricExporter(second))])
+    provider = MeterProvider(metric_readers=[PeriodicExportingMetricReader(JsonLinesMetricExporter(second))])
     provider.get_meter("test").create_counter("c").add(1)
     provider.shutdown()
 
@@ -175,7 +175,7 @@ def test_by_method_and_method_filter(tmp_path: Path, capsys: pytest.CaptureFixtu
     """Every request's span counts under its method; the default stays tool calls."""
     path = tmp_path / "spans.jsonl"
     provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
+    provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(path)))
     tracer = provider.get_tracer("test")
     requests = [
         ("initialize", CallOutcome.ok()),

@@ -83,7 +83,8 @@ def test_bound_exit_wraps_the_sdks_otlp_exporters_with_their_signals_timeout(mon
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1.5")
+    # Whole seconds: the SDK 1.30's OTLP exporters read them as integers.
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "2")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "4")
     endpoint = "http://127.0.0.1:9"  # never contacted: nothing is exported
     tracer_provider = TracerProvider()
@@ -93,11 +94,12 @@ def test_bound_exit_wraps_the_sdks_otlp_exporters_with_their_signals_timeout(mon
     try:
         assert bound_exit(tracer_provider, meter_provider) is not None
         (processor,) = tracer_provider._active_span_processor._span_processors
-        spans = processor._batch_processor._exporter  # type: ignore[attr-defined]
+        batch = getattr(processor, "_batch_processor", None)  # the SDK 1.3x processor holds it itself
+        spans = processor.span_exporter if batch is None else batch._exporter  # type: ignore[attr-defined]
         metrics = reader._exporter
         assert isinstance(spans, _BoundedExporter)
         assert isinstance(metrics, _BoundedExporter)
-        assert (spans._seconds, metrics._seconds) == (1.5, 4.0)
+        assert (spans._seconds, metrics._seconds) == (2.0, 4.0)
         assert (type(spans._inner), type(metrics._inner)) == (OTLPSpanExporter, OTLPMetricExporter)
     finally:
         tracer_provider.shutdown()

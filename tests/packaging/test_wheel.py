@@ -134,6 +134,9 @@ def test_metadata_is_fit_to_publish(dist: Path) -> None:
     assert {f"mcp_otel/assets/{name}" for name in ASSETS} <= names
     assert "mcp_otel = mcp_otel:McpInstrumentor" in entry_points
     assert "mcp-otel = mcp_otel.cli:main" in entry_points
+    # mcp-otel run's file (mcp_otel.otlp_file.FILE_EXPORTER), found by the SDK's configurator
+    assert "mcp_otel_file = mcp_otel.otlp_file:JsonLinesSpanExporter" in entry_points
+    assert "mcp_otel_file = mcp_otel.otlp_file:JsonLinesMetricExporter" in entry_points
     (sdist,) = dist.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:
         shipped = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
@@ -149,6 +152,24 @@ def test_the_wheel_lists_the_files_the_build_puts_in() -> None:
         "force-include"
     ]
     assert included == {name: f"mcp_otel/assets/{name}" for name in ASSETS}
+
+
+# The newest OpenTelemetry SDK google-adk 2.13 allows (opentelemetry-sdk<=1.44).
+FRAMEWORK_SDK = "opentelemetry-sdk==1.44.0"
+
+
+def test_the_sdk_extra_installs_beside_the_sdk_agent_frameworks_pin(dist: Path, tmp_path: Path) -> None:
+    """``mcp-otel[sdk]`` resolves with the SDK an agent framework pins, as a user's pip would."""
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet"]
+    command += ["--disable-pip-version-check", "--report", str(report), f"{_wheel(dist)}[sdk]", FRAMEWORK_SDK]
+    _run(command, cwd=tmp_path, timeout=600)
+    resolved = {
+        item["metadata"]["name"]: item["metadata"]["version"] for item in json.loads(report.read_text())["install"]
+    }
+    assert resolved["opentelemetry-sdk"] == "1.44.0"
+    assert resolved["opentelemetry-exporter-otlp-proto-http"] == "1.44.0"
+    assert "opentelemetry-exporter-otlp-json-file" not in resolved
 
 
 @pytest.fixture(scope="module")

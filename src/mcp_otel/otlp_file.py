@@ -1,0 +1,186 @@
+"""OTLP JSON lines, written by mcp-otel itself: the exporters of ``mcp-otel run``'s file.
+
+One line per export: an ``ExportTraceServiceRequest`` or ``ExportMetricsServiceRequest`` in
+OTLP's JSON encoding (protobuf's JSON mapping with lowerCamelCase names, enums as integers, and
+trace and span ids in hex, as the OTLP specification says), which is what the OpenTelemetry OTLP
+JSON file exporter writes and what ``mcp-otel report`` reads.
+
+Why not that exporter (``opentelemetry-exporter-otlp-json-file``): its first release needs the
+SDK 1.45.1, and agent frameworks pin older ones (google-adk 2.13: ``opentelemetry-sdk<=1.44``),
+so ``mcp-otel[sdk]`` could not be installed beside them. These encode with the OTLP protobuf
+encoders that the SDK's own OTLP exporters use (``opentelemetry-exporter-otlp-proto-common``,
+there from SDK 1.30 on) and protobuf's JSON mapping; the metrics exporter reads the same
+temporality and aggregation settings as the OTLP exporters (``OTLPMetricExporterMixin``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+from collections.abc import Sequence
+from typing import IO, Any
+
+from google.protobuf.json_format import MessageToDict
+from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from mcp_otel.safety import report_once
+
+# The file ``mcp-otel run`` gives its agent, which both exporters write to when made without a
+# stream (as the SDK's configurator makes them, by entry point name: ``FILE_EXPORTER``).
+RUN_FILE_ENV = "MCP_OTEL_RUN_FILE"
+FILE_EXPORTER = "mcp_otel_file"
+
+# The fields protobuf's JSON mapping writes in base64 and OTLP's JSON encoding in hex.
+_ID_FIELDS = frozenset({"traceId", "spanId", "parentSpanId"})
+
+
+def otlp_json_line(message: Any) -> str:
+    """One OTLP protobuf request as a line of OTLP JSON."""
+    return json.dumps(_hex_ids(MessageToDict(message, use_integers_for_enums=True)), separators=(",", ":")) + "\n"
+
+
+def _hex_ids(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            key: base64.b64decode(item).hex() if key in _ID_FIELDS and isinstance(item, str) else _hex_ids(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_hex_ids(item) for item in value]
+    return value
+
+
+class LineStream:
+    """One file shared by the span and metric exporters: each line is written whole."""
+
+    def __init__(self, path: str) -> None:
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (open for the life of the process)
+        self._lock = threading.Lock()
+
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            written = self._file.write(text)
+            self._file.flush()
+            return written
+
+    def flush(self) -> None:
+        with self._lock:
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+_run_streams: dict[str, LineStream] = {}
+_run_streams_lock = threading.Lock()
+
+
+def run_file_stream() -> LineStream:
+    """The stream of the file named by ``MCP_OTEL_RUN_FILE``, one per process and path."""
+    path = os.environ.get(RUN_FILE_ENV)
+    if not path:
+        raise ValueError(f"{RUN_FILE_ENV} names no file to write telemetry to")
+    with _run_streams_lock:
+        stream = _run_streams.get(path)
+        if stream is None:
+            stream = _run_streams[path] = LineStream(path)
+        return stream
+
+
+class _Lines:
+    """Writes whole lines until shut down, to the file at ``path`` (its own), to ``stream``, or
+    else to the run's file; a failed write is logged, never raised."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, stream: IO[str] | LineStream | None) -> None:
+        self._owned = LineStream(os.fspath(path)) if path is not None else None
+        self._stream = self._owned or stream or run_file_stream()
+        self._shutdown = False
+
+    def write(self, encode: Any, data: Any) -> bool:
+        if self._shutdown or self._stream.closed:
+            return False
+        try:
+            self._stream.write(otlp_json_line(encode(data)))
+            self._stream.flush()
+            return True
+        except Exception as exc:
+            report_once("could not write telemetry to the run's file", exc)
+            return False
+
+    def shutdown(self) -> None:
+        self._shutdown = True
+        if self._owned is not None:
+            self._owned.close()
+
+
+class JsonLinesSpanExporter(SpanExporter):
+    """Spans as OTLP JSON lines (one line per batch) in the file at ``path``, on ``stream``, or
+    else in the run's file."""
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, stream: IO[str] | LineStream | None = None
+    ) -> None:
+        self._lines = _Lines(path, stream)
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if not spans:
+            return SpanExportResult.SUCCESS
+        return SpanExportResult.SUCCESS if self._lines.write(encode_spans, spans) else SpanExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        self._lines.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def _metric_preferences() -> dict[str, Any]:
+    """The OTLP exporters' temporality and aggregation, from the same settings
+    (``OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE``, ...); the SDK's defaults where the
+    installed version's helper cannot be found."""
+    try:
+        from opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder import OTLPMetricExporterMixin
+
+        mixin = OTLPMetricExporterMixin()
+        mixin._common_configuration(None, None)
+        return {
+            "preferred_temporality": mixin._preferred_temporality,  # type: ignore[attr-defined]
+            "preferred_aggregation": mixin._preferred_aggregation,  # type: ignore[attr-defined]
+        }
+    except Exception as exc:
+        report_once("could not read the OTLP metric exporter's settings; the SDK's defaults apply", exc)
+        return {}
+
+
+class JsonLinesMetricExporter(MetricExporter):
+    """Metrics as OTLP JSON lines (one line per collection with points) in the file at ``path``,
+    on ``stream``, or else in the run's file."""
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, stream: IO[str] | LineStream | None = None
+    ) -> None:
+        super().__init__(**_metric_preferences())
+        self._lines = _Lines(path, stream)
+
+    def export(self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any) -> MetricExportResult:
+        if not metrics_data.resource_metrics:
+            return MetricExportResult.SUCCESS
+        ok = self._lines.write(encode_metrics, metrics_data)
+        return MetricExportResult.SUCCESS if ok else MetricExportResult.FAILURE
+
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return True
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        self._lines.shutdown()

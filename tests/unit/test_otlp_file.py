@@ -1,0 +1,163 @@
+"""``mcp-otel run``'s file exporters write what the OpenTelemetry OTLP JSON file exporter writes.
+
+Where that exporter is installed (it needs the SDK 1.45.1; the lowest-versions environment has the
+SDK 1.30), the same spans and metrics go through both and every line must decode to the same
+value. Everywhere, the lines are OTLP JSON that ``mcp-otel report`` reads.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import Link, SpanKind, Status, StatusCode
+
+from mcp_otel import semconv
+from mcp_otel.otlp_file import RUN_FILE_ENV, JsonLinesMetricExporter, JsonLinesSpanExporter
+from mcp_otel.report import read_calls
+
+RESOURCE = Resource.create({"service.name": "agent", "service.instance.id": "one"})
+
+
+def telemetry(span_exporter: Any, metric_exporter: Any) -> None:
+    """A parent span, a tool call with every kind of attribute value, an event, an error status,
+    a link; a histogram point with an exemplar, and a counter."""
+    tracer_provider = TracerProvider(resource=RESOURCE)
+    tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
+    reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=3_600_000)
+    meter_provider = MeterProvider(resource=RESOURCE, metric_readers=[reader])
+    tracer = tracer_provider.get_tracer(semconv.INSTRUMENTATION_SCOPE, "1.2.3")
+    meter = meter_provider.get_meter(semconv.INSTRUMENTATION_SCOPE)
+    with tracer.start_as_current_span("agent step") as step:
+        span = tracer.start_span(
+            "tools/call search",
+            kind=SpanKind.CLIENT,
+            attributes={
+                "mcp.method.name": "tools/call",
+                "gen_ai.tool.name": "search",
+                "tool.outcome": "failed",
+                "mcp.request.outcome": "failed",
+                "error.type": "tool_error",
+                "mcp.server.name": "weather",
+                "jsonrpc.request.id": "7",
+                "count": 3,
+                "ratio": 0.25,
+                "flag": True,
+                "methods": ["elicitation/create", "sampling/createMessage"],
+            },
+            links=[Link(step.get_span_context())],
+        )
+        span.add_event("mcp.input_required", {"mcp.request.rounds": 1})
+        span.set_status(Status(StatusCode.ERROR))
+        span.end()
+        histogram = meter.create_histogram(semconv.MCP_CLIENT_OPERATION_DURATION, unit="s")
+        histogram.record(0.5, {"tool.outcome": "failed", "gen_ai.tool.name": "search"})
+    meter.create_counter("calls").add(2, {"side": "client"})
+    reader.force_flush()
+    meter_provider.shutdown()
+    tracer_provider.shutdown()
+
+
+def lines(text: str) -> list[Any]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def without_times(value: Any) -> Any:
+    """The value with its timestamps left out (two runs of ``telemetry`` differ only there)."""
+    if isinstance(value, dict):
+        return {key: without_times(item) for key, item in value.items() if not key.endswith("UnixNano")}
+    if isinstance(value, list):
+        return [without_times(item) for item in value]
+    return value
+
+
+def test_lines_equal_the_otlp_json_file_exporters() -> None:
+    upstream = pytest.importorskip(
+        "opentelemetry.exporter.otlp.json.file", reason="the OTLP JSON file exporter needs the SDK 1.45.1"
+    )
+    FileMetricExporter, FileSpanExporter = upstream.FileMetricExporter, upstream.FileSpanExporter
+
+    theirs, ours = io.StringIO(), io.StringIO()
+    telemetry(FileSpanExporter(stream=theirs), FileMetricExporter(stream=theirs))
+    telemetry(JsonLinesSpanExporter(stream=ours), JsonLinesMetricExporter(stream=ours))
+    expected, written = lines(theirs.getvalue()), lines(ours.getvalue())
+    assert len(written) == len(expected) == 4  # two span lines, two metric lines
+    # Ids are random per run: the same shape (hex of the same width), then all else equal.
+    for mine, their in zip(written, expected, strict=True):
+        assert without_times(_ids_masked(mine)) == without_times(_ids_masked(their))
+
+
+def _ids_masked(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            key: f"hex{len(item)}"
+            if key in ("traceId", "spanId", "parentSpanId") and _is_hex(item)
+            else _ids_masked(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_ids_masked(item) for item in value]
+    return value
+
+
+def _is_hex(text: Any) -> bool:
+    return isinstance(text, str) and all(character in "0123456789abcdef" for character in text)
+
+
+def test_ids_are_hex_and_link_the_spans() -> None:
+    stream = io.StringIO()
+    telemetry(JsonLinesSpanExporter(stream=stream), JsonLinesMetricExporter(stream=stream))
+    tool_line, step_line = lines(stream.getvalue())[:2]
+    (call,) = tool_line["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    (step,) = step_line["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert (len(call["traceId"]), len(call["spanId"])) == (32, 16)
+    assert call["parentSpanId"] == step["spanId"]
+    assert call["links"][0]["spanId"] == step["spanId"]
+    assert (call["kind"], call["status"]["code"]) == (3, 2)  # enums as integers
+    metrics = lines(stream.getvalue())[2]["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]
+    (histogram,) = [metric for metric in metrics if metric["name"] == semconv.MCP_CLIENT_OPERATION_DURATION]
+    (exemplar,) = histogram["histogram"]["dataPoints"][0]["exemplars"]
+    assert (exemplar["traceId"], exemplar["spanId"]) == (step["traceId"], step["spanId"])
+
+
+def test_the_run_file_is_shared_and_report_reads_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Made without arguments (as the SDK's configurator makes them), both write the run's file."""
+    run_file = tmp_path / "run.jsonl"
+    monkeypatch.setenv(RUN_FILE_ENV, str(run_file))
+    telemetry(JsonLinesSpanExporter(), JsonLinesMetricExporter())
+    written = lines(run_file.read_text())
+    assert [next(iter(line)) for line in written] == [
+        "resourceSpans",
+        "resourceSpans",
+        "resourceMetrics",
+        "resourceMetrics",
+    ]
+    calls, problems = read_calls([run_file], "client")
+    assert problems == []
+    assert [(call.tool, call.outcome.value, call.error_type, call.server) for call in calls] == [
+        ("search", "failed", "tool_error", "weather")
+    ]
+
+
+def test_no_run_file_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(RUN_FILE_ENV, raising=False)
+    with pytest.raises(ValueError, match=RUN_FILE_ENV):
+        JsonLinesSpanExporter()
+
+
+def test_a_failed_write_fails_the_export_and_never_raises() -> None:
+    stream = io.StringIO()
+    exporter = JsonLinesSpanExporter(stream=stream)
+    stream.close()
+    provider = TracerProvider(resource=RESOURCE)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    provider.get_tracer("test").start_span("x").end()  # must not raise
+    exporter.shutdown()
