@@ -31,7 +31,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from mcp_otel.semconv import MCP_CLIENT_OPERATION_DURATION, MCP_SERVER_OPERATION_DURATION
 from tests.client.scenarios import CANCEL_AFTER, TIMEOUT_MESSAGE, Observed
 from tests.conftest import PROVIDER, tool_call_spans
-from tests.harness import build_server, is_error, open_session, read_timeout, stdio_parameters
+from tests.harness import MCP_MAJOR, build_server, is_error, open_session, read_timeout, stdio_parameters
 from tests.metrics.test_metrics import tool_call_points
 
 pytestmark = pytest.mark.anyio
@@ -266,6 +266,43 @@ async def test_span_follows_the_await(
     assert client_point.attributes["tool.outcome"] == attributes["tool.outcome"]
 
     # Nothing left open once the sessions are closed.
+    assert open_spans.open == {}
+
+
+def send_request(session: Any, method: str) -> Coroutine[Any, Any, Any]:
+    """The session's own ``send_request`` for ``method``, called directly (as frameworks do)."""
+    import mcp.types as types
+
+    request, result = {
+        "tools/list": (types.ListToolsRequest, types.ListToolsResult),
+        "ping": (types.PingRequest, types.EmptyResult),
+    }[method]
+    typed = request(method=method) if MCP_MAJOR == 1 else request()
+    return session.send_request(types.ClientRequest(typed) if MCP_MAJOR == 1 else typed, result)
+
+
+@pytest.mark.parametrize("method", ["tools/list", "ping"])
+async def test_every_request_follows_the_await(
+    method: str, points: InMemoryMetricReader, exporter: InMemorySpanExporter, open_spans: OpenSpans
+) -> None:
+    """Requests other than tool calls (the sessions' ``send_request``): created by a background
+    task, awaited by the caller, in the caller's trace; one closed unawaited leaves nothing."""
+
+    def make(session: Any) -> Coroutine[Any, Any, Any]:
+        return send_request(session, method)
+
+    observed = await handed_over(make, waiting(OUTCOMES["ok"]))
+    assert observed.returned is not None
+    spans = exporter.get_finished_spans()
+    step = only(spans, "agent step")
+    (client,) = [s for s in spans if s.kind is SpanKind.CLIENT and s.attributes["mcp.method.name"] == method]
+    assert client.parent is not None
+    assert (client.context.trace_id, client.parent.span_id) == (step.context.trace_id, step.context.span_id)
+    assert client.attributes["mcp.request.outcome"] == "ok"
+    exporter.clear()
+    async with open_session("memory") as session:
+        make(session).close()
+    assert [s.name for s in exporter.get_finished_spans() if s.attributes["mcp.method.name"] == method] == []
     assert open_spans.open == {}
 
 
