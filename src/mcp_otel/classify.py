@@ -158,10 +158,16 @@ def classify_client_exception(
     """
     if is_cancellation:
         return CallOutcome.cancelled(CancelReason.CALLER)
+    if rpc_error is not None:
+        return classify_client_error(
+            rpc_error,
+            cancel_sent=cancel_sent,
+            keep_message=keep_message,
+            answer_declined=answer_declined,
+            input_declined=input_declined,
+        )
     if answer_declined:
         return _DECLINED
-    if rpc_error is not None:
-        return _classify_rpc_error(rpc_error, cancel_sent, keep_message, input_declined)
     if transport_closed:
         return CallOutcome.failed(ErrorType.CONNECTION_CLOSED, type(exc).__qualname__)
     # Other exceptions (e.g. the SDK's output-schema RuntimeError) can quote tool output in their
@@ -169,7 +175,19 @@ def classify_client_exception(
     return CallOutcome.failed(type(exc).__qualname__)
 
 
-def _classify_rpc_error(error: RpcError, cancel_sent: bool, keep_message: bool, input_declined: bool) -> CallOutcome:
+def classify_client_error(
+    error: RpcError,
+    *,
+    cancel_sent: bool = False,
+    keep_message: bool = False,
+    answer_declined: bool = False,
+    input_declined: bool = False,
+) -> CallOutcome:
+    """A JSON-RPC error answer (or the SDK's own error for a request) as its sender sees it: the
+    SDK's timeout and closed connection, this client's cancel answered, the person's no, or a
+    failure by its code. The arguments are :func:`classify_client_exception`'s."""
+    if answer_declined:
+        return _DECLINED
     if error.code in SDK_TIMEOUT_CODES:
         return CallOutcome.failed(ErrorType.TIMEOUT, error.message)
     if error.code == CONNECTION_CLOSED_CODE:

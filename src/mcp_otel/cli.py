@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mcp_otel.assets import AssetsError, write_assets
-from mcp_otel.otlp_file import FILE_EXPORTER, RUN_FILE_ENV
 from mcp_otel.report import EVERY_METHOD, format_json, format_table, summarize_files
 from mcp_otel.semconv import METHOD_TOOLS_CALL
 
@@ -56,6 +55,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="exit 1 if any failure rate (cancels excluded) is above RATE, e.g. 0.05",
     )
 
+    proxy = commands.add_parser(
+        "proxy",
+        help="run a stdio MCP server (any language) behind a relay that traces its requests",
+        description="Starts COMMAND, an MCP server over stdio, and relays this process's stdin and stdout to "
+        "it byte for byte (its stderr passes through). Each request the client sends gets the SERVER span, "
+        "and each request the server sends the CLIENT span, that an instrumented server would make, with "
+        "its outcome; spans and metrics go to --output as OTLP JSON lines (mcp-otel report --side server "
+        "reads them), and also to OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set. Exits with the server's status.",
+    )
+    proxy.add_argument("--name", help="the server's service.name (default: from COMMAND)")
+    proxy.add_argument(
+        "--output",
+        type=Path,
+        help="telemetry file, appended to (default: NAME.jsonl in $XDG_STATE_HOME/mcp-otel/proxy, "
+        "else ~/.local/state/mcp-otel/proxy)",
+    )
+    proxy.add_argument("server", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the server to run")
+
     assets = commands.add_parser(
         "assets",
         help="write the stack's files (collector, Jaeger, Prometheus rules, Grafana dashboard, compose) to DIR",
@@ -71,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(parser, args)
     if args.command == "assets":
         return _assets(args)
+    if args.command == "proxy":
+        return _proxy(parser, args)
     return _report(args)
 
 
@@ -84,6 +103,18 @@ def _assets(args: argparse.Namespace) -> int:
         print(path)
     print(f"mcp-otel assets: {len(written)} files; `cd {args.directory} && docker compose up -d`", file=sys.stderr)
     return 0
+
+
+def _proxy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    command = args.server[1:] if args.server[:1] == ["--"] else args.server
+    if not command:
+        parser.error("proxy: give the server's command after --, e.g. mcp-otel proxy -- python -m my_server")
+    try:
+        from mcp_otel.proxy.main import proxy  # the sdk extra's: only this command needs it
+    except ImportError as exc:
+        print(f"mcp-otel proxy: needs the OpenTelemetry SDK: pip install 'mcp-otel[sdk]' ({exc})", file=sys.stderr)
+        return EXIT_UNREADABLE
+    return proxy(command, name=args.name, output=args.output)
 
 
 def _summary_options(parser: argparse.ArgumentParser) -> None:
@@ -132,9 +163,11 @@ def _run_environment(output: Path, agent: Sequence[str] = ()) -> dict[str, str]:
     """The agent's environment: auto-instrumentation through our configurator, the file exporter
     added to whatever exporters the user configured (OTLP when an endpoint is set), and a
     ``service.name`` from the program it runs unless the user named the service."""
+    from mcp_otel.otlp_file import FILE_EXPORTER, RUN_FILE_ENV  # the sdk extra's: `run` needs it
+
     env = dict(os.environ)
     name = service_name_of(agent)
-    if name and not _names_the_service(env):
+    if name and not names_the_service(env):
         env["OTEL_SERVICE_NAME"] = name
     env[RUN_FILE_ENV] = str(output)
     env["OTEL_PYTHON_CONFIGURATOR"] = CONFIGURATOR_NAME
@@ -177,7 +210,7 @@ def service_name_of(command: Sequence[str]) -> str | None:
     return None
 
 
-def _names_the_service(env: Mapping[str, str]) -> bool:
+def names_the_service(env: Mapping[str, str]) -> bool:
     """Whether the user named the service (``OTEL_SERVICE_NAME``, or ``service.name`` in
     ``OTEL_RESOURCE_ATTRIBUTES``): theirs wins, as in the SDK."""
     if env.get("OTEL_SERVICE_NAME", "").strip():

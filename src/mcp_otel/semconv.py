@@ -99,6 +99,8 @@ METHOD_TASKS_GET: Final = "tasks/get"
 METHOD_TASKS_RESULT: Final = "tasks/result"
 METHOD_TASKS_CANCEL: Final = "tasks/cancel"
 TASKS_METHOD_PREFIX: Final = "tasks/"  # the requests about a task (params.taskId)
+# The notification a request's sender cancels it with (params.requestId, params.reason).
+METHOD_CANCELLED: Final = "notifications/cancelled"
 # Requests a server makes for input mid-call (a person may answer them; 2026-07-28 embeds them
 # in InputRequiredResult).
 INPUT_METHODS: Final = frozenset({METHOD_ELICITATION_CREATE, METHOD_SAMPLING_CREATE_MESSAGE, METHOD_ROOTS_LIST})

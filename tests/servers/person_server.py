@@ -98,3 +98,7 @@ def _build_v1() -> Any:
         return "summarized"
 
     return server
+
+
+if __name__ == "__main__":  # over stdio (the proxy's tests)
+    build().run("stdio")

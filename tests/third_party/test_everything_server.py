@@ -122,8 +122,12 @@ REQUESTS: list[tuple[str, Callable[[Any], Any]]] = [
 SERVER_REQUESTS = ["elicitation/create", "sampling/createMessage", "roots/list"]
 
 
-async def _exchange() -> list[Any]:
-    parameters = StdioServerParameters(command="node", args=[str(SERVER), "stdio"], env=env_without_otel())
+async def _exchange(parameters: StdioServerParameters | None = None) -> list[Any]:
+    """Every request of REQUESTS, answered by the server started by ``parameters`` (default:
+    the server itself, over stdio)."""
+    parameters = parameters or StdioServerParameters(
+        command="node", args=[str(SERVER), "stdio"], env=env_without_otel()
+    )
     agent = _Agent()
     seen: list[Any] = []
     with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 (the server's log, not read)

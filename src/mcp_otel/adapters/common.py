@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from mcp_otel.classify import RpcError
 from mcp_otel.fields import field
+from mcp_otel.semconv import METHOD_CANCELLED
 
 
 class SessionFacts(NamedTuple):
@@ -114,7 +115,7 @@ def is_client_session(session: Any) -> bool:
 def cancelled_request_id(notification: Any) -> Any:
     """The request id a ``notifications/cancelled`` names, or ``None`` for other notifications."""
     root = getattr(notification, "root", notification)  # mcp 1.x wraps it in ClientNotification
-    if getattr(root, "method", None) != "notifications/cancelled":
+    if getattr(root, "method", None) != METHOD_CANCELLED:
         return None
     params = getattr(root, "params", None)
     request_id = getattr(params, "request_id", None)  # mcp 2.x

@@ -1,0 +1,179 @@
+"""The stdio relay: the server process, both pipes byte for byte, signals and shutdown.
+
+Bytes are written on as soon as they are read, whole chunks, never held for a line: the
+observer (:class:`mcp_otel.proxy.wire.WireSession`) is told each complete line after it was
+relayed, and whatever it does (it never raises) cannot alter, drop or hold traffic. The server's
+stderr is the proxy's (passed through untouched); the proxy's own words go to stderr too.
+
+Shutdown is the MCP stdio transport's: when the client closes the proxy's stdin, the server's
+stdin is closed, then the server is given ``STOP_WAIT`` seconds to exit, then SIGTERM, then as
+long again, then SIGKILL. SIGINT and SIGTERM sent to the proxy go to the server. The proxy exits
+with the server's status (128 + N for a server ended by signal N).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import stat
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, BinaryIO
+
+from mcp_otel.proxy.wire import MAX_OBSERVED_LINE, WireSession
+from mcp_otel.safety import report_once
+
+CHUNK = 64 * 1024
+STOP_WAIT = 2.0  # seconds, as the MCP SDKs' stdio clients wait
+
+
+class Lines:
+    """Splits a byte stream into lines for the observer (kept up to ``limit`` bytes per line:
+    a longer one is passed on as it is, unobserved)."""
+
+    def __init__(self, observe: Callable[[bytes], None], limit: int = MAX_OBSERVED_LINE) -> None:
+        self._observe = observe
+        self._limit = limit
+        self._pending = bytearray()
+        self._overlong = False
+
+    def feed(self, chunk: bytes) -> None:
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            if not self._overlong:
+                self._pending += chunk[start:end]
+                self._emit(bytes(self._pending))
+            self._pending.clear()
+            self._overlong = False
+            start = end + 1
+        if not self._overlong:
+            self._pending += chunk[start:]
+            if len(self._pending) > self._limit:
+                self._pending.clear()
+                self._overlong = True
+
+    def _emit(self, line: bytes) -> None:
+        try:
+            self._observe(line)
+        except Exception as exc:  # the observer fails open; this is only its last guard
+            report_once("could not observe a proxied line", exc)
+
+
+async def relay(command: Sequence[str], session: WireSession) -> int:
+    """Run ``command`` with this process's stdin and stdout relayed to it; its exit status."""
+    loop = asyncio.get_running_loop()
+    process = await asyncio.create_subprocess_exec(
+        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    for number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(number, _forward, process, number)
+    client_gone = asyncio.Event()
+    to_server = asyncio.create_task(_client_to_server(process, session, client_gone))
+    try:
+        await _server_to_client(process, session)
+        returncode = await process.wait()
+        server_first = not client_gone.is_set()
+    finally:
+        to_server.cancel()
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(number)
+    session.end(server_exited_first=server_first, exit_status=returncode)
+    return returncode if returncode >= 0 else 128 - returncode
+
+
+def _forward(process: asyncio.subprocess.Process, number: int) -> None:
+    if process.returncode is None:
+        process.send_signal(number)
+
+
+async def _client_to_server(
+    process: asyncio.subprocess.Process, session: WireSession, client_gone: asyncio.Event
+) -> None:
+    lines = Lines(session.from_client)
+    assert process.stdin is not None
+    reader = await _reader(sys.stdin.buffer)
+    server_open = True
+    while chunk := await reader(CHUNK):
+        if server_open:
+            try:
+                process.stdin.write(chunk)
+                await process.stdin.drain()
+            except (BrokenPipeError, ConnectionResetError):  # the server is gone: its exit ends the relay
+                server_open = False
+        lines.feed(chunk)
+    client_gone.set()
+    session.client_closed()
+    await _stop(process)
+
+
+async def _server_to_client(process: asyncio.subprocess.Process, session: WireSession) -> None:
+    lines = Lines(session.from_server)
+    assert process.stdout is not None
+    write = await _writer(sys.stdout.buffer)
+    client_open = True
+    while chunk := await process.stdout.read(CHUNK):
+        if client_open:
+            try:
+                await write(chunk)
+            except (BrokenPipeError, ConnectionResetError):  # the client is gone; the server is being stopped
+                client_open = False
+        lines.feed(chunk)
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """The MCP stdio transport's shutdown: stdin closed, a wait, SIGTERM, a wait, SIGKILL."""
+    assert process.stdin is not None
+    with contextlib.suppress(Exception):  # already closed by the server's exit
+        process.stdin.close()
+    for escalate in (process.terminate, process.kill):
+        try:
+            await asyncio.wait_for(process.wait(), STOP_WAIT)
+            return
+        except asyncio.TimeoutError:
+            if process.returncode is None:
+                escalate()
+    await process.wait()
+
+
+async def _reader(stream: BinaryIO) -> Callable[[int], Any]:
+    """How to read this process's stdin: through the event loop for a pipe or a terminal, else
+    (a file) by blocking reads, which end at its end."""
+    if _is_pipe(stream):
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=CHUNK)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+        return reader.read
+    fd = stream.fileno()
+    return lambda size: asyncio.to_thread(os.read, fd, size)
+
+
+async def _writer(stream: BinaryIO) -> Callable[[bytes], Any]:
+    """How to write this process's stdout: through the event loop for a pipe, else directly."""
+    if _is_pipe(stream):
+        loop = asyncio.get_running_loop()
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stream)
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+
+        async def write(chunk: bytes) -> None:
+            writer.write(chunk)
+            await writer.drain()
+
+        return write
+    fd = stream.fileno()
+
+    async def write_directly(chunk: bytes) -> None:
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(fd, view) :]
+
+    return write_directly
+
+
+def _is_pipe(stream: BinaryIO) -> bool:
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)

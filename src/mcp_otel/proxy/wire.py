@@ -1,0 +1,343 @@
+"""The wire front end: where a stdio message becomes a span.
+
+A :class:`WireSession` is told each line the client sent and each line the server sent (after
+they were relayed), and that the client hung up or the server exited. It stands in for the
+server: each request the client sends gets the SERVER span an instrumented server would make,
+each request the server sends (``elicitation/create``, ``sampling/createMessage``,
+``roots/list``, ``ping``) the CLIENT span. Their outcome comes from :mod:`mcp_otel.classify`
+with the facts the wire gives, and :func:`mcp_otel.outcome.finish_call` writes it:
+
+* an answer: its ``result`` (``isError``, a ``resultType`` that is no result yet) or ``error``;
+* the client's ``notifications/cancelled`` for a request in flight: cancelled by the client (an
+  answer after it changes nothing); the server's for its own request: cancelled by its caller;
+* the client hanging up with requests in flight: cancelled, ``disconnect``;
+* the server exiting with requests in flight: failed (the server shut down with them);
+* the person's no to an elicitation (``decline``, ``cancel``) or a sampling request: the
+  client's request it was asked for, when it is the only tool call in flight, ends cancelled
+  (``input_declined``), as in process.
+
+Nothing here ever raises into the relay: a line that is not JSON-RPC is skipped (and relayed
+all the same), and every failure of our own is logged once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Link, Span, SpanKind, Tracer
+
+from mcp_otel.attributes import Request, request_attributes
+from mcp_otel.classify import (
+    RpcError,
+    classify_client_error,
+    classify_client_result,
+    classify_server_call,
+    elicitation_action,
+    is_declined_answer,
+    unfinished,
+)
+from mcp_otel.config import Settings
+from mcp_otel.metrics import CallMetrics
+from mcp_otel.outcome import CallOutcome, bounded, finish_call
+from mcp_otel.propagation import MetaPropagator
+from mcp_otel.safety import report_once
+from mcp_otel.semconv import (
+    ERROR_TYPE,
+    JSONRPC_REQUEST_ID,
+    MCP_ELICITATION_ACTION,
+    MCP_PROTOCOL_VERSION,
+    MCP_SERVER_NAME,
+    METHOD_CANCELLED,
+    METHOD_ELICITATION_CREATE,
+    METHOD_INITIALIZE,
+    METHOD_TOOLS_CALL,
+    NETWORK_TRANSPORT,
+    TRANSPORT_PIPE,
+    CancelReason,
+    ErrorType,
+    ResultType,
+)
+
+# Lines longer than this are relayed without being looked at (their request keeps its span,
+# ended by what comes next: the session's end at the latest).
+MAX_OBSERVED_LINE = 64 * 1024 * 1024
+
+
+class _WireCall:
+    """One request in flight on the wire."""
+
+    __slots__ = ("input_declined", "method", "metric_attributes", "span", "started")
+
+    def __init__(self, span: Span, method: str, metric_attributes: Mapping[str, Any]) -> None:
+        self.span = span
+        self.method = method
+        self.metric_attributes = metric_attributes
+        self.started = time.perf_counter()
+        self.input_declined = False
+
+
+Outcome = Callable[[], CallOutcome | ResultType]
+
+
+class WireSession:
+    """One stdio session between a client and the server the proxy started."""
+
+    def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings) -> None:
+        self._tracer = tracer
+        self._metrics = metrics
+        self._settings = settings
+        self._propagator = MetaPropagator()
+        self._started = time.perf_counter()
+        # Requests by their id, as each side sent them (the client's get SERVER spans).
+        self._from_client: dict[tuple[str, Any], _WireCall] = {}
+        self._from_server: dict[tuple[str, Any], _WireCall] = {}
+        # What the server says it is (its initialize answer), and the protocol it speaks.
+        self._server_name: str | None = None
+        self._server_version: str | None = None
+        self._protocol_version: str | None = None
+        self._ended = False
+
+    # --- what the relay tells ------------------------------------------------------------------
+
+    def from_client(self, line: bytes) -> None:
+        self._observe(line, from_client=True)
+
+    def from_server(self, line: bytes) -> None:
+        self._observe(line, from_client=False)
+
+    def client_closed(self) -> None:
+        """The client hung up: its requests in flight are cancelled (``disconnect``); the
+        server's to it can no longer be answered."""
+        self._end_all(
+            partial(classify_server_call, is_cancellation=True, transport_closed=True),
+            lambda: CallOutcome.failed(ErrorType.CONNECTION_CLOSED),
+        )
+
+    def server_exited(self) -> None:
+        """The server process exited: its requests in flight failed with it."""
+        shut_down = partial(classify_server_call, is_cancellation=True, transport_closed=False)
+        self._end_all(shut_down, shut_down)
+
+    def end(self, *, server_exited_first: bool, exit_status: int) -> None:
+        """The session is over: what is still in flight ended with whoever left first; its
+        duration is recorded once (``error.type`` when the server exited first, with a failure
+        status)."""
+        if self._ended:
+            return
+        self._ended = True
+        if server_exited_first:
+            self.server_exited()
+        else:
+            self.client_closed()
+        try:
+            attributes: dict[str, Any] = {NETWORK_TRANSPORT: TRANSPORT_PIPE}
+            if name := self._settings.server_name or self._server_name:
+                attributes[MCP_SERVER_NAME] = bounded(name, self._settings.max_name_length)
+            if self._protocol_version:
+                attributes[MCP_PROTOCOL_VERSION] = self._protocol_version
+            if server_exited_first and exit_status != 0:
+                attributes[ERROR_TYPE] = ErrorType.SHUTDOWN
+            self._metrics.record_session(SpanKind.SERVER, time.perf_counter() - self._started, attributes)
+        except Exception as exc:
+            report_once("could not record the proxied session", exc)
+
+    # --- messages -----------------------------------------------------------------------------
+
+    def _observe(self, line: bytes, *, from_client: bool) -> None:
+        if len(line) > MAX_OBSERVED_LINE or not line.strip():
+            return
+        try:
+            decoded = json.loads(line)
+        except ValueError:  # not JSON (or not UTF-8): relayed, not ours to judge
+            return
+        try:
+            for message in decoded if isinstance(decoded, list) else (decoded,):  # a batch: each message
+                if isinstance(message, dict):
+                    self._message(message, from_client)
+        except Exception as exc:
+            report_once("could not observe a proxied message", exc)
+
+    def _message(self, message: dict[str, Any], from_client: bool) -> None:
+        method = message.get("method")
+        key = _key(message.get("id"))
+        if isinstance(method, str):
+            if key is not None:
+                self._request(key, method, message.get("params"), from_client)
+            elif method == METHOD_CANCELLED:
+                self._cancelled(message.get("params"), from_client)
+        elif key is not None and ("result" in message or "error" in message):
+            self._answer(key, message, from_client)
+
+    def _request(self, key: tuple[str, Any], method: str, params: Any, from_client: bool) -> None:
+        request = Request.of(method, params if isinstance(params, dict) else None, self._settings)
+        attributes = request_attributes(
+            request,
+            self._settings,
+            server_name=self._server_name,
+            server_version=self._server_version,
+            protocol_version=self._protocol_version,
+            session_id=None,
+        )
+        attributes[NETWORK_TRANSPORT] = TRANSPORT_PIPE
+        attributes[JSONRPC_REQUEST_ID] = bounded(str(key[1]), self._settings.max_name_length)
+        parent, links = self._parent(params) if from_client else (self._handled(), [])
+        span = self._tracer.start_span(
+            request.span_name(),
+            context=parent,
+            kind=SpanKind.SERVER if from_client else SpanKind.CLIENT,
+            attributes=attributes,
+            links=links,
+        )
+        calls = self._from_client if from_client else self._from_server
+        previous = calls.get(key)
+        if previous is not None:  # its id again while in flight: its sender gave up on the first
+            self._finish(previous, _ABANDONED[from_client], from_client)
+        calls[key] = _WireCall(span, request.method, self._metrics.attributes(attributes))
+
+    def _handled(self) -> Context:
+        """The parent of a request the server sends: the client's request it is handling, when
+        only one is in flight (a server's elicitation during a tool call is a child of its span,
+        as in process); else none (a trace of its own)."""
+        if len(self._from_client) == 1:
+            (call,) = self._from_client.values()
+            return trace.set_span_in_context(call.span, Context())
+        return Context()
+
+    def _parent(self, params: Any) -> tuple[Context | None, list[Link]]:
+        """The client's context in ``params._meta`` (a link only, when remote context is not
+        trusted); with none, the span starts a trace (never the proxy's own context)."""
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        try:
+            remote = self._propagator.extract(meta)
+        except Exception:  # a malformed carrier is no context
+            remote = None
+        span_context = trace.get_current_span(remote).get_span_context() if remote is not None else None
+        if span_context is None or not span_context.is_valid:
+            return Context(), []
+        if not self._settings.trust_remote_context:
+            return Context(), [Link(span_context)]
+        return remote, []
+
+    def _cancelled(self, params: Any, from_client: bool) -> None:
+        """A ``notifications/cancelled`` for a request the other side sent: the client's for
+        its own request (the server stops, and answers nothing); the server's for its own."""
+        key = _key(params.get("requestId")) if isinstance(params, dict) else None
+        if key is None:
+            return
+        call = (self._from_client if from_client else self._from_server).pop(key, None)
+        if call is not None:
+            self._finish(call, _ABANDONED[from_client], from_client)
+
+    def _answer(self, key: tuple[str, Any], message: dict[str, Any], from_client: bool) -> None:
+        """An answer: from the server, to the client's request; from the client, to the server's."""
+        call = (self._from_server if from_client else self._from_client).pop(key, None)
+        if call is None:  # cancelled before, or not a request we saw
+            return
+        result = message.get("result")
+        error = _rpc_error(message.get("error"))
+        late: dict[str, Any] = {}
+        if not from_client and call.method == METHOD_INITIALIZE and isinstance(result, dict):
+            late = self._learn_server(call, result)
+        if from_client:  # the server's request to the client (an input request, roots, ping)
+            declined = is_declined_answer(call.method, result, error)
+            if declined:
+                self._note_declined()
+            if call.method == METHOD_ELICITATION_CREATE and (action := elicitation_action(result)):
+                late[MCP_ELICITATION_ACTION] = action
+            outcome: Outcome = partial(_client_outcome, result, error, declined, self._settings.capture_content)
+        else:
+            outcome = partial(_server_outcome, result, error, call.input_declined, self._settings.capture_content)
+        self._finish(call, outcome, not from_client, late)
+
+    def _learn_server(self, call: _WireCall, result: dict[str, Any]) -> dict[str, Any]:
+        """``initialize``'s answer names the server and the protocol: every later span says it,
+        and so does the ``initialize`` span itself."""
+        info = result.get("serverInfo")
+        info = info if isinstance(info, dict) else {}
+        self._server_name = _text(info.get("name"))
+        self._server_version = _text(info.get("version"))
+        self._protocol_version = _text(result.get("protocolVersion"))
+        learnt = request_attributes(
+            Request(call.method),
+            self._settings,
+            server_name=self._server_name,
+            server_version=self._server_version,
+            protocol_version=self._protocol_version,
+            session_id=None,
+        )
+        call.metric_attributes = self._metrics.attributes({**learnt, **call.metric_attributes})
+        return learnt
+
+    def _note_declined(self) -> None:
+        """The person declined the server's input request: the client's tool call it was asked
+        for (when only one is in flight) may end in a cancel, not a failure."""
+        tool_calls = [call for call in self._from_client.values() if call.method == METHOD_TOOLS_CALL]
+        if len(tool_calls) == 1:
+            tool_calls[0].input_declined = True
+
+    # --- ending -------------------------------------------------------------------------------
+
+    def _end_all(self, client_requests: Outcome, server_requests: Outcome) -> None:
+        for calls, outcome, from_client in (
+            (self._from_client, client_requests, True),
+            (self._from_server, server_requests, False),
+        ):
+            while calls:
+                _, call = calls.popitem()
+                self._finish(call, outcome, from_client)
+
+    def _finish(self, call: _WireCall, outcome: Outcome, from_client: bool, late: dict[str, Any] | None = None) -> None:
+        kind = SpanKind.SERVER if from_client else SpanKind.CLIENT
+        record = partial(self._metrics.record, kind, call.started, call.metric_attributes, call.span)
+        finish_call(call.span, outcome, record, late, call.method)
+
+
+# A request its sender cancelled (or gave up on by sending its id again): the client's, as its
+# server would record it; the server's own, as its sender.
+_ABANDONED: dict[bool, Outcome] = {
+    True: partial(classify_server_call, peer_cancelled=True),
+    False: partial(CallOutcome.cancelled, CancelReason.CALLER),
+}
+
+
+def _server_outcome(
+    result: Any, error: RpcError | None, input_declined: bool, keep_message: bool
+) -> CallOutcome | ResultType:
+    if error is None and (result_type := unfinished(result)) is not None:
+        return result_type  # an input round or a task: no outcome yet
+    return classify_server_call(
+        answer=result, rpc_error=error, keep_message=keep_message, input_declined=input_declined
+    )
+
+
+def _client_outcome(result: Any, error: RpcError | None, declined: bool, keep_message: bool) -> CallOutcome:
+    if error is not None:
+        return classify_client_error(error, keep_message=keep_message, answer_declined=declined)
+    return classify_client_result(result, answer_declined=declined)
+
+
+def _key(request_id: Any) -> tuple[str, Any] | None:
+    """A JSON-RPC id as a key (``1`` and ``"1"`` are different ids); ``None``: no id."""
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        return None
+    return ("n" if isinstance(request_id, int) else "s", request_id)
+
+
+def _rpc_error(error: Any) -> RpcError | None:
+    if not isinstance(error, dict):
+        return None
+    code = error.get("code")
+    if isinstance(code, bool) or not isinstance(code, int):
+        return RpcError(0, "")  # an error without a usable code is still an error
+    message = error.get("message")
+    return RpcError(code, message if isinstance(message, str) else "")
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,321 @@
+"""``mcp-otel proxy`` in front of an uninstrumented stdio server (this major's lowlevel test
+server), driven by this process's instrumented client: the proxy's SERVER spans state what an
+instrumented server would (the server-side table of tests/server/test_server_spans.py), in the
+client's trace, with one point per request, and the bytes go through unchanged."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client.session import ClientSession
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from mcp_otel.semconv import MCP_SERVER_OPERATION_DURATION, MCP_SERVER_SESSION_DURATION
+from tests.conftest import tool_call_spans
+from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, stdio_parameters
+from tests.processes import missing
+from tests.proxy import otlp
+from tests.server.test_server_spans import (
+    CLIENT_CANCEL,
+    DISCONNECT,
+    SERVER_CASES,
+    Expect,
+    ServerCase,
+    assert_server_span,
+)
+from tests.servers.tools import SERVER_NAME, SERVER_VERSION
+from tests.test_person_in_the_loop import ACCEPT, DECLINED, ELICIT, Person
+from tests.test_person_in_the_loop import CASES as PERSON_CASES
+
+pytestmark = pytest.mark.anyio
+
+MCP_OTEL = str(Path(sys.executable).with_name("mcp-otel"))
+
+
+def proxied(output: Path, module: str | None = None) -> Any:
+    """A test server's stdio parameters (by default the lowlevel one), with the proxy in front
+    (writing to ``output``)."""
+    from mcp.client.stdio import StdioServerParameters
+
+    server = stdio_parameters(module)
+    arguments = ["proxy", "--output", str(output), "--", server.command, *server.args]
+    return StdioServerParameters(command=MCP_OTEL, args=arguments, env=server.env, cwd=server.cwd)
+
+
+@asynccontextmanager
+async def proxied_session(output: Path, module: str | None = None, **callbacks: Any) -> AsyncIterator[ClientSession]:
+    from mcp.client.stdio import stdio_client
+
+    async with (
+        stdio_client(proxied(output, module), errlog=sys.stderr) as streams,
+        ClientSession(*streams, **callbacks) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def finished(output: Path) -> list[dict[str, Any]]:
+    """The proxy's spans, once it has exited (its last export holds the session's duration)."""
+    otlp.wait_for(output, lambda path: otlp.points(path, MCP_SERVER_SESSION_DURATION))
+    return otlp.spans(output)
+
+
+def proxy_expectation(case: ServerCase) -> Expect | None:
+    """What the proxy says of a case: what an instrumented server says over stdio, except where
+    the wire shows more than the server process could (mcp 1.x servers before 1.27 ran on after
+    the client hung up, and were stopped before ending the span: the proxy sees the hang-up)."""
+    if case.id in ("disconnect", "timeout"):
+        return DISCONNECT if case.id == "disconnect" or MCP_MAJOR == 1 else CLIENT_CANCEL
+    return case.expect("stdio")
+
+
+@pytest.mark.parametrize("case", SERVER_CASES, ids=lambda case: case.id)
+async def test_proxy_server_span(
+    case: ServerCase, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    expect = proxy_expectation(case)
+    if expect is None:
+        pytest.skip(f"{case.id} does not apply over stdio on mcp {MCP_MAJOR}.x")
+    instrument()
+    output = tmp_path / "proxy.jsonl"
+    async with proxied_session(output) as session:
+        await session.list_tools()
+        await case.drive(session, exporter)
+
+    servers = [s for s in finished(output) if s["kind"] == "SpanKind.SERVER" and "tools/call" in s["name"]]
+    assert len(servers) == (2 if case.id == "cancel_after_response" else 1), [s["name"] for s in servers]
+    span = servers[0]
+    assert_server_span(span, expect, case.tool)
+    assert span["attributes"]["network.transport"] == "pipe"
+    assert span["scope"] == "mcp_otel"
+    # The instrumented client's span is the parent: one trace, one span per side.
+    client = next(s for s in tool_call_spans(exporter.get_finished_spans()) if s.name == f"tools/call {case.tool}")
+    assert span["context"]["trace_id"] == f"0x{client.get_span_context().trace_id:032x}"
+    assert span["parent_id"] == f"0x{client.get_span_context().span_id:016x}"
+    assert span["attributes"]["jsonrpc.request.id"] == client.attributes["jsonrpc.request.id"]
+
+
+async def test_every_request_and_one_point_each(tmp_path: Path) -> None:
+    """An uninstrumented client: every request has its SERVER span (the handshake's too, which
+    learns the server's name from its answer); the points count
+    each request once, with its span's outcome; the service is named after the server."""
+    output = tmp_path / "proxy.jsonl"
+    async with proxied_session(output) as session:
+        await session.list_tools()
+        for tool in ("ok", "ok", "tool_error", "rpc_error"):
+            with suppress(Exception):
+                await session.call_tool(tool, {})
+    spans = finished(output)
+    summary = sorted((s["name"], s["attributes"].get("mcp.request.outcome")) for s in spans)
+    assert summary == [
+        ("initialize", "ok"),
+        ("tools/call ok", "ok"),
+        ("tools/call ok", "ok"),
+        ("tools/call rpc_error", "failed"),
+        ("tools/call tool_error", "failed"),
+        ("tools/list", "ok"),
+    ]
+    assert {s["kind"] for s in spans} == {"SpanKind.SERVER"}
+    assert {s["scope"] for s in spans} == {"mcp_otel"}
+    assert {s["service"] for s in spans} == {server_module_name()}
+    assert {(s["attributes"]["mcp.server.name"], s["attributes"]["mcp.server.version"]) for s in spans} == {
+        (SERVER_NAME, SERVER_VERSION)
+    }
+    points = otlp.points(output, MCP_SERVER_OPERATION_DURATION)
+    counted = sorted(
+        (
+            p["attributes"]["mcp.method.name"],
+            p["attributes"].get("gen_ai.tool.name"),
+            p["attributes"]["mcp.request.outcome"],
+            p["count"],
+        )
+        for p in points
+    )
+    assert counted == [
+        ("initialize", None, "ok", 1),
+        ("tools/call", "ok", "ok", 2),
+        ("tools/call", "rpc_error", "failed", 1),
+        ("tools/call", "tool_error", "failed", 1),
+        ("tools/list", None, "ok", 1),
+    ]
+    (session_point,) = otlp.points(output, MCP_SERVER_SESSION_DURATION)
+    assert session_point["attributes"]["mcp.server.name"] == SERVER_NAME
+    assert "error.type" not in session_point["attributes"]
+
+
+def server_module_name() -> str:
+    return stdio_parameters().args[1]  # python -m tests.servers.vN_server -> its module name
+
+
+async def test_the_server_dying_fails_its_calls_in_flight(tmp_path: Path) -> None:
+    """The server process exits mid-call: the call failed with it (a server fault), and the
+    session ended with it."""
+    output = tmp_path / "proxy.jsonl"
+    async with proxied_session(output) as session:
+        with suppress(Exception):
+            await session.call_tool("die", {})
+    (span,) = [s for s in finished(output) if s["name"] == "tools/call die"]
+    assert span["status"]["status_code"] == "ERROR"
+    assert span["attributes"]["tool.outcome"] == "failed"
+    assert span["attributes"]["error.type"] == "shutdown"
+    (session_point,) = otlp.points(output, MCP_SERVER_SESSION_DURATION)
+    assert session_point["attributes"]["error.type"] == "shutdown"
+
+
+# What the stand-in server does: copies stdin to stdout as it comes, writes to stderr, exits 3.
+ECHO = (
+    "import sys\n"
+    "sys.stderr.write('echo: started\\n'); sys.stderr.flush()\n"
+    "while chunk := sys.stdin.buffer.read1(65536):\n"
+    "    sys.stdout.buffer.write(chunk); sys.stdout.buffer.flush()\n"
+    "sys.exit(3)\n"
+)
+WIRE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}\n'
+    b"not json at all\n"
+    b"\xff\xfe\x00 not utf-8\r\n"
+    b'[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]\n'
+    b'{"jsonrpc":"2.0","id":3,"result":{"content":[],"isError":true}}\n'
+    + b'{"jsonrpc":"2.0","id":"'
+    + b"x" * 300_000
+    + b'","method":"tools/call"}\n'
+    + b'{"jsonrpc":"2.0","id":4,"method":"tools/call"'  # no newline: the stream just ends
+)
+
+
+def test_bytes_pass_through_unchanged(tmp_path: Path) -> None:
+    """Malformed lines, bytes that are not UTF-8, batches, a long line, a last line without its
+    newline: relayed as they are, both ways; the server's stderr passes through; the proxy
+    exits with the server's status; its own output is on stderr only."""
+    output = tmp_path / "proxy.jsonl"
+    command = [MCP_OTEL, "proxy", "--name", "echo", "--output", str(output), "--", sys.executable, "-c", ECHO]
+    completed = subprocess.run(
+        command, input=WIRE, capture_output=True, timeout=60, env=env_without_otel(), cwd=REPO_ROOT
+    )
+    assert completed.stdout == WIRE
+    assert completed.returncode == 3
+    assert b"echo: started" in completed.stderr
+    assert b"Traceback" not in completed.stderr
+    otlp.wait_for(output, lambda path: otlp.points(path, MCP_SERVER_SESSION_DURATION))
+    assert {s["service"] for s in otlp.spans(output)} <= {"echo"}
+
+
+# A stand-in server that says when it is told to stop, and exits 7.
+STOPPABLE = (
+    "import signal, sys, time\n"
+    "def stop(number, frame):\n"
+    "    sys.stderr.write(f'stopped by {number}\\n'); sys.stderr.flush(); sys.exit(7)\n"
+    "signal.signal(signal.SIGTERM, stop)\n"
+    "sys.stderr.write('ready\\n'); sys.stderr.flush()\n"
+    "time.sleep(60)\n"
+)
+
+
+def test_a_signal_to_the_proxy_reaches_the_server(tmp_path: Path) -> None:
+    """SIGTERM sent to the proxy goes to the server, and the proxy exits with its status."""
+    command = [MCP_OTEL, "proxy", "--output", str(tmp_path / "proxy.jsonl"), "--", sys.executable, "-c", STOPPABLE]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proxy:
+        assert proxy.stderr is not None
+        assert proxy.stderr.readline() == b"ready\n"
+        proxy.send_signal(signal.SIGTERM)
+        assert proxy.wait(timeout=30) == 7
+        assert proxy.stderr.read().startswith(f"stopped by {signal.SIGTERM.value}".encode())
+
+
+def test_the_service_is_named_after_the_server() -> None:
+    from mcp_otel.proxy.telemetry import server_name_of
+
+    assert server_name_of(["npx", "-y", "@modelcontextprotocol/server-filesystem", "./notes"]) == "server-filesystem"
+    assert server_name_of(["npx", "-y", "@modelcontextprotocol/server-memory@2026.1.0"]) == "server-memory"
+    assert server_name_of(["uvx", "mcp-server-time", "--local-timezone", "UTC"]) == "mcp-server-time"
+    assert server_name_of(["python", "-m", "weather.server"]) == "weather.server"
+    assert server_name_of(["/usr/local/bin/github-mcp-server", "stdio"]) == "github-mcp-server"
+
+
+@pytest.mark.parametrize("case", PERSON_CASES, ids=str)
+async def test_a_person_in_the_loop(case: Any, tmp_path: Path) -> None:
+    """The server asks for input mid-call: its request's CLIENT span has the person's answer,
+    and a no makes the tool call it was asked for a cancel (``input_declined``), as in process."""
+    person = Person(case.answer)
+    output = tmp_path / "proxy.jsonl"
+    callbacks = {"elicitation_callback": person.elicitation, "sampling_callback": person.sampling}
+    async with proxied_session(output, "tests.servers.person_server", **callbacks) as session:
+        with suppress(Exception):
+            await session.call_tool(case.tool, {"path": "/tmp/x", "text": "t"})
+    spans = finished(output)
+    (call,) = [s for s in spans if s["name"] == f"tools/call {case.tool}"]
+    assert call["kind"] == "SpanKind.SERVER"
+    assert call["status"]["status_code"] == case.status.name
+    assert call["attributes"]["tool.outcome"] == case.outcome
+    assert call["attributes"].get("error.type") == case.error_type
+    assert call["attributes"].get("tool.cancel.reason") == case.cancel_reason
+    (asked,) = [s for s in spans if s["name"] == case.input_method]
+    assert asked["kind"] == "SpanKind.CLIENT"
+    assert asked["parent_id"] == call["context"]["span_id"]  # asked while handling the call
+    declined = case.answer != ACCEPT  # a decline, a dismissal, a rejected sampling request
+    assert asked["attributes"]["mcp.request.outcome"] == ("cancelled" if declined else "ok")
+    assert asked["attributes"].get("mcp.request.cancel.reason") == (DECLINED if declined else None)
+    if case.input_method == ELICIT:
+        assert asked["attributes"]["mcp.elicitation.action"] == case.answer
+
+
+async def test_a_typescript_server_behind_the_proxy(
+    instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    """The reference server from npm (TypeScript SDK) behind the proxy, an instrumented agent in
+    front: the same answers as without the proxy; a SERVER span for each request the agent
+    sends and a CLIENT span for each the server sends (the person's declined elicitation a
+    cancel, the rest ok), each agent span's child."""
+    from mcp import StdioServerParameters
+
+    from tests.third_party.test_everything_server import REQUESTS, SERVER, SERVER_REQUESTS, _exchange
+
+    if not (SERVER.exists() and shutil.which("node")):
+        missing("server-everything", "third-party")
+    direct = await _exchange()
+    output = tmp_path / "proxy.jsonl"
+    arguments = ["proxy", "--name", "server-everything", "--output", str(output), "--", "node", str(SERVER), "stdio"]
+    exporter.clear()
+    instrument()
+    assert await _exchange(StdioServerParameters(command=MCP_OTEL, args=arguments, env=env_without_otel())) == direct
+    spans = finished(output)
+    handled = [s for s in spans if s["kind"] == "SpanKind.SERVER"]
+    asked = [s for s in spans if s["kind"] == "SpanKind.CLIENT"]
+    assert sorted(s["attributes"]["mcp.method.name"] for s in handled) == sorted(
+        ["initialize", *(m for m, _ in REQUESTS)]
+    )
+    assert sorted(s["attributes"]["mcp.method.name"] for s in asked) == sorted(SERVER_REQUESTS)
+    for span in spans:
+        declined = span["name"] == "elicitation/create"
+        assert span["attributes"]["mcp.request.outcome"] == ("cancelled" if declined else "ok"), span["name"]
+        assert span["status"]["status_code"] == "UNSET", span["name"]
+        assert span["service"] == "server-everything"
+    agent = {s.attributes["jsonrpc.request.id"]: s for s in exporter.get_finished_spans() if s.kind.name == "CLIENT"}
+    for span in handled:
+        parent = agent[span["attributes"]["jsonrpc.request.id"]].get_span_context()
+        assert span["parent_id"] == f"0x{parent.span_id:016x}", span["name"]
+
+
+def test_the_proxy_needs_a_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcp_otel.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["proxy", "--name", "x"])
+    assert exit_info.value.code == 2
+    assert "give the server's command after --" in capsys.readouterr().err
+
+
+def test_a_command_that_cannot_start(tmp_path: Path) -> None:
+    command = [MCP_OTEL, "proxy", "--output", str(tmp_path / "p.jsonl"), "--", str(tmp_path / "no-such-server")]
+    completed = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    assert completed.returncode == 127
+    assert b"mcp-otel proxy: cannot run" in completed.stderr
+    assert completed.stdout == b""
