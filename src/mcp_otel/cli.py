@@ -61,10 +61,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Starts COMMAND, an MCP server over stdio, and relays this process's stdin and stdout to "
         "it byte for byte (its stderr passes through). Each request the client sends gets the SERVER span, "
         "and each request the server sends the CLIENT span, that an instrumented server would make, with "
-        "its outcome; spans and metrics go to --output as OTLP JSON lines (mcp-otel report --side server "
-        "reads them), and also to OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set. Exits with the server's status.",
+        "its outcome (--as client: the client's spans instead); spans and metrics go to --output as OTLP "
+        "JSON lines (mcp-otel report --side server reads them), and also to OTLP when "
+        "OTEL_EXPORTER_OTLP_ENDPOINT is set. Exits with the server's status.",
     )
     proxy.add_argument("--name", help="the server's service.name (default: from COMMAND)")
+    proxy.add_argument(
+        "--as",
+        dest="stands_for",
+        choices=["server", "client"],
+        default="server",
+        help="the side that is not instrumented, whose spans the proxy makes (default: %(default)s); "
+        "as the client, each request carries the proxy's trace context to the server",
+    )
     proxy.add_argument(
         "--output",
         type=Path,
@@ -72,6 +81,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "else ~/.local/state/mcp-otel/proxy)",
     )
     proxy.add_argument("server", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the server to run")
+
+    wrap = commands.add_parser(
+        "wrap",
+        help="rewrite an MCP client's configuration so that its stdio servers run under mcp-otel proxy",
+        description="Rewrites each stdio server of FILE (Claude Desktop's claude_desktop_config.json, Cursor's "
+        "and Claude Code's mcpServers files, VS Code's mcp.json or settings) to run under `mcp-otel proxy`, "
+        "named by its key; env and every other field are kept, servers reached by URL are listed and left "
+        "alone, wrapping twice changes nothing, and the original is kept as FILE.mcp-otel-backup. "
+        "--unwrap restores it.",
+    )
+    wrap.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    wrap.add_argument("--unwrap", action="store_true", help="run the servers directly again")
 
     assets = commands.add_parser(
         "assets",
@@ -90,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _assets(args)
     if args.command == "proxy":
         return _proxy(parser, args)
+    if args.command == "wrap":
+        return _wrap(args)
     return _report(args)
 
 
@@ -114,7 +137,28 @@ def _proxy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"mcp-otel proxy: needs the OpenTelemetry SDK: pip install 'mcp-otel[sdk]' ({exc})", file=sys.stderr)
         return EXIT_UNREADABLE
-    return proxy(command, name=args.name, output=args.output)
+    return proxy(command, name=args.name, output=args.output, as_client=args.stands_for == "client")
+
+
+def _wrap(args: argparse.Namespace) -> int:
+    from mcp_otel.wrap import WrapError, unwrap_file, wrap_file
+
+    status = 0
+    for path in args.files:
+        try:
+            result = unwrap_file(path) if args.unwrap else wrap_file(path)
+        except WrapError as exc:
+            print(f"mcp-otel wrap: {exc}", file=sys.stderr)
+            status = EXIT_UNREADABLE
+            continue
+        done = "unwrapped" if args.unwrap else "wrapped"
+        print(f"{path}: {done}: {', '.join(result.wrapped) or 'none'}")
+        if result.already:
+            print(f"{path}: already wrapped: {', '.join(result.already)}")
+        if result.skipped:
+            why = "not wrapped" if args.unwrap else "not stdio (left as they are)"
+            print(f"{path}: {why}: {', '.join(result.skipped)}")
+    return status
 
 
 def _summary_options(parser: argparse.ArgumentParser) -> None:

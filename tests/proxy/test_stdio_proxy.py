@@ -5,6 +5,7 @@ client's trace, with one point per request, and the bytes go through unchanged."
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -14,11 +15,16 @@ from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp.client.session import ClientSession
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mcp_otel.semconv import MCP_SERVER_OPERATION_DURATION, MCP_SERVER_SESSION_DURATION
+from mcp_otel.semconv import (
+    MCP_CLIENT_SESSION_DURATION,
+    MCP_SERVER_OPERATION_DURATION,
+    MCP_SERVER_SESSION_DURATION,
+)
 from tests.conftest import tool_call_spans
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, stdio_parameters
 from tests.processes import missing
@@ -40,13 +46,13 @@ pytestmark = pytest.mark.anyio
 MCP_OTEL = str(Path(sys.executable).with_name("mcp-otel"))
 
 
-def proxied(output: Path, module: str | None = None) -> Any:
-    """A test server's stdio parameters (by default the lowlevel one), with the proxy in front
-    (writing to ``output``)."""
+def proxied(output: Path, module: str | None = None, span_file: Path | None = None, *options: str) -> Any:
+    """A test server's stdio parameters (by default the lowlevel one; instrumented, writing to
+    ``span_file``, if given), with the proxy in front (writing to ``output``)."""
     from mcp.client.stdio import StdioServerParameters
 
-    server = stdio_parameters(module)
-    arguments = ["proxy", "--output", str(output), "--", server.command, *server.args]
+    server = stdio_parameters(module, span_file)
+    arguments = ["proxy", *options, "--output", str(output), "--", server.command, *server.args]
     return StdioServerParameters(command=MCP_OTEL, args=arguments, env=server.env, cwd=server.cwd)
 
 
@@ -63,8 +69,10 @@ async def proxied_session(output: Path, module: str | None = None, **callbacks: 
 
 
 def finished(output: Path) -> list[dict[str, Any]]:
-    """The proxy's spans, once it has exited (its last export holds the session's duration)."""
-    otlp.wait_for(output, lambda path: otlp.points(path, MCP_SERVER_SESSION_DURATION))
+    """The proxy's spans, once it has exited (its last export holds the session's duration, a
+    server's or, as the client, a client's)."""
+    sessions = (MCP_SERVER_SESSION_DURATION, MCP_CLIENT_SESSION_DURATION)
+    otlp.wait_for(output, lambda path: any(otlp.points(path, name) for name in sessions))
     return otlp.spans(output)
 
 
@@ -319,3 +327,52 @@ def test_a_command_that_cannot_start(tmp_path: Path) -> None:
     assert completed.returncode == 127
     assert b"mcp-otel proxy: cannot run" in completed.stderr
     assert completed.stdout == b""
+
+
+AS_CLIENT_CASES = {
+    # tool -> (status, outcome, error.type, rpc.response.status_code, cancel reason): the client's view
+    "ok": ("UNSET", "ok", None, None, None),
+    "tool_error": ("ERROR", "failed", "tool_error", None, None),
+    "rpc_error": ("ERROR", "failed", "-32602", "-32602", None),
+    "crash": ("ERROR", "failed", "0", None, None),
+    "slow": ("UNSET", "cancelled", None, None, "caller"),  # the caller stops waiting after 0.3 s
+}
+
+
+@pytest.mark.parametrize("tool", AS_CLIENT_CASES)
+async def test_as_the_client_in_front_of_an_instrumented_server(tool: str, tmp_path: Path) -> None:
+    """``--as client``: an uninstrumented client, an instrumented server. The proxy's CLIENT
+    span states the client's outcome, and carries its context to the server, whose SERVER span
+    is its child: one trace, one span per side."""
+    output, span_file = tmp_path / "proxy.jsonl", tmp_path / "server-spans.jsonl"
+    from mcp.client.stdio import stdio_client
+
+    async with (
+        stdio_client(proxied(output, None, span_file, "--as", "client"), errlog=sys.stderr) as streams,
+        ClientSession(*streams) as session,
+    ):
+        await session.initialize()
+        with anyio.move_on_after(0.3), suppress(Exception):
+            await session.call_tool(tool, {})
+    (client,) = [s for s in finished(output) if s["name"] == f"tools/call {tool}"]
+    assert client["kind"] == "SpanKind.CLIENT"
+    attributes = client["attributes"]
+    observed = (
+        client["status"]["status_code"],
+        attributes["tool.outcome"],
+        attributes.get("error.type"),
+        attributes.get("rpc.response.status_code"),
+        attributes.get("tool.cancel.reason"),
+    )
+    assert observed == AS_CLIENT_CASES[tool]
+    assert client["service"] == f"{server_module_name()}-client"
+    servers = [
+        s
+        for s in (json.loads(line) for line in span_file.read_text().splitlines())
+        if s["name"] == f"tools/call {tool}"
+    ]
+    assert [s["parent_id"] for s in servers] == [client["context"]["span_id"]]
+    assert servers[0]["context"]["trace_id"] == client["context"]["trace_id"]
+    (session_point,) = otlp.points(output, MCP_CLIENT_SESSION_DURATION)
+    assert session_point["attributes"]["mcp.server.name"] == SERVER_NAME
+    assert "error.type" not in session_point["attributes"]

@@ -16,14 +16,17 @@ from mcp_otel.proxy.wire import WireSession
 EXIT_NOT_STARTED = 127  # as a shell says of a command it cannot run
 
 
-def proxy(command: Sequence[str], *, name: str | None = None, output: Path | None = None) -> int:
-    """Run ``command`` behind the relay; its exit status. The settings are the in-process
-    instrumentation's (``OTEL_INSTRUMENTATION_MCP_*``)."""
-    name = name or server_name_of(command)
+def proxy(
+    command: Sequence[str], *, name: str | None = None, output: Path | None = None, as_client: bool = False
+) -> int:
+    """Run ``command`` behind the relay, standing in for the server (or ``as_client``); its exit
+    status. The settings are the in-process instrumentation's (``OTEL_INSTRUMENTATION_MCP_*``)."""
+    # As the client, the spans are the client's view of that server.
+    name = name or server_name_of(command) + ("-client" if as_client else "")
     output = output or default_output(name)
     settings = Settings.load()
     telemetry = ProxyTelemetry(output, name)
-    session = WireSession(telemetry.tracer(), CallMetrics(telemetry.meter(), settings), settings)
+    session = WireSession(telemetry.tracer(), CallMetrics(telemetry.meter(), settings), settings, as_client=as_client)
     try:
         return asyncio.run(relay(command, session))
     except OSError as exc:  # the command could not be started

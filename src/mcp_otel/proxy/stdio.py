@@ -2,7 +2,9 @@
 
 Bytes are written on as soon as they are read, whole chunks, never held for a line: the
 observer (:class:`mcp_otel.proxy.wire.WireSession`) is told each complete line after it was
-relayed, and whatever it does (it never raises) cannot alter, drop or hold traffic. The server's
+relayed, and whatever it does (it never raises) cannot alter, drop or hold traffic. As the
+client (``--as client``), the client's stream goes on line by line instead, each request with
+the proxy's trace context added to it. The server's
 stderr is the proxy's (passed through untouched); the proxy's own words go to stderr too.
 
 Shutdown is the MCP stdio transport's: when the client closes the proxy's stdin, the server's
@@ -88,21 +90,79 @@ def _forward(process: asyncio.subprocess.Process, number: int) -> None:
         process.send_signal(number)
 
 
+class Rewriter:
+    """As the client: the client's stream cut into lines, each as ``rewrite`` makes it (a
+    request gets our trace context); a line longer than ``limit`` goes on as it came, and so do
+    the bytes after the last newline when the stream ends."""
+
+    def __init__(self, rewrite: Callable[[bytes], bytes], limit: int = MAX_OBSERVED_LINE) -> None:
+        self._rewrite = rewrite
+        self._limit = limit
+        self._pending = bytearray()
+        self._overlong = False
+
+    def feed(self, chunk: bytes) -> bytes:
+        out = bytearray()
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            if self._overlong:
+                out += chunk[start : end + 1]
+            else:
+                self._pending += chunk[start:end]
+                out += self._line(bytes(self._pending)) + b"\n"
+            self._pending.clear()
+            self._overlong = False
+            start = end + 1
+        rest = chunk[start:]
+        if self._overlong:
+            out += rest
+        else:
+            self._pending += rest
+            if len(self._pending) > self._limit:
+                out += self._pending
+                self._pending.clear()
+                self._overlong = True
+        return bytes(out)
+
+    def end(self) -> bytes:
+        rest, self._pending = bytes(self._pending), bytearray()
+        return rest
+
+    def _line(self, line: bytes) -> bytes:
+        try:
+            return self._rewrite(line)
+        except Exception as exc:  # the session fails open; this is only its last guard
+            report_once("could not observe a proxied line", exc)
+            return line
+
+
 async def _client_to_server(
     process: asyncio.subprocess.Process, session: WireSession, client_gone: asyncio.Event
 ) -> None:
-    lines = Lines(session.from_client)
     assert process.stdin is not None
+    stdin = process.stdin
     reader = await _reader(sys.stdin.buffer)
     server_open = True
-    while chunk := await reader(CHUNK):
-        if server_open:
+
+    async def send(data: bytes) -> None:
+        nonlocal server_open
+        if server_open and data:
             try:
-                process.stdin.write(chunk)
-                await process.stdin.drain()
+                stdin.write(data)
+                await stdin.drain()
             except (BrokenPipeError, ConnectionResetError):  # the server is gone: its exit ends the relay
                 server_open = False
-        lines.feed(chunk)
+
+    if session.as_client:  # each line as the session makes it: its requests carry our context
+        rewriter = Rewriter(session.client_line)
+        while chunk := await reader(CHUNK):
+            await send(rewriter.feed(chunk))
+        await send(rewriter.end())
+    else:  # byte for byte, as it comes; each line observed once relayed
+        lines = Lines(session.from_client)
+        while chunk := await reader(CHUNK):
+            await send(chunk)
+            lines.feed(chunk)
     client_gone.set()
     session.client_closed()
     await _stop(process)

@@ -1,23 +1,32 @@
 """The wire front end: where a stdio message becomes a span.
 
-A :class:`WireSession` is told each line the client sent and each line the server sent (after
-they were relayed), and that the client hung up or the server exited. It stands in for the
-server: each request the client sends gets the SERVER span an instrumented server would make,
-each request the server sends (``elicitation/create``, ``sampling/createMessage``,
-``roots/list``, ``ping``) the CLIENT span. Their outcome comes from :mod:`mcp_otel.classify`
-with the facts the wire gives, and :func:`mcp_otel.outcome.finish_call` writes it:
+A :class:`WireSession` is told each line the client sent and each line the server sent, and
+that the client hung up or the server exited. It stands in for the side that is not
+instrumented, as that side's patches would:
+
+* as the server (the default): each request the client sends gets a SERVER span, each request
+  the server sends (``elicitation/create``, ``sampling/createMessage``, ``roots/list``,
+  ``ping``) a CLIENT span; the bytes go through unchanged;
+* as the client: the mirror image, and each request the client sends carries the CLIENT span's
+  context in ``params._meta`` (:meth:`WireSession.client_line` rewrites that line), so that an
+  instrumented server's spans are its children.
+
+Outcomes come from :mod:`mcp_otel.classify` with the facts the wire gives, and
+:func:`mcp_otel.outcome.finish_call` writes them:
 
 * an answer: its ``result`` (``isError``, a ``resultType`` that is no result yet) or ``error``;
-* the client's ``notifications/cancelled`` for a request in flight: cancelled by the client (an
-  answer after it changes nothing); the server's for its own request: cancelled by its caller;
-* the client hanging up with requests in flight: cancelled, ``disconnect``;
-* the server exiting with requests in flight: failed (the server shut down with them);
+* a ``notifications/cancelled`` for a request in flight: cancelled, by its sender (``caller``
+  on the sender's span, ``client`` on the receiver's); an answer after it changes nothing;
+* a side leaving with requests in flight, as in process: the sender gone, its requests are
+  cancelled (``disconnect`` on the receiver's span, ``caller`` on the sender's); the receiver
+  gone, they failed (``shutdown`` on its own span, ``connection_closed`` on the sender's); but
+  the server dying fails the requests it sent too (a crash, not a choice);
 * the person's no to an elicitation (``decline``, ``cancel``) or a sampling request: the
-  client's request it was asked for, when it is the only tool call in flight, ends cancelled
+  client's tool call it was asked for, when it is the only one in flight, ends cancelled
   (``input_declined``), as in process.
 
 Nothing here ever raises into the relay: a line that is not JSON-RPC is skipped (and relayed
-all the same), and every failure of our own is logged once.
+as it is), and every failure of our own is logged once.
 """
 
 from __future__ import annotations
@@ -88,13 +97,14 @@ Outcome = Callable[[], CallOutcome | ResultType]
 class WireSession:
     """One stdio session between a client and the server the proxy started."""
 
-    def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings) -> None:
+    def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings, *, as_client: bool = False) -> None:
+        self._as_client = as_client
         self._tracer = tracer
         self._metrics = metrics
         self._settings = settings
         self._propagator = MetaPropagator()
         self._started = time.perf_counter()
-        # Requests by their id, as each side sent them (the client's get SERVER spans).
+        # Requests in flight by their id, as each side sent them.
         self._from_client: dict[tuple[str, Any], _WireCall] = {}
         self._from_server: dict[tuple[str, Any], _WireCall] = {}
         # What the server says it is (its initialize answer), and the protocol it speaks.
@@ -103,31 +113,63 @@ class WireSession:
         self._protocol_version: str | None = None
         self._ended = False
 
+    @property
+    def as_client(self) -> bool:
+        return self._as_client
+
     # --- what the relay tells ------------------------------------------------------------------
 
     def from_client(self, line: bytes) -> None:
         self._observe(line, from_client=True)
 
+    def client_line(self, line: bytes) -> bytes:
+        """As the client: a line the client sent, as it goes to the server (a request with our
+        CLIENT span's context in ``params._meta``; anything else as it came)."""
+        try:
+            message = json.loads(line) if len(line) <= MAX_OBSERVED_LINE and line.strip() else None
+        except ValueError:
+            message = None
+        key = _key(message.get("id")) if isinstance(message, dict) else None
+        if not (isinstance(message, dict) and isinstance(message.get("method"), str) and key is not None):
+            self._observe(line, from_client=True)
+            return line
+        try:
+            call = self._request(key, message["method"], message.get("params"), from_client=True)
+            carrier: dict[str, str] = {}
+            self._propagator.inject(carrier, call.span)
+            params = message.get("params")
+            if carrier and (params is None or isinstance(params, dict)):
+                params = message["params"] = dict(params or {})
+                meta = params.get("_meta")
+                params["_meta"] = {**(meta if isinstance(meta, dict) else {}), **carrier}
+                ending = line[len(line.rstrip(b"\r")) :]
+                return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + ending
+        except Exception as exc:
+            report_once("could not add the trace context to a proxied request", exc)
+        return line
+
     def from_server(self, line: bytes) -> None:
         self._observe(line, from_client=False)
 
     def client_closed(self) -> None:
-        """The client hung up: its requests in flight are cancelled (``disconnect``); the
-        server's to it can no longer be answered."""
-        self._end_all(
-            partial(classify_server_call, is_cancellation=True, transport_closed=True),
-            lambda: CallOutcome.failed(ErrorType.CONNECTION_CLOSED),
-        )
+        """The client hung up: its requests were abandoned; the server's to it went unanswered."""
+        if self._as_client:
+            self._end_all(_CANCELLED_BY_CALLER, _SHUT_DOWN)
+        else:
+            self._end_all(_DISCONNECTED, _CONNECTION_CLOSED)
 
     def server_exited(self) -> None:
-        """The server process exited: its requests in flight failed with it."""
-        shut_down = partial(classify_server_call, is_cancellation=True, transport_closed=False)
-        self._end_all(shut_down, shut_down)
+        """The server process exited: the requests it was handling, and its own, failed with it."""
+        if self._as_client:
+            self._end_all(_CONNECTION_CLOSED, _DISCONNECTED)
+        else:
+            self._end_all(_SHUT_DOWN, _SHUT_DOWN)
 
     def end(self, *, server_exited_first: bool, exit_status: int) -> None:
         """The session is over: what is still in flight ended with whoever left first; its
-        duration is recorded once (``error.type`` when the server exited first, with a failure
-        status)."""
+        duration is recorded once, as the side we stand in for saw it (as in process: a server
+        that exited first with a failure status ended it with ``shutdown``; for a client, a server
+        that went away under it is ``connection_closed``)."""
         if self._ended:
             return
         self._ended = True
@@ -141,9 +183,12 @@ class WireSession:
                 attributes[MCP_SERVER_NAME] = bounded(name, self._settings.max_name_length)
             if self._protocol_version:
                 attributes[MCP_PROTOCOL_VERSION] = self._protocol_version
-            if server_exited_first and exit_status != 0:
+            if server_exited_first and self._as_client:
+                attributes[ERROR_TYPE] = ErrorType.CONNECTION_CLOSED
+            elif server_exited_first and exit_status != 0:
                 attributes[ERROR_TYPE] = ErrorType.SHUTDOWN
-            self._metrics.record_session(SpanKind.SERVER, time.perf_counter() - self._started, attributes)
+            kind = SpanKind.CLIENT if self._as_client else SpanKind.SERVER
+            self._metrics.record_session(kind, time.perf_counter() - self._started, attributes)
         except Exception as exc:
             report_once("could not record the proxied session", exc)
 
@@ -174,7 +219,12 @@ class WireSession:
         elif key is not None and ("result" in message or "error" in message):
             self._answer(key, message, from_client)
 
-    def _request(self, key: tuple[str, Any], method: str, params: Any, from_client: bool) -> None:
+    def _receives(self, from_client: bool) -> bool:
+        """Whether the side we stand in for receives a request that ``from_client`` tells the
+        sender of (its span is then a SERVER span)."""
+        return from_client != self._as_client
+
+    def _request(self, key: tuple[str, Any], method: str, params: Any, from_client: bool) -> _WireCall:
         request = Request.of(method, params if isinstance(params, dict) else None, self._settings)
         attributes = request_attributes(
             request,
@@ -186,32 +236,40 @@ class WireSession:
         )
         attributes[NETWORK_TRANSPORT] = TRANSPORT_PIPE
         attributes[JSONRPC_REQUEST_ID] = bounded(str(key[1]), self._settings.max_name_length)
-        parent, links = self._parent(params) if from_client else (self._handled(), [])
+        receives = self._receives(from_client)
+        # The sender's context is the parent; but the request of a server we stand in for is a
+        # child of our span of the client's request it is handling (its own _meta holds at
+        # most what it was given).
+        parent = self._handled() if not (receives or from_client) else None
+        links: list[Link] = []
+        if parent is None:
+            parent, links = self._parent(params)
         span = self._tracer.start_span(
             request.span_name(),
-            context=parent,
-            kind=SpanKind.SERVER if from_client else SpanKind.CLIENT,
+            context=parent or Context(),  # never the proxy's own context
+            kind=SpanKind.SERVER if receives else SpanKind.CLIENT,
             attributes=attributes,
             links=links,
         )
         calls = self._from_client if from_client else self._from_server
         previous = calls.get(key)
         if previous is not None:  # its id again while in flight: its sender gave up on the first
-            self._finish(previous, _ABANDONED[from_client], from_client)
-        calls[key] = _WireCall(span, request.method, self._metrics.attributes(attributes))
+            self._finish(previous, _ABANDONED[receives], receives)
+        call = calls[key] = _WireCall(span, request.method, self._metrics.attributes(attributes))
+        return call
 
-    def _handled(self) -> Context:
+    def _handled(self) -> Context | None:
         """The parent of a request the server sends: the client's request it is handling, when
         only one is in flight (a server's elicitation during a tool call is a child of its span,
-        as in process); else none (a trace of its own)."""
+        as in process)."""
         if len(self._from_client) == 1:
             (call,) = self._from_client.values()
             return trace.set_span_in_context(call.span, Context())
-        return Context()
+        return None
 
     def _parent(self, params: Any) -> tuple[Context | None, list[Link]]:
-        """The client's context in ``params._meta`` (a link only, when remote context is not
-        trusted); with none, the span starts a trace (never the proxy's own context)."""
+        """The sender's context in ``params._meta`` (a link only, when remote context is not
+        trusted, and the span starts a trace of its own); ``None``: none came."""
         meta = params.get("_meta") if isinstance(params, dict) else None
         try:
             remote = self._propagator.extract(meta)
@@ -219,7 +277,7 @@ class WireSession:
             remote = None
         span_context = trace.get_current_span(remote).get_span_context() if remote is not None else None
         if span_context is None or not span_context.is_valid:
-            return Context(), []
+            return None, []
         if not self._settings.trust_remote_context:
             return Context(), [Link(span_context)]
         return remote, []
@@ -232,7 +290,8 @@ class WireSession:
             return
         call = (self._from_client if from_client else self._from_server).pop(key, None)
         if call is not None:
-            self._finish(call, _ABANDONED[from_client], from_client)
+            receives = self._receives(from_client)
+            self._finish(call, _ABANDONED[receives], receives)
 
     def _answer(self, key: tuple[str, Any], message: dict[str, Any], from_client: bool) -> None:
         """An answer: from the server, to the client's request; from the client, to the server's."""
@@ -244,16 +303,17 @@ class WireSession:
         late: dict[str, Any] = {}
         if not from_client and call.method == METHOD_INITIALIZE and isinstance(result, dict):
             late = self._learn_server(call, result)
-        if from_client:  # the server's request to the client (an input request, roots, ping)
-            declined = is_declined_answer(call.method, result, error)
-            if declined:
-                self._note_declined()
-            if call.method == METHOD_ELICITATION_CREATE and (action := elicitation_action(result)):
-                late[MCP_ELICITATION_ACTION] = action
-            outcome: Outcome = partial(_client_outcome, result, error, declined, self._settings.capture_content)
-        else:
-            outcome = partial(_server_outcome, result, error, call.input_declined, self._settings.capture_content)
-        self._finish(call, outcome, not from_client, late)
+        declined = from_client and is_declined_answer(call.method, result, error)  # to the server's input request
+        if declined:
+            self._note_declined()
+        if call.method == METHOD_ELICITATION_CREATE and (action := elicitation_action(result)):
+            late[MCP_ELICITATION_ACTION] = action
+        receives = self._receives(not from_client)  # the request came from the other side
+        keep = self._settings.capture_content
+        outcome: Outcome = partial(
+            _receiver_outcome if receives else _sender_outcome, result, error, declined, call.input_declined, keep
+        )
+        self._finish(call, outcome, receives, late)
 
     def _learn_server(self, call: _WireCall, result: dict[str, Any]) -> dict[str, Any]:
         """``initialize``'s answer names the server and the protocol: every later span says it,
@@ -290,36 +350,51 @@ class WireSession:
         ):
             while calls:
                 _, call = calls.popitem()
-                self._finish(call, outcome, from_client)
+                self._finish(call, outcome, self._receives(from_client))
 
-    def _finish(self, call: _WireCall, outcome: Outcome, from_client: bool, late: dict[str, Any] | None = None) -> None:
-        kind = SpanKind.SERVER if from_client else SpanKind.CLIENT
+    def _finish(self, call: _WireCall, outcome: Outcome, receives: bool, late: dict[str, Any] | None = None) -> None:
+        kind = SpanKind.SERVER if receives else SpanKind.CLIENT
         record = partial(self._metrics.record, kind, call.started, call.metric_attributes, call.span)
         finish_call(call.span, outcome, record, late, call.method)
 
 
-# A request its sender cancelled (or gave up on by sending its id again): the client's, as its
-# server would record it; the server's own, as its sender.
+# A request its sender cancelled (or gave up on by sending its id again), by whose span it is:
+# the receiver's (``True``), the sender's.
 _ABANDONED: dict[bool, Outcome] = {
     True: partial(classify_server_call, peer_cancelled=True),
     False: partial(CallOutcome.cancelled, CancelReason.CALLER),
 }
+# Requests in flight when a side left (see the module's docstring).
+_DISCONNECTED: Outcome = partial(classify_server_call, is_cancellation=True, transport_closed=True)
+_SHUT_DOWN: Outcome = partial(classify_server_call, is_cancellation=True, transport_closed=False)
+_CONNECTION_CLOSED: Outcome = partial(CallOutcome.failed, ErrorType.CONNECTION_CLOSED)
+_CANCELLED_BY_CALLER = _ABANDONED[False]
 
 
-def _server_outcome(
-    result: Any, error: RpcError | None, input_declined: bool, keep_message: bool
+def _receiver_outcome(
+    result: Any, error: RpcError | None, declined: bool, input_declined: bool, keep_message: bool
 ) -> CallOutcome | ResultType:
-    if error is None and (result_type := unfinished(result)) is not None:
+    if error is None and not declined and (result_type := unfinished(result)) is not None:
         return result_type  # an input round or a task: no outcome yet
     return classify_server_call(
-        answer=result, rpc_error=error, keep_message=keep_message, input_declined=input_declined
+        answer=result,
+        rpc_error=error,
+        keep_message=keep_message,
+        answer_declined=declined,
+        input_declined=input_declined,
     )
 
 
-def _client_outcome(result: Any, error: RpcError | None, declined: bool, keep_message: bool) -> CallOutcome:
+def _sender_outcome(
+    result: Any, error: RpcError | None, declined: bool, input_declined: bool, keep_message: bool
+) -> CallOutcome | ResultType:
     if error is not None:
-        return classify_client_error(error, keep_message=keep_message, answer_declined=declined)
-    return classify_client_result(result, answer_declined=declined)
+        return classify_client_error(
+            error, keep_message=keep_message, answer_declined=declined, input_declined=input_declined
+        )
+    if (result_type := unfinished(result)) is not None:
+        return result_type
+    return classify_client_result(result, answer_declined=declined, input_declined=input_declined)
 
 
 def _key(request_id: Any) -> tuple[str, Any] | None:
