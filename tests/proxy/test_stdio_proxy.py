@@ -376,3 +376,93 @@ async def test_as_the_client_in_front_of_an_instrumented_server(tool: str, tmp_p
     (session_point,) = otlp.points(output, MCP_CLIENT_SESSION_DURATION)
     assert session_point["attributes"]["mcp.server.name"] == SERVER_NAME
     assert "error.type" not in session_point["attributes"]
+
+
+THIRD_PARTY = REPO_ROOT / "tests" / "third_party"
+TS_CLIENT = THIRD_PARTY / "ts_client.mjs"
+
+
+def npm_server(name: str) -> Path:
+    return THIRD_PARTY / "node_modules" / "@modelcontextprotocol" / name / "dist" / "index.js"
+
+
+def ts_agent(plan: list[dict[str, Any]], server: list[str], output: Path, name: str) -> list[dict[str, Any]]:
+    """The TypeScript SDK's client running ``plan`` against ``server`` behind the proxy."""
+    if not (TS_CLIENT.exists() and npm_server("sdk").parent.exists() and shutil.which("node")):
+        missing("the TypeScript SDK and the npm servers", "third-party")
+    proxy = [MCP_OTEL, "proxy", "--name", name, "--output", str(output), "--", *server]
+    env = {**env_without_otel(), "MCP_PLAN": json.dumps(plan)}
+    completed = subprocess.run(
+        ["node", str(TS_CLIENT), *proxy], capture_output=True, text=True, timeout=120, env=env, cwd=THIRD_PARTY
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return [json.loads(line) for line in completed.stdout.splitlines()]
+
+
+def tool_outcomes(output: Path) -> list[tuple[str, str, str | None, str | None]]:
+    return [
+        (
+            s["name"],
+            s["attributes"]["tool.outcome"],
+            s["attributes"].get("error.type"),
+            s["attributes"].get("tool.cancel.reason"),
+        )
+        for s in finished(output)
+        if s["attributes"].get("mcp.method.name") == "tools/call"
+    ]
+
+
+def test_a_typescript_agent_and_server_everything(tmp_path: Path) -> None:
+    """No Python at either end: the TypeScript SDK's client, the reference server, the proxy
+    between them stating each call's outcome (the agent's abort is the client's cancel)."""
+    plan = [
+        {"tool": "echo", "arguments": {"message": "hi"}},
+        {"tool": "get-sum", "arguments": {"a": "two"}},
+        {"tool": "trigger-long-running-operation", "arguments": {"duration": 10, "steps": 10}, "abortAfterMs": 300},
+        {"tool": "echo", "arguments": {"message": "after"}},
+    ]
+    output = tmp_path / "proxy.jsonl"
+    seen = ts_agent(plan, ["node", str(npm_server("server-everything")), "stdio"], output, "server-everything")
+    assert [step.get("isError", step.get("error")) for step in seen] == [False, True, "aborted", False]
+    assert sorted(tool_outcomes(output)) == [
+        ("tools/call echo", "ok", None, None),
+        ("tools/call echo", "ok", None, None),
+        ("tools/call get-sum", "failed", "tool_error", None),
+        ("tools/call trigger-long-running-operation", "cancelled", None, "client"),
+    ]
+
+
+def test_the_memory_and_filesystem_servers(tmp_path: Path) -> None:
+    """Two more reference servers from npm behind the proxy, driven by the TypeScript agent."""
+    memory = tmp_path / "memory.jsonl"
+    entity = {"name": "proxy", "entityType": "tool", "observations": ["relays bytes"]}
+    plan = [
+        {"tool": "create_entities", "arguments": {"entities": [entity]}},
+        {"tool": "search_nodes", "arguments": {"query": "proxy"}},
+        {"tool": "no_such_tool", "arguments": {}},
+    ]
+    store = tmp_path / "memory-store.json"
+    server = ["env", f"MEMORY_FILE_PATH={store}", "node", str(npm_server("server-memory"))]
+    seen = ts_agent(plan, server, memory, "server-memory")
+    assert [step.get("isError", step.get("error")) for step in seen] == [False, False, True]
+    assert sorted(tool_outcomes(memory)) == [
+        ("tools/call create_entities", "ok", None, None),
+        ("tools/call no_such_tool", "failed", "tool_error", None),  # the server answers isError
+        ("tools/call search_nodes", "ok", None, None),
+    ]
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.txt").write_text("hello")
+    files = tmp_path / "files.jsonl"
+    plan = [
+        {"tool": "read_text_file", "arguments": {"path": str(notes / "a.txt")}},
+        {"tool": "read_text_file", "arguments": {"path": str(notes / "missing.txt")}},
+        {"tool": "list_allowed_directories", "arguments": {}},
+    ]
+    seen = ts_agent(plan, ["node", str(npm_server("server-filesystem")), str(notes)], files, "server-filesystem")
+    assert [step.get("isError", step.get("error")) for step in seen] == [False, True, False]
+    assert sorted(tool_outcomes(files)) == [
+        ("tools/call list_allowed_directories", "ok", None, None),
+        ("tools/call read_text_file", "failed", "tool_error", None),
+        ("tools/call read_text_file", "ok", None, None),
+    ]

@@ -1,0 +1,29 @@
+// A TypeScript agent: the MCP TypeScript SDK's own client, calling tools of the stdio server
+// whose command follows on the command line. MCP_PLAN (JSON) lists the calls:
+// [{"tool": "...", "arguments": {...}, "abortAfterMs": 300}], a call with abortAfterMs being
+// given up (the SDK sends notifications/cancelled). Prints one JSON line per call: the result,
+// or the error's code and message, or "aborted".
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [command, ...args] = process.argv.slice(2);
+const plan = JSON.parse(process.env.MCP_PLAN ?? "[]");
+const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
+const client = new Client({ name: "ts-agent", version: "1.0.0" });
+await client.connect(transport);
+for (const step of plan) {
+  const options = {};
+  const controller = new AbortController();
+  if (step.abortAfterMs !== undefined) {
+    options.signal = controller.signal;
+    setTimeout(() => controller.abort("the agent gave up"), step.abortAfterMs);
+  }
+  try {
+    const result = await client.callTool({ name: step.tool, arguments: step.arguments ?? {} }, undefined, options);
+    console.log(JSON.stringify({ tool: step.tool, isError: result.isError === true }));
+  } catch (error) {
+    const outcome = controller.signal.aborted ? "aborted" : { code: error.code ?? null };
+    console.log(JSON.stringify({ tool: step.tool, error: outcome }));
+  }
+}
+await client.close();
