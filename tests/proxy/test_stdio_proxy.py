@@ -466,3 +466,22 @@ def test_the_memory_and_filesystem_servers(tmp_path: Path) -> None:
         ("tools/call read_text_file", "failed", "tool_error", None),
         ("tools/call read_text_file", "ok", None, None),
     ]
+
+
+@pytest.mark.mcp2
+async def test_a_2026_07_28_session(tmp_path: Path) -> None:
+    """mcp 2.x's ``Client`` over stdio discovers the server (``server/discover``, no initialize):
+    the server's name comes from the discovery's answer, the protocol from each request."""
+    from mcp import Client
+
+    output = tmp_path / "proxy.jsonl"
+    async with Client(proxied(output)) as client:
+        await client.call_tool("ok", {})
+    spans = {s["name"]: s for s in finished(output)}
+    call = spans["tools/call ok"]["attributes"]
+    assert (call["mcp.server.name"], call["mcp.protocol.version"], call["tool.outcome"]) == (
+        SERVER_NAME,
+        "2026-07-28",
+        "ok",
+    )
+    assert spans["server/discover"]["attributes"]["mcp.request.outcome"] == "ok"

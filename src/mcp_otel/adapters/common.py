@@ -69,8 +69,16 @@ def envelope_protocol_version(params: Any) -> str | None:
 
 def handshake_facts(result: Any) -> SessionFacts:
     """What a handshake's answer says of the server: an ``initialize`` result (1.x camelCase, 2.x
-    snake_case), or mcp 2.x's raw ``server/discover`` result (its ``_meta`` stamp)."""
+    snake_case, or as the wire carries it), or a raw ``server/discover`` result (its ``_meta``
+    stamp)."""
     if isinstance(result, Mapping):
+        info = result.get("serverInfo")
+        if isinstance(info, Mapping):  # initialize, on the wire
+            return SessionFacts(
+                protocol_version=str_or_none(result.get("protocolVersion")),
+                server_name=str_or_none(info.get("name")),
+                server_version=str_or_none(info.get("version")),
+            )
         meta = result.get("_meta")
         info = meta.get(SERVER_INFO_META_KEY) if isinstance(meta, Mapping) else None
         info = info if isinstance(info, Mapping) else {}

@@ -41,6 +41,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
+from mcp_otel.adapters import common
 from mcp_otel.attributes import Request, request_attributes
 from mcp_otel.classify import (
     RpcError,
@@ -65,6 +66,7 @@ from mcp_otel.semconv import (
     METHOD_CANCELLED,
     METHOD_ELICITATION_CREATE,
     METHOD_INITIALIZE,
+    METHOD_SERVER_DISCOVER,
     METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
     TRANSPORT_PIPE,
@@ -234,6 +236,8 @@ class WireSession:
             protocol_version=self._protocol_version,
             session_id=None,
         )
+        if MCP_PROTOCOL_VERSION not in attributes and (version := common.envelope_protocol_version(params)):
+            attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request names it itself
         attributes[NETWORK_TRANSPORT] = TRANSPORT_PIPE
         attributes[JSONRPC_REQUEST_ID] = bounded(str(key[1]), self._settings.max_name_length)
         receives = self._receives(from_client)
@@ -301,7 +305,7 @@ class WireSession:
         result = message.get("result")
         error = _rpc_error(message.get("error"))
         late: dict[str, Any] = {}
-        if not from_client and call.method == METHOD_INITIALIZE and isinstance(result, dict):
+        if not from_client and call.method in (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER) and isinstance(result, dict):
             late = self._learn_server(call, result)
         declined = from_client and is_declined_answer(call.method, result, error)  # to the server's input request
         if declined:
@@ -316,13 +320,12 @@ class WireSession:
         self._finish(call, outcome, receives, late)
 
     def _learn_server(self, call: _WireCall, result: dict[str, Any]) -> dict[str, Any]:
-        """``initialize``'s answer names the server and the protocol: every later span says it,
-        and so does the ``initialize`` span itself."""
-        info = result.get("serverInfo")
-        info = info if isinstance(info, dict) else {}
-        self._server_name = _text(info.get("name"))
-        self._server_version = _text(info.get("version"))
-        self._protocol_version = _text(result.get("protocolVersion"))
+        """The handshake's answer (``initialize``, ``server/discover``) names the server and the
+        protocol: every later span says it, and so does the handshake's own span."""
+        facts = common.handshake_facts(result)
+        self._server_name = facts.server_name or self._server_name
+        self._server_version = facts.server_version or self._server_version
+        self._protocol_version = facts.protocol_version or self._protocol_version
         learnt = request_attributes(
             Request(call.method),
             self._settings,
@@ -412,7 +415,3 @@ def _rpc_error(error: Any) -> RpcError | None:
         return RpcError(0, "")  # an error without a usable code is still an error
     message = error.get("message")
     return RpcError(code, message if isinstance(message, str) else "")
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
