@@ -28,7 +28,7 @@ def proxy(
     telemetry = ProxyTelemetry(output, name)
     session = WireSession(telemetry.tracer(), CallMetrics(telemetry.meter(), settings), settings, as_client=as_client)
     try:
-        return asyncio.run(relay(command, session))
+        return asyncio.run(relay(command, session, telemetry.flush))
     except OSError as exc:  # the command could not be started
         print(f"mcp-otel proxy: cannot run {command[0]!r}: {exc}", file=sys.stderr)
         return EXIT_NOT_STARTED

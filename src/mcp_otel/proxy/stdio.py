@@ -63,8 +63,11 @@ class Lines:
             report_once("could not observe a proxied line", exc)
 
 
-async def relay(command: Sequence[str], session: WireSession) -> int:
-    """Run ``command`` with this process's stdin and stdout relayed to it; its exit status."""
+async def relay(command: Sequence[str], session: WireSession, flush: Callable[[], None] = lambda: None) -> int:
+    """Run ``command`` with this process's stdin and stdout relayed to it; its exit status.
+    ``flush`` exports the telemetry so far: called (in a thread) as soon as the client hangs up,
+    before the server is stopped, since the client may kill the proxy soon after (the MCP SDKs'
+    stdio clients send SIGKILL 4 s after closing)."""
     loop = asyncio.get_running_loop()
     process = await asyncio.create_subprocess_exec(
         *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
@@ -72,11 +75,13 @@ async def relay(command: Sequence[str], session: WireSession) -> int:
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, _forward, process, number)
     client_gone = asyncio.Event()
-    to_server = asyncio.create_task(_client_to_server(process, session, client_gone))
+    to_server = asyncio.create_task(_client_to_server(process, session, client_gone, flush))
     try:
         await _server_to_client(process, session)
         returncode = await process.wait()
         server_first = not client_gone.is_set()
+        if not server_first:
+            await to_server  # it stopped the server and flushed the telemetry
     finally:
         to_server.cancel()
         for number in (signal.SIGINT, signal.SIGTERM):
@@ -137,7 +142,7 @@ class Rewriter:
 
 
 async def _client_to_server(
-    process: asyncio.subprocess.Process, session: WireSession, client_gone: asyncio.Event
+    process: asyncio.subprocess.Process, session: WireSession, client_gone: asyncio.Event, flush: Callable[[], None]
 ) -> None:
     assert process.stdin is not None
     stdin = process.stdin
@@ -164,8 +169,10 @@ async def _client_to_server(
             await send(chunk)
             lines.feed(chunk)
     client_gone.set()
-    session.client_closed()
+    session.end(server_exited_first=False, exit_status=0)  # the session ends with the client
+    flushed = asyncio.create_task(asyncio.to_thread(flush))
     await _stop(process)
+    await flushed
 
 
 async def _server_to_client(process: asyncio.subprocess.Process, session: WireSession) -> None:

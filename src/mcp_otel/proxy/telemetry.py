@@ -93,6 +93,14 @@ class ProxyTelemetry:
     def meter(self) -> Meter:
         return self._meter_provider.get_meter(INSTRUMENTATION_SCOPE, __version__)
 
+    def flush(self) -> None:
+        """Export what there is now (each exporter within its own timeout)."""
+        for provider in (self._tracer_provider, self._meter_provider):
+            try:
+                provider.force_flush()
+            except Exception as exc:
+                report_once("could not export the telemetry so far", exc)
+
     def shutdown(self) -> None:
         """Export what is left: the file at once, OTLP within its export timeout."""
         if self._exit is not None:
