@@ -78,6 +78,9 @@ from mcp_otel.semconv import (
 # Lines longer than this are relayed without being looked at (their request keeps its span,
 # ended by what comes next: the session's end at the latest).
 MAX_OBSERVED_LINE = 64 * 1024 * 1024
+# Requests in flight tracked per direction: a peer that never answers cannot grow the proxy
+# without bound (the ones past it are relayed, with no span).
+MAX_IN_FLIGHT = 10_000
 
 
 class _WireCall:
@@ -138,7 +141,8 @@ class WireSession:
         try:
             call = self._request(key, message["method"], message.get("params"), from_client=True)
             carrier: dict[str, str] = {}
-            self._propagator.inject(carrier, call.span)
+            if call is not None:
+                self._propagator.inject(carrier, call.span)
             params = message.get("params")
             if carrier and (params is None or isinstance(params, dict)):
                 params = message["params"] = dict(params or {})
@@ -226,7 +230,11 @@ class WireSession:
         sender of (its span is then a SERVER span)."""
         return from_client != self._as_client
 
-    def _request(self, key: tuple[str, Any], method: str, params: Any, from_client: bool) -> _WireCall:
+    def _request(self, key: tuple[str, Any], method: str, params: Any, from_client: bool) -> _WireCall | None:
+        calls = self._from_client if from_client else self._from_server
+        if len(calls) >= MAX_IN_FLIGHT and key not in calls:
+            report_once(f"more than {MAX_IN_FLIGHT} requests in flight one way: later ones get no span")
+            return None
         request = Request.of(method, params if isinstance(params, dict) else None, self._settings)
         attributes = request_attributes(
             request,
@@ -255,7 +263,6 @@ class WireSession:
             attributes=attributes,
             links=links,
         )
-        calls = self._from_client if from_client else self._from_server
         previous = calls.get(key)
         if previous is not None:  # its id again while in flight: its sender gave up on the first
             self._finish(previous, _ABANDONED[receives], receives)
@@ -287,8 +294,8 @@ class WireSession:
         return remote, []
 
     def _cancelled(self, params: Any, from_client: bool) -> None:
-        """A ``notifications/cancelled`` for a request the other side sent: the client's for
-        its own request (the server stops, and answers nothing); the server's for its own."""
+        """A ``notifications/cancelled`` from a request's sender (the client's for its own
+        request, the server's for its own): the receiver stops, and answers nothing."""
         key = _key(params.get("requestId")) if isinstance(params, dict) else None
         if key is None:
             return

@@ -1,0 +1,83 @@
+"""The wire front end on its own, fed lines by hand: what a hostile or odd peer can send."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from mcp_otel.config import Settings
+from mcp_otel.metrics import CallMetrics
+from mcp_otel.proxy.wire import MAX_IN_FLIGHT, WireSession
+from tests.conftest import PROVIDER, tool_call_spans
+
+
+def wire() -> WireSession:
+    meter = MeterProvider(metric_readers=[InMemoryMetricReader()]).get_meter("test")
+    return WireSession(PROVIDER.get_tracer("mcp_otel"), CallMetrics(meter, Settings()), Settings())
+
+
+def line(message: Any) -> bytes:
+    return json.dumps(message).encode()
+
+
+def call(request_id: Any, tool: str = "t") -> bytes:
+    return line({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool}})
+
+
+def outcomes(exporter: InMemorySpanExporter) -> list[tuple[str, str, str | None]]:
+    return [
+        (
+            str(span.attributes["jsonrpc.request.id"]),
+            str(span.attributes["tool.outcome"]),
+            span.attributes.get("tool.cancel.reason") or span.attributes.get("error.type"),
+        )
+        for span in tool_call_spans(exporter.get_finished_spans(), SpanKind.SERVER)
+    ]
+
+
+def test_ids_batches_and_odd_answers(exporter: InMemorySpanExporter) -> None:
+    session = wire()
+    session.from_client(call(1))
+    session.from_client(call("1"))  # another id than 1
+    session.from_client(line([{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "t"}}]))
+    session.from_client(b"\xff not json")
+    session.from_client(line({"jsonrpc": "2.0", "id": True, "method": "tools/call"}))  # not an id
+    session.from_server(line({"jsonrpc": "2.0", "id": "1", "result": {"content": [], "isError": True}}))
+    session.from_server(line([{"jsonrpc": "2.0", "id": 2, "error": {"message": "no code"}}]))
+    session.from_server(line({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}))
+    session.from_server(line({"jsonrpc": "2.0", "id": 99, "result": {}}))  # nothing asked it
+    session.end(server_exited_first=False, exit_status=0)
+    assert outcomes(exporter) == [("1", "failed", "tool_error"), ("2", "failed", "0"), ("1", "ok", None)]
+
+
+def test_an_id_sent_again_while_in_flight(exporter: InMemorySpanExporter) -> None:
+    """Its sender gave up on the first: a cancel, not a failure; the answer is the second's."""
+    session = wire()
+    session.from_client(call(5, "first"))
+    session.from_client(call(5, "second"))
+    session.from_server(line({"jsonrpc": "2.0", "id": 5, "result": {"content": []}}))
+    session.end(server_exited_first=False, exit_status=0)
+    spans = tool_call_spans(exporter.get_finished_spans(), SpanKind.SERVER)
+    assert [(s.name, s.attributes["tool.outcome"]) for s in spans] == [
+        ("tools/call first", "cancelled"),
+        ("tools/call second", "ok"),
+    ]
+
+
+def test_requests_in_flight_are_bounded(exporter: InMemorySpanExporter) -> None:
+    """A peer that sends requests and never sees them answered costs bounded memory: past the
+    limit a request is relayed with no span; the tracked ones end with the session."""
+    session = wire()
+    for request_id in range(MAX_IN_FLIGHT + 10):
+        session.from_client(call(request_id))
+    session.end(server_exited_first=False, exit_status=0)
+    spans = tool_call_spans(exporter.get_finished_spans(), SpanKind.SERVER)
+    assert len(spans) == MAX_IN_FLIGHT
+    assert {(s.attributes["tool.outcome"], s.attributes["tool.cancel.reason"]) for s in spans} == {
+        ("cancelled", "disconnect")
+    }
