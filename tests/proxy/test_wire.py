@@ -81,3 +81,17 @@ def test_requests_in_flight_are_bounded(exporter: InMemorySpanExporter) -> None:
     assert {(s.attributes["tool.outcome"], s.attributes["tool.cancel.reason"]) for s in spans} == {
         ("cancelled", "disconnect")
     }
+
+
+def test_lines_across_chunks_and_past_the_limit() -> None:
+    """What the relay cuts a stream into: lines whole across chunks, an overlong one passed on
+    unseen, the end without a newline passed on; what goes on is exactly what came, unless the
+    line's handler gives back another line."""
+    from mcp_otel.proxy.stdio import Lines
+
+    seen: list[bytes] = []
+    lines = Lines(lambda line: seen.append(line) or (b"X" if line == b"swap" else None), limit=8)
+    chunks = [b"ab", b"c\nswap\n", b"0123456789", b"abc\nlast\n", b"tail"]
+    out = b"".join(lines.feed(chunk) for chunk in chunks) + lines.end()
+    assert seen == [b"abc", b"swap", b"last"]  # the 13-byte line was not looked at
+    assert out == b"abc\nX\n0123456789abc\nlast\ntail"

@@ -32,35 +32,52 @@ STOP_WAIT = 2.0  # seconds, as the MCP SDKs' stdio clients wait
 
 
 class Lines:
-    """Splits a byte stream into lines for the observer (kept up to ``limit`` bytes per line:
-    a longer one is passed on as it is, unobserved)."""
+    """A byte stream cut into lines, each handed to ``on_line`` (without its newline), which
+    may give back what goes on instead (``None``: the line as it came). A line longer than
+    ``limit`` goes on as it came, unseen, and so do the bytes after the last newline when the
+    stream ends. :meth:`feed` returns what goes on for a chunk (only the client's stream, as the
+    client, is sent that way; else the chunk itself was sent, and this only observes)."""
 
-    def __init__(self, observe: Callable[[bytes], None], limit: int = MAX_OBSERVED_LINE) -> None:
-        self._observe = observe
+    def __init__(self, on_line: Callable[[bytes], bytes | None], limit: int = MAX_OBSERVED_LINE) -> None:
+        self._on_line = on_line
         self._limit = limit
         self._pending = bytearray()
         self._overlong = False
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes) -> bytes:
+        out = bytearray()
         start = 0
         while (end := chunk.find(b"\n", start)) != -1:
-            if not self._overlong:
+            if self._overlong:
+                out += chunk[start : end + 1]
+            else:
                 self._pending += chunk[start:end]
-                self._emit(bytes(self._pending))
+                out += self._line(bytes(self._pending)) + b"\n"
             self._pending.clear()
             self._overlong = False
             start = end + 1
-        if not self._overlong:
-            self._pending += chunk[start:]
+        rest = chunk[start:]
+        if self._overlong:
+            out += rest
+        else:
+            self._pending += rest
             if len(self._pending) > self._limit:
+                out += self._pending
                 self._pending.clear()
                 self._overlong = True
+        return bytes(out)
 
-    def _emit(self, line: bytes) -> None:
+    def end(self) -> bytes:
+        rest, self._pending = bytes(self._pending), bytearray()
+        return rest
+
+    def _line(self, line: bytes) -> bytes:
         try:
-            self._observe(line)
-        except Exception as exc:  # the observer fails open; this is only its last guard
+            replaced = self._on_line(line)
+        except Exception as exc:  # the session fails open; this is only its last guard
             report_once("could not observe a proxied line", exc)
+            replaced = None
+        return line if replaced is None else replaced
 
 
 async def relay(command: Sequence[str], session: WireSession, flush: Callable[[], None] = lambda: None) -> int:
@@ -95,52 +112,6 @@ def _forward(process: asyncio.subprocess.Process, number: int) -> None:
         process.send_signal(number)
 
 
-class Rewriter:
-    """As the client: the client's stream cut into lines, each as ``rewrite`` makes it (a
-    request gets our trace context); a line longer than ``limit`` goes on as it came, and so do
-    the bytes after the last newline when the stream ends."""
-
-    def __init__(self, rewrite: Callable[[bytes], bytes], limit: int = MAX_OBSERVED_LINE) -> None:
-        self._rewrite = rewrite
-        self._limit = limit
-        self._pending = bytearray()
-        self._overlong = False
-
-    def feed(self, chunk: bytes) -> bytes:
-        out = bytearray()
-        start = 0
-        while (end := chunk.find(b"\n", start)) != -1:
-            if self._overlong:
-                out += chunk[start : end + 1]
-            else:
-                self._pending += chunk[start:end]
-                out += self._line(bytes(self._pending)) + b"\n"
-            self._pending.clear()
-            self._overlong = False
-            start = end + 1
-        rest = chunk[start:]
-        if self._overlong:
-            out += rest
-        else:
-            self._pending += rest
-            if len(self._pending) > self._limit:
-                out += self._pending
-                self._pending.clear()
-                self._overlong = True
-        return bytes(out)
-
-    def end(self) -> bytes:
-        rest, self._pending = bytes(self._pending), bytearray()
-        return rest
-
-    def _line(self, line: bytes) -> bytes:
-        try:
-            return self._rewrite(line)
-        except Exception as exc:  # the session fails open; this is only its last guard
-            report_once("could not observe a proxied line", exc)
-            return line
-
-
 async def _client_to_server(
     process: asyncio.subprocess.Process, session: WireSession, client_gone: asyncio.Event, flush: Callable[[], None]
 ) -> None:
@@ -159,10 +130,10 @@ async def _client_to_server(
                 server_open = False
 
     if session.as_client:  # each line as the session makes it: its requests carry our context
-        rewriter = Rewriter(session.client_line)
+        rewritten = Lines(session.client_line)
         while chunk := await reader(CHUNK):
-            await send(rewriter.feed(chunk))
-        await send(rewriter.end())
+            await send(rewritten.feed(chunk))
+        await send(rewritten.end())
     else:  # byte for byte, as it comes; each line observed once relayed
         lines = Lines(session.from_client)
         while chunk := await reader(CHUNK):
