@@ -16,9 +16,9 @@ from mcp_otel.proxy.wire import MAX_IN_FLIGHT, WireSession
 from tests.conftest import PROVIDER, tool_call_spans
 
 
-def wire() -> WireSession:
+def wire(as_client: bool = False) -> WireSession:
     meter = MeterProvider(metric_readers=[InMemoryMetricReader()]).get_meter("test")
-    return WireSession(PROVIDER.get_tracer("mcp_otel"), CallMetrics(meter, Settings()), Settings())
+    return WireSession(PROVIDER.get_tracer("mcp_otel"), CallMetrics(meter, Settings()), Settings(), as_client=as_client)
 
 
 def line(message: Any) -> bytes:
@@ -95,3 +95,70 @@ def test_lines_across_chunks_and_past_the_limit() -> None:
     out = b"".join(lines.feed(chunk) for chunk in chunks) + lines.end()
     assert seen == [b"abc", b"swap", b"last"]  # the 13-byte line was not looked at
     assert out == b"abc\nX\n0123456789abc\nlast\ntail"
+
+
+def test_an_answer_after_the_cancel_changes_nothing(exporter: InMemorySpanExporter) -> None:
+    session = wire()
+    session.from_client(call(7))
+    session.from_client(line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}))
+    session.from_server(line({"jsonrpc": "2.0", "id": 7, "result": {"content": [], "isError": True}}))
+    session.end(server_exited_first=False, exit_status=0)
+    assert outcomes(exporter) == [("7", "cancelled", "client")]
+
+
+def server_request(request_id: int) -> bytes:
+    return line({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": {"message": "ok?"}})
+
+
+def test_who_left_first_decides_what_was_in_flight(exporter: InMemorySpanExporter) -> None:
+    """As the server: the server dying fails both its calls and its own requests; as the client:
+    the client hanging up cancels its calls (the caller's choice)."""
+    session = wire()
+    session.from_client(call(1))
+    session.from_server(server_request(100))
+    session.end(server_exited_first=True, exit_status=1)
+    as_server = {
+        (s.kind.name, s.attributes["mcp.method.name"]): (
+            s.attributes["mcp.request.outcome"],
+            s.attributes.get("error.type"),
+        )
+        for s in exporter.get_finished_spans()
+    }
+    assert as_server == {
+        ("SERVER", "tools/call"): ("failed", "shutdown"),
+        ("CLIENT", "elicitation/create"): ("failed", "shutdown"),
+    }
+    exporter.clear()
+    client = wire(as_client=True)
+    client.client_line(call(1))
+    client.from_server(server_request(100))
+    client.end(server_exited_first=False, exit_status=0)
+    as_client = {
+        (s.kind.name, s.attributes["mcp.method.name"]): (
+            s.attributes["mcp.request.outcome"],
+            s.attributes.get("mcp.request.cancel.reason") or s.attributes.get("error.type"),
+        )
+        for s in exporter.get_finished_spans()
+    }
+    assert as_client == {
+        ("CLIENT", "tools/call"): ("cancelled", "caller"),
+        ("SERVER", "elicitation/create"): ("failed", "shutdown"),
+    }
+
+
+def test_as_the_client_only_requests_are_rewritten() -> None:
+    """The client's request gets the proxy's traceparent beside its own _meta; every other
+    line goes on byte for byte."""
+    session = wire(as_client=True)
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "t", "_meta": {"progressToken": 5}},
+    }
+    rewritten = json.loads(session.client_line(json.dumps(request).encode() + b"\r"))
+    assert rewritten["params"]["name"] == "t"
+    assert rewritten["params"]["_meta"]["progressToken"] == 5
+    assert rewritten["params"]["_meta"]["traceparent"].startswith("00-")
+    for unchanged in (b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', b"not json", b"[1, 2]"):
+        assert session.client_line(unchanged) == unchanged
