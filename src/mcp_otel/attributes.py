@@ -14,6 +14,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from mcp_otel.adapters.common import SessionFacts
 from mcp_otel.config import Settings
 from mcp_otel.fields import field
 from mcp_otel.outcome import bounded
@@ -116,6 +117,20 @@ def request_attributes(
         if value:
             attributes[key] = bounded(value, limit)
     return attributes
+
+
+def session_attributes(
+    request: Request, settings: Settings, facts: SessionFacts, session_id: str | None = None
+) -> dict[str, Any]:
+    """:func:`request_attributes` with what a session knows of its server."""
+    return request_attributes(
+        request,
+        settings,
+        server_name=facts.server_name,
+        server_version=facts.server_version,
+        protocol_version=facts.protocol_version,
+        session_id=session_id,
+    )
 
 
 class AttributeCache:

@@ -48,7 +48,7 @@ from opentelemetry.trace import INVALID_SPAN, Span, SpanKind, Tracer
 
 from mcp_otel import binding
 from mcp_otel.adapters import common, fastmcp, v1
-from mcp_otel.attributes import AttributeCache, Request, request_attributes
+from mcp_otel.attributes import AttributeCache, Request, session_attributes
 from mcp_otel.classify import (
     classify_client_exception,
     classify_client_result,
@@ -306,30 +306,19 @@ class ClientInstrumentation:
             )
         except Exception as exc:
             report_once("could not read the client session's facts", exc)
-            attributes = request_attributes(
-                request, self._settings, server_name=None, server_version=None, protocol_version=None, session_id=None
-            )
+            attributes = session_attributes(request, self._settings, common.NO_FACTS)
             return attributes, None
 
     def _server_attributes(self, request: Request) -> dict[str, Any]:
         """A server's request to its client: the facts of the request it is handling, if any."""
-        attributes = request_attributes(
-            request, self._settings, server_name=None, server_version=None, protocol_version=None, session_id=None
-        )
+        attributes = session_attributes(request, self._settings, common.NO_FACTS)
         attributes.update(handled_request_attributes())
         return attributes
 
     def _attributes(
         self, request: Request, facts: common.SessionFacts, transport: TransportInfo | None, session_id: str | None
     ) -> tuple[dict[str, Any], Mapping[str, Any]]:
-        attributes = request_attributes(
-            request,
-            self._settings,
-            server_name=facts.server_name,
-            server_version=facts.server_version,
-            protocol_version=facts.protocol_version,
-            session_id=session_id,
-        )
+        attributes = session_attributes(request, self._settings, facts, session_id)
         if transport is not None:
             attributes[NETWORK_TRANSPORT] = transport.network_transport
             if transport.server_address:
@@ -564,14 +553,7 @@ class ClientInstrumentation:
         point say it too."""
         try:
             facts = common.handshake_facts(result)
-            learnt = request_attributes(
-                Request(call.method),
-                self._settings,
-                server_name=facts.server_name,
-                server_version=facts.server_version,
-                protocol_version=facts.protocol_version,
-                session_id=None,
-            )
+            learnt = session_attributes(Request(call.method), self._settings, facts)
             call.metric_attributes = self._metrics.attributes({**learnt, **call.metric_attributes})
             return learnt
         except Exception as exc:

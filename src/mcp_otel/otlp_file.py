@@ -57,7 +57,8 @@ def _hex_ids(value: Any) -> Any:
 
 
 class LineStream:
-    """One file shared by the span and metric exporters: each line is written whole."""
+    """One file shared by the span and metric exporters: each line is written whole (its
+    writers flush after each line)."""
 
     def __init__(self, path: str) -> None:
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (open for the life of the process)
@@ -69,9 +70,7 @@ class LineStream:
 
     def write(self, text: str) -> int:
         with self._lock:
-            written = self._file.write(text)
-            self._file.flush()
-            return written
+            return self._file.write(text)
 
     def flush(self) -> None:
         with self._lock:

@@ -110,6 +110,17 @@ def server_request(request_id: int) -> bytes:
     return line({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": {"message": "ok?"}})
 
 
+def ended(exporter: InMemorySpanExporter) -> dict[tuple[str, Any], tuple[Any, Any]]:
+    """Each request span by (kind, method): its outcome, and its cancel reason or error type."""
+    return {
+        (span.kind.name, span.attributes["mcp.method.name"]): (
+            span.attributes["mcp.request.outcome"],
+            span.attributes.get("mcp.request.cancel.reason") or span.attributes.get("error.type"),
+        )
+        for span in exporter.get_finished_spans()
+    }
+
+
 def test_who_left_first_decides_what_was_in_flight(exporter: InMemorySpanExporter) -> None:
     """As the server: the server dying fails both its calls and its own requests; as the client:
     the client hanging up cancels its calls (the caller's choice)."""
@@ -117,13 +128,7 @@ def test_who_left_first_decides_what_was_in_flight(exporter: InMemorySpanExporte
     session.from_client(call(1))
     session.from_server(server_request(100))
     session.end(server_exited_first=True, exit_status=1)
-    as_server = {
-        (s.kind.name, s.attributes["mcp.method.name"]): (
-            s.attributes["mcp.request.outcome"],
-            s.attributes.get("error.type"),
-        )
-        for s in exporter.get_finished_spans()
-    }
+    as_server = ended(exporter)
     assert as_server == {
         ("SERVER", "tools/call"): ("failed", "shutdown"),
         ("CLIENT", "elicitation/create"): ("failed", "shutdown"),
@@ -133,13 +138,7 @@ def test_who_left_first_decides_what_was_in_flight(exporter: InMemorySpanExporte
     client.client_line(call(1))
     client.from_server(server_request(100))
     client.end(server_exited_first=False, exit_status=0)
-    as_client = {
-        (s.kind.name, s.attributes["mcp.method.name"]): (
-            s.attributes["mcp.request.outcome"],
-            s.attributes.get("mcp.request.cancel.reason") or s.attributes.get("error.type"),
-        )
-        for s in exporter.get_finished_spans()
-    }
+    as_client = ended(exporter)
     assert as_client == {
         ("CLIENT", "tools/call"): ("cancelled", "caller"),
         ("SERVER", "elicitation/create"): ("failed", "shutdown"),

@@ -25,8 +25,12 @@ class SessionFacts(NamedTuple):
     server_name: str | None = None
     server_version: str | None = None
 
+    def updated_by(self, newer: SessionFacts) -> SessionFacts:
+        """These facts with what ``newer`` knows (what it does not know stays as it was)."""
+        return SessionFacts(*(new or old for new, old in zip(newer, self, strict=True)))
 
-_NO_FACTS = SessionFacts()
+
+NO_FACTS = SessionFacts()
 # mcp 1.x ClientSession keeps only capabilities after initialize; we keep what its result says.
 _V1_SESSION_FACTS: weakref.WeakKeyDictionary[Any, SessionFacts] = weakref.WeakKeyDictionary()
 
@@ -42,7 +46,7 @@ def session_facts(session: Any) -> SessionFacts:
     info = getattr(session, "server_info", None)
     version = getattr(session, "protocol_version", None)
     if info is None and version is None:
-        return _V1_SESSION_FACTS.get(session) or _NO_FACTS
+        return _V1_SESSION_FACTS.get(session) or NO_FACTS
     return SessionFacts(
         protocol_version=str_or_none(version),
         server_name=str_or_none(getattr(info, "name", None)),

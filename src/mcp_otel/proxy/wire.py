@@ -42,7 +42,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel.adapters import common
-from mcp_otel.attributes import Request, request_attributes
+from mcp_otel.attributes import Request, session_attributes
 from mcp_otel.classify import (
     RpcError,
     classify_client_error,
@@ -112,10 +112,8 @@ class WireSession:
         # Requests in flight by their id, as each side sent them.
         self._from_client: dict[tuple[str, Any], _WireCall] = {}
         self._from_server: dict[tuple[str, Any], _WireCall] = {}
-        # What the server says it is (its initialize answer), and the protocol it speaks.
-        self._server_name: str | None = None
-        self._server_version: str | None = None
-        self._protocol_version: str | None = None
+        # What the server says it is (its handshake's answer), and the protocol it speaks.
+        self._facts = common.NO_FACTS
         self._ended = False
 
     @property
@@ -185,10 +183,10 @@ class WireSession:
             self.client_closed()
         try:
             attributes: dict[str, Any] = {NETWORK_TRANSPORT: TRANSPORT_PIPE}
-            if name := self._settings.server_name or self._server_name:
+            if name := self._settings.server_name or self._facts.server_name:
                 attributes[MCP_SERVER_NAME] = bounded(name, self._settings.max_name_length)
-            if self._protocol_version:
-                attributes[MCP_PROTOCOL_VERSION] = self._protocol_version
+            if self._facts.protocol_version:
+                attributes[MCP_PROTOCOL_VERSION] = self._facts.protocol_version
             if server_exited_first and self._as_client:
                 attributes[ERROR_TYPE] = ErrorType.CONNECTION_CLOSED
             elif server_exited_first and exit_status != 0:
@@ -236,14 +234,7 @@ class WireSession:
             report_once(f"more than {MAX_IN_FLIGHT} requests in flight one way: later ones get no span")
             return None
         request = Request.of(method, params if isinstance(params, dict) else None, self._settings)
-        attributes = request_attributes(
-            request,
-            self._settings,
-            server_name=self._server_name,
-            server_version=self._server_version,
-            protocol_version=self._protocol_version,
-            session_id=None,
-        )
+        attributes = session_attributes(request, self._settings, self._facts)
         if MCP_PROTOCOL_VERSION not in attributes and (version := common.envelope_protocol_version(params)):
             attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request names it itself
         attributes[NETWORK_TRANSPORT] = TRANSPORT_PIPE
@@ -329,18 +320,8 @@ class WireSession:
     def _learn_server(self, call: _WireCall, result: dict[str, Any]) -> dict[str, Any]:
         """The handshake's answer (``initialize``, ``server/discover``) names the server and the
         protocol: every later span says it, and so does the handshake's own span."""
-        facts = common.handshake_facts(result)
-        self._server_name = facts.server_name or self._server_name
-        self._server_version = facts.server_version or self._server_version
-        self._protocol_version = facts.protocol_version or self._protocol_version
-        learnt = request_attributes(
-            Request(call.method),
-            self._settings,
-            server_name=self._server_name,
-            server_version=self._server_version,
-            protocol_version=self._protocol_version,
-            session_id=None,
-        )
+        self._facts = self._facts.updated_by(common.handshake_facts(result))
+        learnt = session_attributes(Request(call.method), self._settings, self._facts)
         call.metric_attributes = self._metrics.attributes({**learnt, **call.metric_attributes})
         return learnt
 
