@@ -6,6 +6,7 @@ As a script (``python server.py VARIANT``) it serves over stdio, set up for VARI
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -80,6 +81,19 @@ def build(hold: Hold | None = None) -> Any:
 # The number of distinct tool names the server lists and the worker calls in turn (``ok`` alone
 # by default): the cost per call with many names (``scale.py``).
 TOOLS_ENV = "MCP_OTEL_BENCH_TOOLS"
+# Set by the instruction counts: the cyclic collector stays off while requests are counted (its
+# runs fall where its thresholds do, not where the requests' work is; see instructions.py).
+PAUSE_GC_ENV = "MCP_OTEL_BENCH_PAUSE_GC"
+
+
+def pause_gc() -> None:
+    """Take the start-up heap (imports, the SDKs: ~90k objects) out of the collector's view, and
+    stop the collector if the counts asked: a full collection over that heap, or one at a
+    threshold one run crosses and the other does not, would fall into the counted difference."""
+    gc.collect()
+    gc.freeze()
+    if os.environ.get(PAUSE_GC_ENV):
+        gc.disable()
 
 
 def tool_names() -> list[str]:
@@ -91,6 +105,7 @@ async def serve(variant: str) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build()
+    pause_gc()
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

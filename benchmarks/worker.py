@@ -9,7 +9,6 @@ and exits, so two runs differing only in CALLS differ by exactly those requests'
 
 from __future__ import annotations
 
-import gc
 import itertools
 import json
 import os
@@ -25,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import anyio
 
-from benchmarks.server import tool_names
+from benchmarks.server import pause_gc, tool_names
 from benchmarks.variants import RESOURCE, set_up
 
 WARM_UP = 100
@@ -71,11 +70,7 @@ async def main(variant: str, transport: str, operation: str, counted: int | None
         for _ in range(WARM_UP):
             await call()
         if counted is not None:
-            # The start-up heap (imports, the SDKs: ~90k objects) leaves the collector's view: a
-            # full collection over it, which one run makes and the other does not, would fall
-            # into the difference. Collections of what the requests make are still counted.
-            gc.collect()
-            gc.freeze()
+            pause_gc()
             for _ in range(counted):
                 await call()
             return

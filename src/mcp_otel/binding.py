@@ -41,7 +41,7 @@ def plain_function(wrapped: Any) -> Any:
 
 def arguments_of(wrapped: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], *names: str) -> tuple[Any, ...]:
     """The values of parameters ``names`` in a call of ``wrapped`` (``None`` where absent)."""
-    key = (plain_function(wrapped), names)
+    key = (getattr(wrapped, "__func__", wrapped), names)  # plain_function's, without its call
     read = _READERS.get(key)  # runs for every request: one dict lookup
     if read is None:
         if len(_READERS) >= _MAX_READERS:

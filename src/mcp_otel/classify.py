@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_otel.fields import field
-from mcp_otel.outcome import CallOutcome
+from mcp_otel.outcome import OK, CallOutcome
 from mcp_otel.semconv import (
     CALLER_FAULT_CODES,
     DECLINING_ACTIONS,
@@ -63,7 +63,7 @@ def classify_client_result(
         return _DECLINED
     if _is_error_result(result):
         return _DECLINED if input_declined else CallOutcome.failed(ErrorType.TOOL_ERROR)
-    return CallOutcome.ok()
+    return OK
 
 
 def unfinished(result: object) -> ResultType | None:
@@ -245,7 +245,7 @@ def classify_server_call(
         return _rpc_failure(rpc_error, keep_message)
     if _is_error_result(answer):
         return CallOutcome.failed(ErrorType.TOOL_ERROR)
-    return CallOutcome.ok()
+    return OK
 
 
 def classify_callback_crash(exception_name: str, wire_code: int) -> CallOutcome:

@@ -278,7 +278,8 @@ class ClientInstrumentation:
             request_id = None
         if request_id is not None:
             attributes[JSONRPC_REQUEST_ID] = str(request_id)
-        content = arguments_attributes(arguments, self._settings) if request.is_tool_call else {}
+        capture = self._settings.capture_content and request.method == METHOD_TOOLS_CALL
+        content = arguments_attributes(arguments, self._settings) if capture else None
         # All attributes at once: each later set_attributes costs the SDK a lock and a copy.
         span = self._tracer.start_span(
             request.span_name(), kind=SpanKind.CLIENT, attributes={**attributes, **content} if content else attributes
@@ -353,6 +354,22 @@ class ClientInstrumentation:
     # --- every request ------------------------------------------------------------------------
 
     def _v1_send_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        active = _ACTIVE_CALL.get()
+        if (
+            active is not None
+            and not active.sent
+            and active.session is instance
+            and active.method == METHOD_TOOLS_CALL
+            and not active.rounds
+            and args
+            and getattr(getattr(args[0], "root", None), "method", None) == METHOD_TOOLS_CALL
+        ):
+            # call_tool's own tools/call, which it awaits at once: its span is call_tool's. Told
+            # here, before the SDK's coroutine exists, so that this send (every tool call
+            # makes one) costs no coroutine of ours.
+            active.sent = True
+            return wrapped(*args, **kwargs)
+
         def describe() -> tuple[Any, Any]:
             (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
             return v1.method_and_params(request)
@@ -518,7 +535,8 @@ class ClientInstrumentation:
     def _finish(self, call: _ClientCall, result: Any = None, exc: BaseException | None = None) -> None:
         if call.request_id is not None:
             self._inflight.pop((id(call.session), call.request_id), None)
-        if exc is None and call.method == METHOD_TOOLS_CALL and self._tasks.follows(call, result):
+        result_type = unfinished(result) if exc is None else None
+        if result_type is ResultType.TASK and call.method == METHOD_TOOLS_CALL and self._tasks.follows(call, result):
             return  # answered with a task: the span ends when the task does
         if call.task_id is not None:
             self._tasks.learn(call, result, exc)
@@ -527,7 +545,8 @@ class ClientInstrumentation:
             {JSONRPC_REQUEST_ID: call.request_id} if call.request_id and call.v1_request_id is None else {}
         )
         if call.method == METHOD_TOOLS_CALL:
-            late.update(result_attributes(result, self._settings))
+            if self._settings.capture_content:
+                late.update(result_attributes(result, self._settings))
         elif call.method in (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER) and result is not None:
             late.update(self._learnt_from_handshake(call, result))
         elif call.method == METHOD_ELICITATION_CREATE and (action := elicitation_action(result)):
@@ -536,7 +555,8 @@ class ClientInstrumentation:
             late[MCP_REQUEST_ROUNDS] = call.rounds
             if call.input_methods:
                 late[MCP_REQUEST_INPUT_METHODS] = sorted(call.input_methods)
-        self.finish_with(call, partial(self._classify, call, result, exc, self._settings.capture_content), late)
+        classify = partial(self._classify, call, result, exc, result_type, self._settings.capture_content)
+        self.finish_with(call, classify, late)
 
     def finish_with(
         self,
@@ -562,12 +582,13 @@ class ClientInstrumentation:
 
     @staticmethod
     def _classify(
-        call: _ClientCall, result: Any, exc: BaseException | None, keep_message: bool
+        call: _ClientCall, result: Any, exc: BaseException | None, result_type: ResultType | None, keep_message: bool
     ) -> CallOutcome | ResultType:
-        if exc is None and (result_type := unfinished(result)) is not None:
+        """``result_type``: what ``unfinished`` says of the result (read once, by the caller)."""
+        if result_type is not None:
             return result_type  # an input round driven by hand, or a task not followed
         rpc_error = common.rpc_error_of(exc) if exc is not None else None
-        answer_declined = is_declined_answer(call.method, result, rpc_error)
+        answer_declined = call.method in INPUT_METHODS and is_declined_answer(call.method, result, rpc_error)
         if answer_declined:
             note_input_declined()  # a server's input request: the call it handles learns the no
         if exc is None:

@@ -59,8 +59,10 @@ class CallOutcome:
     # not an error; neither, on a server, is a request the caller got wrong. (Set once, read for
     # every span.)
     is_error: bool = field(init=False, repr=False, compare=False)
-    # Its point attributes for (other requests, tool calls), built once: read for every span and point.
-    _points: tuple[Mapping[str, str], Mapping[str, str]] = field(init=False, repr=False, compare=False)
+    # Its point and span attributes for (other requests, tool calls), indexed by "is a tool
+    # call", built once: read for every span and point (shared: not to be changed).
+    points: tuple[Mapping[str, str], Mapping[str, str]] = field(init=False, repr=False, compare=False)
+    _spans: tuple[Mapping[str, str], Mapping[str, str]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.outcome is Outcome.FAILED:
@@ -80,12 +82,14 @@ class CallOutcome:
             if self.outcome is Outcome.CANCELLED and self.cancel_reason is None:
                 raise ValueError("a cancelled outcome needs a cancel reason")
         other, tool = (_point_attributes(self.outcome, self.error_type, self.cancel_reason, t) for t in (False, True))
-        object.__setattr__(self, "_points", (other, tool))
+        object.__setattr__(self, "points", (other, tool))
+        code = {RPC_RESPONSE_STATUS_CODE: self.rpc_code} if self.rpc_code is not None else {}
+        object.__setattr__(self, "_spans", ({**other, **code}, {**tool, **code}))
         object.__setattr__(self, "is_error", self.outcome is Outcome.FAILED and not self.caller_fault)
 
     @classmethod
     def ok(cls) -> CallOutcome:
-        return _OK
+        return OK
 
     @classmethod
     def failed(cls, error_type: str, description: str | None = None, rpc_code: int | None = None) -> CallOutcome:
@@ -107,16 +111,13 @@ class CallOutcome:
 
     def attributes(self, method: str = METHOD_TOOLS_CALL) -> dict[str, str]:
         """The outcome's span attributes for a request of ``method``."""
-        attributes = dict(self.metric_attributes(method))
-        if self.rpc_code is not None:
-            attributes[RPC_RESPONSE_STATUS_CODE] = self.rpc_code
-        return attributes
+        return dict(self._spans[method == METHOD_TOOLS_CALL])
 
     def metric_attributes(self, method: str) -> Mapping[str, str]:
         """The outcome's attributes on a metric point: the same strings as on the span (shared:
         not to be changed). The cancel reason is on points too, so that dashboards can show a
         person's declines apart from other cancels."""
-        return self._points[method == METHOD_TOOLS_CALL]
+        return self.points[method == METHOD_TOOLS_CALL]
 
 
 @lru_cache(maxsize=512)
@@ -136,7 +137,7 @@ def _point_attributes(
     return attributes
 
 
-_OK = CallOutcome(Outcome.OK)
+OK = CallOutcome(Outcome.OK)  # the outcome of most requests: one object, compared by identity
 
 
 def finish_span(
@@ -148,10 +149,8 @@ def finish_span(
     The only writer of status and outcome attributes: ok and cancelled leave the status UNSET
     (instrumentations must not set OK), failed sets ERROR with the description.
     """
-    attributes = outcome.attributes(method)
-    if extra:
-        attributes.update(extra)
-    span.set_attributes(attributes)
+    attributes = outcome._spans[method == METHOD_TOOLS_CALL]
+    span.set_attributes({**attributes, **extra} if extra else attributes)
     if outcome.is_error:
         span.set_status(Status(StatusCode.ERROR, outcome.description))
     span.end()

@@ -13,7 +13,6 @@ no baggage on the way out. Anything else goes to the propagator itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import baggage, propagate, trace
@@ -51,7 +50,8 @@ class MetaPropagator:
     def inject(self, carrier: dict[str, str], span: trace.Span) -> None:
         """What the global propagator injects into ``carrier`` for ``span`` (with the current
         context's baggage)."""
-        self._refresh()
+        if propagate.get_global_textmap() is not self._textmap:
+            self._refresh()
         if self._direct and not (self._baggage and baggage.get_all()):
             span_context = span.get_span_context()
             if span_context != trace.INVALID_SPAN_CONTEXT:  # the propagator's own test
@@ -65,26 +65,40 @@ class MetaPropagator:
     def extract(self, meta: Any) -> Context | None:
         """What the global propagator extracts from ``meta`` (its own fields only, bounded) into an
         empty context; ``None`` when none of its fields came."""
-        self._refresh()
-        carrier = meta_carrier(meta, self._fields)
-        return self._extract(carrier) if carrier else None
+        found = self._extract(meta)
+        return None if found is None else found[0]
 
-    def _extract(self, carrier: Mapping[str, str]) -> Context:
+    def remote(self, meta: Any) -> tuple[Context, trace.SpanContext] | None:
+        """The sender's context in ``meta`` and its span's, when a valid span context came (a
+        malformed carrier is none)."""
+        try:
+            found = self._extract(meta)
+        except Exception:
+            return None
+        return found if found is not None and found[1].is_valid else None
+
+    def _extract(self, meta: Any) -> tuple[Context, trace.SpanContext] | None:
+        if propagate.get_global_textmap() is not self._textmap:
+            self._refresh()
+        carrier = meta_carrier(meta, self._fields)
+        if not carrier:
+            return None
         if self._direct and len(carrier) == 1:
             header = carrier.get(TRACEPARENT)
             found = _CANONICAL_TRACEPARENT.fullmatch(header) if isinstance(header, str) else None
             if found is not None:
                 trace_id, span_id, flags = found.groups()
                 if trace_id == _INVALID_TRACE_ID or span_id == _INVALID_SPAN_ID:
-                    return Context()
+                    return Context(), trace.INVALID_SPAN_CONTEXT
                 span_context = trace.SpanContext(
                     trace_id=int(trace_id, 16),
                     span_id=int(span_id, 16),
                     is_remote=True,
                     trace_flags=trace.TraceFlags(int(flags, 16)),
                 )
-                return trace.set_span_in_context(trace.NonRecordingSpan(span_context), Context())
-        return propagate.extract(carrier, context=Context())
+                return trace.set_span_in_context(trace.NonRecordingSpan(span_context), Context()), span_context
+        context = propagate.extract(carrier, context=Context())
+        return context, trace.get_current_span(context).get_span_context()
 
     def _refresh(self) -> None:
         """Its fields (a composite builds the set anew on every read) and whether it is a

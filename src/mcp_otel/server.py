@@ -55,6 +55,7 @@ from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     CLIENT_ADDRESS,
     CLIENT_PORT,
+    INPUT_METHODS,
     JSONRPC_REQUEST_ID,
     MCP_ELICITATION_ACTION,
     MCP_PROTOCOL_VERSION,
@@ -161,7 +162,6 @@ class ServerInstrumentation:
         return [
             # mcp 1.x
             Patch("mcp.server.lowlevel.server", "Server._handle_request", self._v1_handle_request, optional=True),
-            Patch("mcp.server.session", "ServerSession._received_request", self._v1_initialize, optional=True),
             Patch("mcp.client.session", "ClientSession._received_request", self._v1_client_received, optional=True),
             Patch("mcp.shared.session", "RequestResponder.respond", self._v1_respond, optional=True),
             # mcp 2.x
@@ -186,19 +186,6 @@ class ServerInstrumentation:
             return v1.server_request(instance, responder, request, session), session, responder
 
         return self._v1_handle(facts, wrapped, args, kwargs)
-
-    def _v1_initialize(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """mcp 1.x ``ServerSession`` answers ``initialize`` itself; every other request goes on to
-        ``Server._handle_request`` (and is passed straight through here)."""
-        try:
-            (responder,) = binding.arguments_of(wrapped, args, kwargs, "responder")
-            request = v1.initialize_request(instance, responder)
-        except Exception as exc:
-            report_once("could not start a server span", exc)
-            request = None
-        if request is None:
-            return wrapped(*args, **kwargs)
-        return self._v1_handle(lambda: (request, instance, responder), wrapped, args, kwargs)
 
     def _v1_client_received(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         def facts() -> tuple[common.ServerRequest, Any, Any] | None:
@@ -252,7 +239,25 @@ class ServerInstrumentation:
             # Noted before sending: an answer the closed transport drops is still the outcome.
             call.answer = args[0] if args else kwargs.get("response")
             call.answered = True
+        elif call is None:
+            return self._v1_initialize(wrapped, instance, args, kwargs)
         return wrapped(*args, **kwargs)
+
+    def _v1_initialize(self, wrapped: Any, responder: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """mcp 1.x ``ServerSession`` answers ``initialize`` itself, outside any handler: its span
+        is the answer's (what the session does before it, recording the client's parameters, is
+        not a step that can fail or wait). Hooked here, not on ``_received_request``, which every
+        request passes through."""
+        try:
+            session = getattr(responder, "_session", None)
+            request = v1.initialize_request(session, responder)
+        except Exception as exc:
+            report_once("could not start a server span", exc)
+            request = None
+        if request is None:
+            return wrapped(*args, **kwargs)
+        # The answer goes through this wrapper again, now with the call active, which notes it.
+        return self._v1_handle(lambda: (request, session, responder), responder.respond, args, kwargs)
 
     # --- mcp 2.x ----------------------------------------------------------------------------
 
@@ -368,13 +373,13 @@ class ServerInstrumentation:
         attributes, metric_attributes = self._attributes(incoming, request)
         span_attributes = attributes
         if (
-            request.is_tool_call
-            and self._settings.capture_content
+            self._settings.capture_content
+            and request.is_tool_call
             and (content := arguments_attributes(field(incoming.params, "arguments"), self._settings))
         ):
             span_attributes = {**span_attributes, **content}
         # A round of a multi-round call (2026-07-28) carries the answers to the previous round's input requests.
-        input_responses = field(incoming.params, "inputResponses")
+        input_responses = incoming.input_responses
         if input_responses is not None and not isinstance(input_responses, Mapping):  # only a map of answers counts
             input_responses = None
         if input_responses:
@@ -383,7 +388,8 @@ class ServerInstrumentation:
             request.span_name(), context=parent, kind=SpanKind.SERVER, attributes=span_attributes, links=links
         )
         call = _ServerCall(span, request.method, attributes, metric_attributes, owner, dispatch)
-        call.input_declined = declined_in(input_responses)
+        if input_responses:
+            call.input_declined = declined_in(input_responses)
         call.remote_trace_id = remote_span.trace_id if remote_span is not None else 0
         return call
 
@@ -392,15 +398,10 @@ class ServerInstrumentation:
         ``params._meta`` (semconv); the ambient span becomes a link. Not trusting remote context
         (setting), the remote span is only a link: the span stays in the server's own trace (or
         starts one), and a client cannot pick its trace id or sampling."""
-        try:
-            remote = self._propagator.extract(meta)
-            if remote is None:  # nothing came: no context to extract
-                return None, None, []
-        except Exception:  # a malformed carrier is no context
+        found = self._propagator.remote(meta)
+        if found is None:
             return None, None, []
-        remote_span = trace.get_current_span(remote).get_span_context()
-        if not remote_span.is_valid:
-            return None, None, []
+        remote, remote_span = found
         if not self._settings.trust_remote_context:
             return remote_span, None, [Link(remote_span)]
         ambient = trace.get_current_span().get_span_context()
@@ -447,7 +448,8 @@ class ServerInstrumentation:
 
     def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome | ResultType], result: Any = None) -> None:
         record = partial(self._metrics.record, SpanKind.SERVER, call.started, call.metric_attributes, call.span)
-        late = result_attributes(result, self._settings) if call.method == METHOD_TOOLS_CALL else {}
+        capture = self._settings.capture_content and call.method == METHOD_TOOLS_CALL
+        late = result_attributes(result, self._settings) if capture else {}
         if call.method == METHOD_ELICITATION_CREATE:
             late.update(self._answered_elicitation(call, result))
         finish_call(call.span, classify, record, late, call.method)
@@ -455,7 +457,7 @@ class ServerInstrumentation:
     def _declined_answer(self, call: _ServerCall, answer: Any, rpc_error: RpcError | None) -> bool:
         """Whether an agent answered its server's input request with the person's no; if so, the
         agent's call in flight that asked for it learns it too."""
-        declined = is_declined_answer(call.method, answer, rpc_error)
+        declined = call.method in INPUT_METHODS and is_declined_answer(call.method, answer, rpc_error)
         if declined:
             self._input_declined(call.owner, call.remote_trace_id)
         return declined

@@ -149,6 +149,8 @@ class ServerRequest(NamedTuple):
     server_name: str | None
     server_version: str | None
     write_stream: Any  # the connection's write stream (the transport registry's key)
+    # A 2026-07-28 round's answers to the previous round's input requests (mcp 2.x; 1.x has none).
+    input_responses: Any = None
 
 
 # The longest propagation value read from params._meta: W3C baggage's own limit (traceparent is 55

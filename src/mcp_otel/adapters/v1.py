@@ -110,7 +110,7 @@ def _received(
         request_id=getattr(responder, "request_id", None),
         meta=getattr(responder, "request_meta", None),
         protocol_version=str_or_none(protocol_version),
-        session_id=header(http_request, "mcp-session-id"),
+        session_id=None if http_request is None else header(http_request, "mcp-session-id"),
         http_request=http_request,
         server_name=str_or_none(server_name),
         server_version=str_or_none(server_version),

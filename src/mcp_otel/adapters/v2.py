@@ -70,6 +70,7 @@ def _received(
         server_name=str_or_none(server_name),
         server_version=str_or_none(server_version),
         write_stream=getattr(getattr(dctx, "_dispatcher", None), "_write_stream", None),
+        input_responses=params.get("inputResponses"),
     )
 
 

@@ -272,14 +272,10 @@ class WireSession:
     def _parent(self, params: Any) -> tuple[Context | None, list[Link]]:
         """The sender's context in ``params._meta`` (a link only, when remote context is not
         trusted, and the span starts a trace of its own); ``None``: none came."""
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        try:
-            remote = self._propagator.extract(meta)
-        except Exception:  # a malformed carrier is no context
-            remote = None
-        span_context = trace.get_current_span(remote).get_span_context() if remote is not None else None
-        if span_context is None or not span_context.is_valid:
+        found = self._propagator.remote(params.get("_meta") if isinstance(params, dict) else None)
+        if found is None:
             return None, []
+        remote, span_context = found
         if not self._settings.trust_remote_context:
             return Context(), [Link(span_context)]
         return remote, []
