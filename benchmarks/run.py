@@ -6,7 +6,8 @@
 * ``exemplars``: instructions per tool call under each exemplar filter;
 * ``wall-clock``: microseconds per request, interleaved rounds (orders of magnitude);
 * ``report``: ``mcp-otel report`` over 10k, 100k and 1M calls: time and peak memory;
-* ``scale``: memory per call in flight, and cost per call with 100 vs 10,000 tool names.
+* ``scale``: memory per call in flight, and cost per call with 100 vs 10,000 tool names;
+* ``proxy``: ``mcp-otel proxy`` against a direct connection and a bare relay (:mod:`benchmarks.proxy`).
 
 Measurements not asked for keep their figures from the previous run (the JSON file), so one
 can be re-run alone; the document is always written whole.
@@ -25,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import instructions, report_cost, scale, wall_clock
+from benchmarks import instructions, proxy, report_cost, scale, wall_clock
 from benchmarks.variants import OPERATIONS
 
 SECTIONS: dict[str, Callable[[Any], list[str]]] = {
@@ -34,6 +35,7 @@ SECTIONS: dict[str, Callable[[Any], list[str]]] = {
     "wall-clock": wall_clock.markdown,
     "report": report_cost.markdown,
     "scale": scale.markdown,
+    "proxy": proxy.markdown,
 }
 
 
@@ -47,6 +49,8 @@ def measure(what: str, args: argparse.Namespace) -> Any:
         return wall_clock.run(pythons, ["memory", "stdio"], list(OPERATIONS), args.rounds, args.calls)
     if what == "report":
         return report_cost.run(args.python2)
+    if what == "proxy":
+        return proxy.run(args.python2)
     return scale.run(pythons)
 
 

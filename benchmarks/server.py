@@ -43,6 +43,10 @@ def build(hold: Hold | None = None) -> Any:
     tools = [{"name": name, "description": "answers ok", "inputSchema": {"type": "object"}} for name in tool_names()]
     content = [types.TextContent(type="text", text="ok")]
 
+    def answer(name: str) -> list[Any]:
+        """``ok``; ``big`` (not listed): the proxy benchmark's large answer, 10 MB of text."""
+        return [types.TextContent(type="text", text="x" * BIG_RESULT)] if name == "big" else content
+
     async def held() -> None:
         if hold is not None:
             await hold()
@@ -57,7 +61,7 @@ def build(hold: Hold | None = None) -> Any:
         @server.call_tool()
         async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
             await held()
-            return content
+            return answer(name)
 
         @server.read_resource()
         async def read_resource(uri: Any) -> str:
@@ -70,13 +74,15 @@ def build(hold: Hold | None = None) -> Any:
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
         await held()
-        return types.CallToolResult(content=content)
+        return types.CallToolResult(content=answer(params.name))
 
     async def on_read_resource(ctx: Any, params: Any) -> Any:
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=str(params.uri), text="ok")])
 
     return Server("bench", on_list_tools=on_list_tools, on_call_tool=on_call_tool, on_read_resource=on_read_resource)
 
+
+BIG_RESULT = 10 * 1024 * 1024
 
 # The number of distinct tool names the server lists and the worker calls in turn (``ok`` alone
 # by default): the cost per call with many names (``scale.py``).

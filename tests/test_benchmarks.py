@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import proxy as proxy_bench
+from benchmarks.server import BIG_RESULT
 from benchmarks.variants import VARIANTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,3 +94,31 @@ def test_calls_in_flight_are_held_and_their_memory_attributed() -> None:
     assert measured["client_bytes"] > 200 * 500
     assert measured["server_bytes"] > 200 * 500
     assert measured["bytes"] > measured["client_bytes"] + measured["server_bytes"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", proxy_bench.PATHS)
+async def test_each_proxy_benchmark_path_relays_a_call_and_a_large_result(path: str, tmp_path: Path) -> None:
+    """The proxy benchmark's relays (direct, the bare relay, the unobserved relay, the proxy)
+    answer as the server does, the 10 MB result whole."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    command = proxy_bench.command(path, sys.executable, tmp_path / "telemetry.jsonl")
+    parameters = StdioServerParameters(command=command[0], args=command[1:])
+    async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        assert [block.text for block in (await session.call_tool("ok", {})).content] == ["ok"]
+        big = await session.call_tool(proxy_bench.BIG, {})
+        assert [len(block.text) for block in big.content] == [BIG_RESULT]
+    assert (tmp_path / "telemetry.jsonl").exists() is (path == "mcp-otel proxy")
+
+
+def test_the_span_floor_program_runs() -> None:
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "proxy.py"), "span-floor", "3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr

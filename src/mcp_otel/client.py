@@ -29,14 +29,13 @@ Around each:
   ``code 0 "Request cancelled"`` reply to it reads as a cancel, not a failure.
 
 The wrappers stay thin: facts come from :mod:`mcp_otel.adapters`, the verdict from
-:mod:`mcp_otel.classify`, and the span is finished by :func:`mcp_otel.outcome.finish_span`.
+:mod:`mcp_otel.classify`, and the request is opened and finished by :mod:`mcp_otel.lifecycle`.
 Every step of our own fails open.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from contextvars import ContextVar
@@ -59,8 +58,9 @@ from mcp_otel.classify import (
 from mcp_otel.config import SdkSpans, Settings
 from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.fields import field
+from mcp_otel.lifecycle import Call, Lifecycle
 from mcp_otel.metrics import CallMetrics
-from mcp_otel.outcome import CallOutcome, finish_call
+from mcp_otel.outcome import CallOutcome
 from mcp_otel.patching import Patch
 from mcp_otel.propagation import MetaPropagator
 from mcp_otel.safety import report_once
@@ -95,31 +95,24 @@ from mcp_otel.tasks import TaskFollower
 from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportRegistry
 
 
-class _ClientCall:
-    """Our bookkeeping for one request in flight."""
+class _ClientCall(Call):
+    """A request this process sent, as the patches see it."""
 
     __slots__ = (
         "cancel_sent",
         "input_declined",
         "input_methods",
-        "method",
-        "metric_attributes",
         "request_id",
         "rounds",
         "sent",
         "session",
-        "span",
-        "started",
         "task_id",
         "v1_request_id",
     )
 
-    def __init__(self, span: Span, session: Any, method: str, metric_attributes: Mapping[str, Any]) -> None:
-        self.span = span
-        self.session = session
-        self.method = method
-        self.started = time.perf_counter()
-        self.metric_attributes = metric_attributes  # shared with alike calls: read-only
+    def __init__(self, kind: SpanKind, method: str, span: Span, metric_attributes: Mapping[str, Any]) -> None:
+        super().__init__(kind, method, span, metric_attributes)
+        self.session: Any = None
         self.request_id: str | None = None
         self.v1_request_id: int | None = None  # the id as mcp 1.x put it on the wire
         self.cancel_sent = False
@@ -143,13 +136,13 @@ _SENDING: ContextVar[_ClientCall | None] = ContextVar("mcp_otel_sending", defaul
 
 class ClientInstrumentation:
     def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings, transports: TransportRegistry) -> None:
-        self._tracer = tracer
         self._metrics = metrics
+        self._lifecycle = Lifecycle(tracer, metrics)
         self._settings = settings
         self._transports = transports
         # (id(session), request id) -> call, for calls whose request id is known.
         self._inflight: dict[tuple[int, str], _ClientCall] = {}
-        self._tasks = TaskFollower(self.finish_with)
+        self._tasks = TaskFollower(self._lifecycle.finish)
         self._cache = AttributeCache()
         self._propagator = MetaPropagator()
 
@@ -280,13 +273,11 @@ class ClientInstrumentation:
             attributes[JSONRPC_REQUEST_ID] = str(request_id)
         capture = self._settings.capture_content and request.method == METHOD_TOOLS_CALL
         content = arguments_attributes(arguments, self._settings) if capture else None
-        # All attributes at once: each later set_attributes costs the SDK a lock and a copy.
-        span = self._tracer.start_span(
-            request.span_name(), kind=SpanKind.CLIENT, attributes={**attributes, **content} if content else attributes
-        )
         if metric_attributes is None:
-            metric_attributes = self._metrics.attributes(attributes)
-        call = _ClientCall(span, session, request.method, metric_attributes)
+            metric_attributes = self._metrics.attributes(attributes)  # not from the content's
+        span_attributes = {**attributes, **content} if content else attributes
+        call = self._lifecycle.open(_ClientCall, SpanKind.CLIENT, request, span_attributes, metric_attributes)
+        call.session = session
         if request_id is not None:
             call.v1_request_id = request_id
             self._note_request_id(call, request_id)
@@ -556,17 +547,7 @@ class ClientInstrumentation:
             if call.input_methods:
                 late[MCP_REQUEST_INPUT_METHODS] = sorted(call.input_methods)
         classify = partial(self._classify, call, result, exc, result_type, self._settings.capture_content)
-        self.finish_with(call, classify, late)
-
-    def finish_with(
-        self,
-        call: _ClientCall,
-        classify: Callable[[], CallOutcome | ResultType],
-        late: dict[str, Any] | None = None,
-    ) -> None:
-        """Classify ``call`` once, end its span, record its point (none for an unfinished one)."""
-        record = partial(self._metrics.record, SpanKind.CLIENT, call.started, call.metric_attributes, call.span)
-        finish_call(call.span, classify, record, late, call.method)
+        self._lifecycle.finish(call, classify, late)
 
     def _learnt_from_handshake(self, call: _ClientCall, result: Any) -> dict[str, Any]:
         """``initialize`` (``server/discover``) names the server only in its answer: its span and
@@ -574,7 +555,7 @@ class ClientInstrumentation:
         try:
             facts = common.handshake_facts(result)
             learnt = session_attributes(Request(call.method), self._settings, facts)
-            call.metric_attributes = self._metrics.attributes({**learnt, **call.metric_attributes})
+            self._lifecycle.relearn(call, learnt)
             return learnt
         except Exception as exc:
             report_once("could not read the handshake's result", exc)

@@ -9,14 +9,13 @@ rule 4), and :func:`finish_span` is the one place that sets span status, ``error
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from opentelemetry.trace import Span, Status, StatusCode
 
-from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     ERROR_TYPE,
     MCP_REQUEST_CANCEL_REASON,
@@ -165,41 +164,6 @@ def finish_unfinished(span: Span, result_type: ResultType, extra: Mapping[str, A
         attributes.update(extra)
     span.set_attributes(attributes)
     span.end()
-
-
-def finish_call(
-    span: Span,
-    classify: Callable[[], CallOutcome | ResultType],
-    record: Callable[[CallOutcome], None],
-    extra: Mapping[str, Any] | None = None,
-    method: str = METHOD_TOOLS_CALL,
-) -> None:
-    """Classify a request once, write the outcome (and ``extra`` attributes learnt late) onto its
-    span and end it, then hand the same outcome to ``record`` (metrics). A request answered with
-    no result yet gets neither an outcome nor a point. Fails open: whatever fails here, the span
-    is ended and the failure is logged once."""
-    try:
-        outcome = classify()
-    except Exception as exc:
-        report_once("could not classify a call", exc)
-        span.end()
-        return
-    if isinstance(outcome, ResultType):
-        try:
-            finish_unfinished(span, outcome, extra)
-        except Exception as exc:
-            report_once("could not finish a span", exc)
-            span.end()
-        return
-    try:
-        finish_span(span, outcome, extra, method)
-    except Exception as exc:
-        report_once("could not finish a span", exc)
-        span.end()
-    try:
-        record(outcome)
-    except Exception as exc:
-        report_once("could not record call metrics", exc)
 
 
 def outcome_of_span(attributes: Mapping[str, Any], status_is_error: bool) -> Outcome | None:

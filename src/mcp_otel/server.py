@@ -21,7 +21,6 @@ HTTP server span) becomes a link. The handler's own code runs with our span curr
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from contextvars import ContextVar
@@ -47,8 +46,9 @@ from mcp_otel.classify import (
 from mcp_otel.config import SdkSpans, Settings
 from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.fields import field
+from mcp_otel.lifecycle import Call, Classify, Lifecycle
 from mcp_otel.metrics import CallMetrics
-from mcp_otel.outcome import CallOutcome, bounded, finish_call
+from mcp_otel.outcome import CallOutcome, bounded
 from mcp_otel.patching import Patch
 from mcp_otel.propagation import MetaPropagator
 from mcp_otel.safety import report_once
@@ -77,39 +77,16 @@ from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportReg
 CONNECTION_ATTRIBUTES = (MCP_SERVER_NAME, MCP_SERVER_VERSION, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, NETWORK_TRANSPORT)
 
 
-class _ServerCall:
-    """Our bookkeeping for one request being handled."""
+class _ServerCall(Call):
+    """A request this process handles, as the patches see it."""
 
-    __slots__ = (
-        "answer",
-        "answered",
-        "attributes",
-        "dispatch",
-        "input_declined",
-        "method",
-        "metric_attributes",
-        "owner",
-        "remote_trace_id",
-        "span",
-        "started",
-    )
+    __slots__ = ("answer", "answered", "attributes", "dispatch", "input_declined", "owner", "remote_trace_id")
 
-    def __init__(
-        self,
-        span: Span,
-        method: str,
-        attributes: dict[str, Any],
-        metric_attributes: Mapping[str, Any],
-        owner: Any,
-        dispatch: Any,
-    ) -> None:
-        self.span = span
-        self.method = method
-        self.attributes = attributes
-        self.metric_attributes = metric_attributes
-        self.started = time.perf_counter()
-        self.owner = owner  # 1.x: the session; 2.x: the ServerRunner or ClientSession
-        self.dispatch = dispatch  # 1.x: the RequestResponder; 2.x: the dispatch context
+    def __init__(self, kind: SpanKind, method: str, span: Span, metric_attributes: Mapping[str, Any]) -> None:
+        super().__init__(kind, method, span, metric_attributes)
+        self.attributes: dict[str, Any] = {}  # its span's, but for content (requests it sends inherit them)
+        self.owner: Any = None  # 1.x: the session; 2.x: the ServerRunner or ClientSession
+        self.dispatch: Any = None  # 1.x: the RequestResponder; 2.x: the dispatch context
         self.answer: Any = None  # 1.x: what respond() was given
         self.answered = False
         # The person declined an input request of this call (answered in this round, or to an
@@ -148,8 +125,8 @@ class ServerInstrumentation:
         transports: TransportRegistry,
         input_declined: Callable[[Any, int], None] = lambda session, trace_id: None,
     ) -> None:
-        self._tracer = tracer
         self._metrics = metrics
+        self._lifecycle = Lifecycle(tracer, metrics)
         self._settings = settings
         self._transports = transports
         # An agent answered its server's input request with the person's no: (session, the
@@ -384,10 +361,10 @@ class ServerInstrumentation:
             input_responses = None
         if input_responses:
             span_attributes = {**span_attributes, MCP_REQUEST_INPUT_RESPONSES: len(input_responses)}
-        span = self._tracer.start_span(
-            request.span_name(), context=parent, kind=SpanKind.SERVER, attributes=span_attributes, links=links
+        call = self._lifecycle.open(
+            _ServerCall, SpanKind.SERVER, request, span_attributes, metric_attributes, parent=parent, links=links
         )
-        call = _ServerCall(span, request.method, attributes, metric_attributes, owner, dispatch)
+        call.attributes, call.owner, call.dispatch = attributes, owner, dispatch
         if input_responses:
             call.input_declined = declined_in(input_responses)
         call.remote_trace_id = remote_span.trace_id if remote_span is not None else 0
@@ -446,13 +423,12 @@ class ServerInstrumentation:
             (attributes[NETWORK_TRANSPORT],) = peer
         return attributes, self._metrics.attributes(attributes)
 
-    def _finish(self, call: _ServerCall, classify: Callable[[], CallOutcome | ResultType], result: Any = None) -> None:
-        record = partial(self._metrics.record, SpanKind.SERVER, call.started, call.metric_attributes, call.span)
+    def _finish(self, call: _ServerCall, classify: Classify, result: Any = None) -> None:
         capture = self._settings.capture_content and call.method == METHOD_TOOLS_CALL
         late = result_attributes(result, self._settings) if capture else {}
         if call.method == METHOD_ELICITATION_CREATE:
             late.update(self._answered_elicitation(call, result))
-        finish_call(call.span, classify, record, late, call.method)
+        self._lifecycle.finish(call, classify, late)
 
     def _declined_answer(self, call: _ServerCall, answer: Any, rpc_error: RpcError | None) -> bool:
         """Whether an agent answered its server's input request with the person's no; if so, the

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mcp_otel import binding, client, metrics, outcome, propagation
+from mcp_otel import binding, client, lifecycle, metrics, propagation
 from mcp_otel.adapters import common, v1
 from tests.conftest import tool_call_spans
 from tests.harness import open_session
@@ -28,7 +28,7 @@ HELPERS = [
     (v1, "next_request_id"),
     (propagation.MetaPropagator, "inject"),  # injecting trace context
     (client, "classify_client_result"),  # classifying the result
-    (outcome, "finish_span"),  # writing the outcome
+    (lifecycle, "finish_span"),  # writing the outcome
     (metrics.CallMetrics, "record"),  # recording the metric point
 ]
 

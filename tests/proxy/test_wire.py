@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from typing import Any
 
 from opentelemetry.sdk.metrics import MeterProvider
@@ -44,7 +45,8 @@ def test_ids_batches_and_odd_answers(exporter: InMemorySpanExporter) -> None:
     session = wire()
     session.from_client(call(1))
     session.from_client(call("1"))  # another id than 1
-    session.from_client(line([{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "t"}}]))
+    # A batch: each member that is a message (5 is not one, and the server answers it an error).
+    session.from_client(line([{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "t"}}, 5]))
     session.from_client(b"\xff not json")
     session.from_client(line({"jsonrpc": "2.0", "id": True, "method": "tools/call"}))  # not an id
     session.from_server(line({"jsonrpc": "2.0", "id": "1", "result": {"content": [], "isError": True}}))
@@ -161,3 +163,33 @@ def test_as_the_client_only_requests_are_rewritten() -> None:
     assert rewritten["params"]["_meta"]["traceparent"].startswith("00-")
     for unchanged in (b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', b"not json", b"[1, 2]"):
         assert session.client_line(unchanged) == unchanged
+
+
+def test_a_large_result_is_scanned_not_built(exporter: InMemorySpanExporter) -> None:
+    """Of an answer only what the outcome needs is decoded: a 10 MB tool result (its isError
+    after the content, as the SDKs write it) is classified without its content being built
+    into objects (the standard library's parser would make 21 MB of them)."""
+    session = wire()
+    session.from_client(call(1))
+    text = "x" * (10 * 1024 * 1024)
+    answer = line({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": text}], "isError": True}})
+    tracemalloc.start()
+    try:
+        session.from_server(answer)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    session.end(server_exited_first=False, exit_status=0)
+    assert outcomes(exporter) == [("1", "failed", "tool_error")]
+    assert peak < 256 * 1024  # the span and its point, not the content
+
+
+def test_results_of_any_shape_are_answers(exporter: InMemorySpanExporter) -> None:
+    """A result that is not an object, or whose isError is not the boolean true, is an answer
+    all the same: the request ends, ok."""
+    session = wire()
+    for request_id, result in enumerate([5, [], None, "done", {"isError": "yes"}, {"isError": 1}]):
+        session.from_client(call(request_id))
+        session.from_server(line({"jsonrpc": "2.0", "id": request_id, "result": result}))
+    session.end(server_exited_first=False, exit_status=0)
+    assert outcomes(exporter) == [(str(request_id), "ok", None) for request_id in range(6)]

@@ -11,8 +11,8 @@ instrumented, as that side's patches would:
   context in ``params._meta`` (:meth:`WireSession.client_line` rewrites that line), so that an
   instrumented server's spans are its children.
 
-Outcomes come from :mod:`mcp_otel.classify` with the facts the wire gives, and
-:func:`mcp_otel.outcome.finish_call` writes them:
+Outcomes come from :mod:`mcp_otel.classify` with the facts the wire gives, and requests are
+opened and finished by :mod:`mcp_otel.lifecycle`, as the patches' are:
 
 * an answer: its ``result`` (``isError``, a ``resultType`` that is no result yet) or ``error``;
 * a ``notifications/cancelled`` for a request in flight: cancelled, by its sender (``caller``
@@ -25,6 +25,10 @@ Outcomes come from :mod:`mcp_otel.classify` with the facts the wire gives, and
   client's tool call it was asked for, when it is the only one in flight, ends cancelled
   (``input_declined``), as in process.
 
+Messages are decoded only as far as an outcome needs (:class:`_Message`): a request's params
+whole (they name its target and carry its context), but of an answer's result only the few
+fields a classifier reads, so a 10 MB tool result is scanned, never built into objects.
+
 Nothing here ever raises into the relay: a line that is not JSON-RPC is skipped (and relayed
 as it is), and every failure of our own is logged once.
 """
@@ -33,10 +37,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+import msgspec
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
@@ -53,8 +58,9 @@ from mcp_otel.classify import (
     unfinished,
 )
 from mcp_otel.config import Settings
+from mcp_otel.lifecycle import Call, Classify, Lifecycle
 from mcp_otel.metrics import CallMetrics
-from mcp_otel.outcome import CallOutcome, bounded, finish_call
+from mcp_otel.outcome import CallOutcome, bounded
 from mcp_otel.propagation import MetaPropagator
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
@@ -83,20 +89,78 @@ MAX_OBSERVED_LINE = 64 * 1024 * 1024
 MAX_IN_FLIGHT = 10_000
 
 
-class _WireCall:
+class _Facts(msgspec.Struct, gc=False):
+    """What an answer's result tells its outcome, and nothing else of it (its content is skipped)."""
+
+    isError: Any = None
+    resultType: Any = None
+    task: Any = None
+    action: Any = None  # an elicitation's answer
+    serverInfo: Any = None
+    protocolVersion: Any = None
+    meta: Any = msgspec.field(name="_meta", default=None)  # server/discover names the server here
+
+    def as_result(self) -> dict[str, Any]:
+        """The result as the classifiers read a wire dict: the fields it has."""
+        fields = {
+            "isError": self.isError,
+            "resultType": self.resultType,
+            "task": self.task,
+            "action": self.action,
+            "serverInfo": self.serverInfo,
+            "protocolVersion": self.protocolVersion,
+            "_meta": self.meta,
+        }
+        return {key: value for key, value in fields.items() if value is not None}
+
+
+class _Message(msgspec.Struct, gc=False):
+    """A JSON-RPC message, as far as the wire front end reads it (UNSET: the member is absent)."""
+
+    id: Any = None
+    method: Any = None
+    params: Any = None
+    # A result that is not an object (not MCP's, but an answer all the same) is kept as it is.
+    result: _Facts | list[Any] | str | int | float | bool | msgspec.UnsetType | None = msgspec.UNSET
+    error: Any = msgspec.UNSET
+
+
+# A line holds one message or a batch of them.
+_decode = msgspec.json.Decoder(_Message | list[_Message]).decode
+_decode_one = msgspec.json.Decoder(_Message).decode
+_decode_members = msgspec.json.Decoder(list[msgspec.Raw]).decode
+
+
+def _messages(line: bytes) -> list[_Message]:
+    """The messages of a line; of a batch with members that are not messages, the others; none
+    for a line that is not JSON-RPC (not JSON, not UTF-8, not objects)."""
+    try:
+        decoded = _decode(line)
+    except msgspec.ValidationError:  # a batch with odd members, or no message at all
+        try:
+            members = _decode_members(line)
+        except msgspec.MsgspecError:
+            return []
+        found = []
+        for member in members:
+            try:
+                found.append(_decode_one(member))
+            except msgspec.MsgspecError:
+                continue
+        return found
+    except msgspec.MsgspecError:
+        return []
+    return decoded if isinstance(decoded, list) else [decoded]
+
+
+class _WireCall(Call):
     """One request in flight on the wire."""
 
-    __slots__ = ("input_declined", "method", "metric_attributes", "span", "started")
+    __slots__ = ("input_declined",)
 
-    def __init__(self, span: Span, method: str, metric_attributes: Mapping[str, Any]) -> None:
-        self.span = span
-        self.method = method
-        self.metric_attributes = metric_attributes
-        self.started = time.perf_counter()
+    def __init__(self, kind: SpanKind, method: str, span: Span, metric_attributes: Mapping[str, Any]) -> None:
+        super().__init__(kind, method, span, metric_attributes)
         self.input_declined = False
-
-
-Outcome = Callable[[], CallOutcome | ResultType]
 
 
 class WireSession:
@@ -104,8 +168,8 @@ class WireSession:
 
     def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings, *, as_client: bool = False) -> None:
         self._as_client = as_client
-        self._tracer = tracer
         self._metrics = metrics
+        self._lifecycle = Lifecycle(tracer, metrics)
         self._settings = settings
         self._propagator = MetaPropagator()
         self._started = time.perf_counter()
@@ -202,25 +266,20 @@ class WireSession:
         if len(line) > MAX_OBSERVED_LINE or not line.strip():
             return
         try:
-            decoded = json.loads(line)
-        except ValueError:  # not JSON (or not UTF-8): relayed, not ours to judge
-            return
-        try:
-            for message in decoded if isinstance(decoded, list) else (decoded,):  # a batch: each message
-                if isinstance(message, dict):
-                    self._message(message, from_client)
+            for message in _messages(line):  # not JSON-RPC: relayed, not ours to judge
+                self._message(message, from_client)
         except Exception as exc:
             report_once("could not observe a proxied message", exc)
 
-    def _message(self, message: dict[str, Any], from_client: bool) -> None:
-        method = message.get("method")
-        key = _key(message.get("id"))
+    def _message(self, message: _Message, from_client: bool) -> None:
+        method = message.method
+        key = _key(message.id)
         if isinstance(method, str):
             if key is not None:
-                self._request(key, method, message.get("params"), from_client)
+                self._request(key, method, message.params, from_client)
             elif method == METHOD_CANCELLED:
-                self._cancelled(message.get("params"), from_client)
-        elif key is not None and ("result" in message or "error" in message):
+                self._cancelled(message.params, from_client)
+        elif key is not None and (message.result is not msgspec.UNSET or message.error is not msgspec.UNSET):
             self._answer(key, message, from_client)
 
     def _receives(self, from_client: bool) -> bool:
@@ -247,17 +306,13 @@ class WireSession:
         links: list[Link] = []
         if parent is None:
             parent, links = self._parent(params)
-        span = self._tracer.start_span(
-            request.span_name(),
-            context=parent or Context(),  # never the proxy's own context
-            kind=SpanKind.SERVER if receives else SpanKind.CLIENT,
-            attributes=attributes,
-            links=links,
-        )
         previous = calls.get(key)
         if previous is not None:  # its id again while in flight: its sender gave up on the first
-            self._finish(previous, _ABANDONED[receives], receives)
-        call = calls[key] = _WireCall(span, request.method, self._metrics.attributes(attributes))
+            self._lifecycle.finish(previous, _ABANDONED[receives])
+        kind = SpanKind.SERVER if receives else SpanKind.CLIENT
+        # Never the proxy's own context as the parent.
+        call = self._lifecycle.open(_WireCall, kind, request, attributes, parent=parent or Context(), links=links)
+        calls[key] = call
         return call
 
     def _handled(self) -> Context | None:
@@ -288,16 +343,19 @@ class WireSession:
             return
         call = (self._from_client if from_client else self._from_server).pop(key, None)
         if call is not None:
-            receives = self._receives(from_client)
-            self._finish(call, _ABANDONED[receives], receives)
+            self._lifecycle.finish(call, _ABANDONED[self._receives(from_client)])
 
-    def _answer(self, key: tuple[str, Any], message: dict[str, Any], from_client: bool) -> None:
+    def _answer(self, key: tuple[str, Any], message: _Message, from_client: bool) -> None:
         """An answer: from the server, to the client's request; from the client, to the server's."""
         call = (self._from_server if from_client else self._from_client).pop(key, None)
         if call is None:  # cancelled before, or not a request we saw
             return
-        result = message.get("result")
-        error = _rpc_error(message.get("error"))
+        result: Any = message.result
+        if isinstance(result, _Facts):
+            result = result.as_result()
+        elif result is msgspec.UNSET:  # an error answer
+            result = None
+        error = _rpc_error(message.error)
         late: dict[str, Any] = {}
         if not from_client and call.method in (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER) and isinstance(result, dict):
             late = self._learn_server(call, result)
@@ -308,17 +366,17 @@ class WireSession:
             late[MCP_ELICITATION_ACTION] = action
         receives = self._receives(not from_client)  # the request came from the other side
         keep = self._settings.capture_content
-        outcome: Outcome = partial(
+        outcome: Classify = partial(
             _receiver_outcome if receives else _sender_outcome, result, error, declined, call.input_declined, keep
         )
-        self._finish(call, outcome, receives, late)
+        self._lifecycle.finish(call, outcome, late)
 
     def _learn_server(self, call: _WireCall, result: dict[str, Any]) -> dict[str, Any]:
         """The handshake's answer (``initialize``, ``server/discover``) names the server and the
         protocol: every later span says it, and so does the handshake's own span."""
         self._facts = self._facts.updated_by(common.handshake_facts(result))
         learnt = session_attributes(Request(call.method), self._settings, self._facts)
-        call.metric_attributes = self._metrics.attributes({**learnt, **call.metric_attributes})
+        self._lifecycle.relearn(call, learnt)
         return learnt
 
     def _note_declined(self) -> None:
@@ -330,31 +388,23 @@ class WireSession:
 
     # --- ending -------------------------------------------------------------------------------
 
-    def _end_all(self, client_requests: Outcome, server_requests: Outcome) -> None:
-        for calls, outcome, from_client in (
-            (self._from_client, client_requests, True),
-            (self._from_server, server_requests, False),
-        ):
+    def _end_all(self, client_requests: Classify, server_requests: Classify) -> None:
+        for calls, outcome in ((self._from_client, client_requests), (self._from_server, server_requests)):
             while calls:
                 _, call = calls.popitem()
-                self._finish(call, outcome, self._receives(from_client))
-
-    def _finish(self, call: _WireCall, outcome: Outcome, receives: bool, late: dict[str, Any] | None = None) -> None:
-        kind = SpanKind.SERVER if receives else SpanKind.CLIENT
-        record = partial(self._metrics.record, kind, call.started, call.metric_attributes, call.span)
-        finish_call(call.span, outcome, record, late, call.method)
+                self._lifecycle.finish(call, outcome)
 
 
 # A request its sender cancelled (or gave up on by sending its id again), by whose span it is:
 # the receiver's (``True``), the sender's.
-_ABANDONED: dict[bool, Outcome] = {
+_ABANDONED: dict[bool, Classify] = {
     True: partial(classify_server_call, peer_cancelled=True),
     False: partial(CallOutcome.cancelled, CancelReason.CALLER),
 }
 # Requests in flight when a side left (see the module's docstring).
-_DISCONNECTED: Outcome = partial(classify_server_call, is_cancellation=True, transport_closed=True)
-_SHUT_DOWN: Outcome = partial(classify_server_call, is_cancellation=True, transport_closed=False)
-_CONNECTION_CLOSED: Outcome = partial(CallOutcome.failed, ErrorType.CONNECTION_CLOSED)
+_DISCONNECTED: Classify = partial(classify_server_call, is_cancellation=True, transport_closed=True)
+_SHUT_DOWN: Classify = partial(classify_server_call, is_cancellation=True, transport_closed=False)
+_CONNECTION_CLOSED: Classify = partial(CallOutcome.failed, ErrorType.CONNECTION_CLOSED)
 _CANCELLED_BY_CALLER = _ABANDONED[False]
 
 

@@ -1,0 +1,305 @@
+"""``mcp-otel proxy`` per request over stdio, side by side in one run (issue 27).
+
+A Python mcp 2.x client calls the benchmark server (``server.py``, uninstrumented) directly and
+through three relays, sessions open side by side and rounds interleaved in shuffled order:
+
+* the bare relay (``bare_relay.py``): the proxy's floor, a relay that observes nothing, written
+  the fastest way found in Python (two threads of blocking reads and writes);
+* the proxy's own relay with nothing observed (``--unobserved`` below): what its asyncio relay
+  and line splitting cost;
+* ``mcp-otel proxy``: the same relay, each message observed and each request a SERVER span
+  and a point, exported to its OTLP JSON lines file.
+
+Measured: latency added per ``tools/call`` over direct (p50, p99); the relay process's own
+instructions per request under cachegrind (the client and server run natively; FEW and MANY
+calls, as :mod:`benchmarks.instructions` counts, the collector off); against the floor's one
+span and one point (the same SDK, exporters and attributes, made by hand: ``span-floor``); a
+10 MB tool result's added latency; the proxy's memory after more and more requests.
+
+    python benchmarks/proxy.py --unobserved -- COMMAND...   (the unobserved relay)
+    python benchmarks/proxy.py span-floor CALLS              (the floor's spans and points)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.instructions import FEW, MANY  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+# The relays, as commands put before the server's.
+PATHS = ("direct", "bare relay", "relay, unobserved", "mcp-otel proxy")
+BIG = "big"  # server.py's tool that answers 10 MB of text
+# Telemetry exported at exit, not when a timer fires (timing would move the counts).
+_QUIET_EXPORT = {
+    "OTEL_BSP_SCHEDULE_DELAY": "3600000",
+    "OTEL_BSP_MAX_QUEUE_SIZE": "8192",
+    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "8192",
+    "OTEL_METRIC_EXPORT_INTERVAL": "3600000",
+}
+_PROXY = ["-c", "import sys; from mcp_otel.cli import main; sys.exit(main())", "proxy"]
+
+
+def command(path: str, python: str, output: Path) -> list[str]:
+    """The benchmark server's command, behind the relay of ``path`` (its telemetry to ``output``)."""
+    server = [python, str(HERE / "server.py"), "baseline"]
+    if path == "bare relay":
+        return [python, str(HERE / "bare_relay.py"), *server]
+    if path == "relay, unobserved":
+        return [python, str(Path(__file__)), "--unobserved", "--", *server]
+    if path == "mcp-otel proxy":
+        return [python, *_PROXY, "--name", "bench", "--output", str(output), "--", *server]
+    return server
+
+
+async def _open(stack: AsyncExitStack, command: list[str], environment: dict[str, str]) -> Any:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    parameters = StdioServerParameters(command=command[0], args=command[1:], env=environment)
+    read, write = await stack.enter_async_context(stdio_client(parameters))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return session
+
+
+async def _latencies(python: str, rounds: int, calls: int, directory: Path) -> dict[str, Any]:
+    environment = dict(os.environ)
+    samples: dict[str, list[float]] = {path: [] for path in PATHS}
+    big: dict[str, list[float]] = {path: [] for path in PATHS}
+    async with AsyncExitStack() as stack:
+        output = directory / "latency.jsonl"
+        sessions = {path: await _open(stack, command(path, python, output), environment) for path in PATHS}
+        for session in sessions.values():
+            for _ in range(50):
+                await session.call_tool("ok", {})
+        for _ in range(rounds):
+            order = list(PATHS)
+            random.shuffle(order)
+            for path in order:
+                for _ in range(calls):
+                    started = time.perf_counter_ns()
+                    await sessions[path].call_tool("ok", {})
+                    samples[path].append((time.perf_counter_ns() - started) / 1000)
+        for _ in range(5):
+            for path in PATHS:
+                started = time.perf_counter_ns()
+                await sessions[path].call_tool(BIG, {})
+                big[path].append((time.perf_counter_ns() - started) / 1000)
+    return {"samples": samples, "big": big}
+
+
+def _percentiles(values: list[float]) -> tuple[float, float]:
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return cuts[49], cuts[98]
+
+
+async def _calls_through(relayed: list[str], environment: dict[str, str], calls: int) -> None:
+    async with AsyncExitStack() as stack:
+        session = await _open(stack, relayed, environment)
+        for _ in range(calls):
+            await session.call_tool("ok", {})
+
+
+def _per_request(program: list[str], out: Path, *, as_relay: bool) -> float:
+    """Instructions per request of ``program`` alone (its children and the client not counted),
+    run with FEW and then MANY requests: as a relay the client's calls, else ``program CALLS``."""
+    environment = {
+        **os.environ,
+        **_QUIET_EXPORT,
+        "PYTHONHASHSEED": "0",
+        "PYTHONPATH": os.pathsep.join([str(HERE / "pause_gc"), str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    counts = []
+    for calls in (FEW, MANY):
+        counted = out.with_suffix(f".{calls}")
+        valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=no"]
+        valgrind.append(f"--cachegrind-out-file={counted}")
+        if as_relay:
+            asyncio.run(_calls_through([*valgrind, *program], environment, calls))
+        else:
+            subprocess.run([*valgrind, *program, str(calls)], env=environment, check=True, capture_output=True)
+        summary = next(line for line in counted.read_text().splitlines() if line.startswith("summary:"))
+        counts.append(int(summary.split()[1]))
+    return (counts[1] - counts[0]) / (MANY - FEW)
+
+
+def _span_floor(calls: int) -> None:
+    """``calls`` SERVER spans and points with the proxy's attributes and exporters, by hand."""
+    from opentelemetry.trace import SpanKind, set_span_in_context
+
+    from mcp_otel.proxy.telemetry import ProxyTelemetry
+    from mcp_otel.semconv import DURATION_BUCKETS, MCP_SERVER_OPERATION_DURATION
+
+    with tempfile.TemporaryDirectory() as directory:
+        telemetry = ProxyTelemetry(Path(directory) / "floor.jsonl", "bench")
+        tracer = telemetry.tracer()
+        histogram = telemetry.meter().create_histogram(
+            MCP_SERVER_OPERATION_DURATION, unit="s", explicit_bucket_boundaries_advisory=DURATION_BUCKETS
+        )
+        attributes = {
+            "mcp.method.name": "tools/call",
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "ok",
+            "mcp.protocol.version": "2025-11-25",
+            "mcp.server.name": "bench",
+            "mcp.server.version": "2.3.0",
+            "network.transport": "pipe",
+            "jsonrpc.request.id": "7",
+        }
+        end = {"mcp.request.outcome": "ok", "tool.outcome": "ok"}
+        point = {
+            **{key: attributes[key] for key in ("mcp.method.name", "gen_ai.tool.name", "mcp.server.name")},
+            "network.transport": "pipe",
+            "mcp.protocol.version": "2025-11-25",
+            **end,
+        }
+        for _ in range(calls):
+            started = time.perf_counter()
+            span = tracer.start_span("tools/call ok", kind=SpanKind.SERVER, attributes=attributes)
+            span.set_attributes(end)
+            span.end()
+            histogram.record(time.perf_counter() - started, point, context=set_span_in_context(span))
+        telemetry.shutdown()
+
+
+def _memory(python: str, directory: Path) -> list[tuple[int, int]]:
+    """The proxy's resident memory (kB) after more and more calls."""
+    pid_file = directory / "proxy.pid"
+    shell = ["/bin/sh", "-c", f'echo $$ > {pid_file}; exec "$@"', "sh"]
+
+    def resident() -> int:
+        status = Path(f"/proc/{pid_file.read_text().strip()}/status").read_text()
+        return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+
+    async def run() -> list[tuple[int, int]]:
+        seen = []
+        async with AsyncExitStack() as stack:
+            relayed = [*shell, *command("mcp-otel proxy", python, directory / "memory.jsonl")]
+            session = await _open(stack, relayed, dict(os.environ))
+            made = 0
+            for target in (1_000, 5_000, 10_000):
+                while made < target:
+                    await session.call_tool("ok", {})
+                    made += 1
+                seen.append((made, resident()))
+        return seen
+
+    return asyncio.run(run())
+
+
+def run(python: str, rounds: int = 15, calls: int = 40) -> dict[str, Any]:
+    """Every measurement, in this (mcp 2.x) environment."""
+    with tempfile.TemporaryDirectory(prefix="mcp-otel-proxy-bench-") as name:
+        directory = Path(name)
+        print("bench: proxy: latency ...", file=sys.stderr)
+        measured = asyncio.run(_latencies(python, rounds, calls, directory))
+        latency = {path: _percentiles(values) for path, values in measured["samples"].items()}
+        big = {path: statistics.median(values) for path, values in measured["big"].items()}
+        print("bench: proxy: instructions under cachegrind ...", file=sys.stderr)
+        instructions = {
+            path: _per_request(
+                command(path, python, directory / "counted.jsonl"), directory / f"relay{n}", as_relay=True
+            )
+            for n, path in enumerate(PATHS[1:])
+        }
+        span_floor = _per_request([python, str(Path(__file__)), "span-floor"], directory / "floor", as_relay=False)
+        print("bench: proxy: memory ...", file=sys.stderr)
+        memory = _memory(python, directory)
+    return {
+        "latency_us": {path: list(values) for path, values in latency.items()},
+        "big_us": big,
+        "instructions": instructions,
+        "span_floor": span_floor,
+        "memory_kb": memory,
+        "rounds": rounds,
+        "calls": calls,
+    }
+
+
+# Issue 27: the proxy's instructions per request within the bare relay's plus 1.2x the floor's span and point.
+SPAN_FLOOR_TARGET = 1.2
+
+
+def markdown(result: dict[str, Any]) -> list[str]:
+    latency, instructions = result["latency_us"], result["instructions"]
+    direct_p50, direct_p99 = latency["direct"]
+    bare, proxy = instructions["bare relay"], instructions["mcp-otel proxy"]
+    allowed = bare + SPAN_FLOOR_TARGET * result["span_floor"]
+    ratio = (proxy - bare) / result["span_floor"]
+    lines = [
+        "## `mcp-otel proxy` (stdio)",
+        "",
+        "A Python mcp 2.x client calls the benchmark server directly and through three relays, the",
+        f"sessions open side by side, {result['rounds']} rounds of {result['calls']} `tools/call` each, interleaved",
+        "in shuffled order: the bare relay (the proxy's floor: two threads of blocking reads and",
+        "writes, observing nothing), the proxy's own asyncio relay with nothing observed, and",
+        "`mcp-otel proxy` (each message observed, each request a SERVER span and a point in its",
+        "OTLP JSON lines file). Latency is wall clock on a shared machine (orders of magnitude);",
+        "instructions are the relay process's own under cachegrind (client and server native;",
+        f"{FEW} and {MANY} calls, the collector off, telemetry exported at exit). The floor's span and",
+        "point: the same SDK, exporters and attributes, by hand, counted the same way.",
+        "",
+        "| path | p50 µs | p99 µs | added p50 | added p99 | relay instructions / request | 10 MB result, median ms |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for path in PATHS:
+        p50, p99 = latency[path]
+        counted = f"{instructions[path]:,.0f}" if path in instructions else "-"
+        added = "- | -" if path == "direct" else f"{p50 - direct_p50:+,.0f} | {p99 - direct_p99:+,.0f}"
+        lines.append(
+            f"| {path} | {p50:,.0f} | {p99:,.0f} | {added} | {counted} | {result['big_us'][path] / 1000:,.1f} |"
+        )
+    verdict = "met" if proxy <= allowed else "MISSED"
+    memory = result["memory_kb"]
+    unobserved = instructions["relay, unobserved"]
+    lines += [
+        "",
+        f"- The floor's span and point: {result['span_floor']:,.0f} instructions. The proxy's per request "
+        f"over the bare relay's: {proxy - bare:,.0f} = {ratio:.2f}x the floor's span and point (target "
+        f"<= {SPAN_FLOOR_TARGET}: {verdict}); of that, the asyncio relay and its line splitting "
+        f"{unobserved - bare:,.0f}, observing and recording {proxy - unobserved:,.0f}.",
+        "- The proxy's resident memory after "
+        + ", ".join(f"{made:,} calls: {rss / 1024:,.1f} MiB" for made, rss in memory)
+        + f" ({(memory[-1][1] - memory[0][1]) / 1024:+,.1f} MiB over the last {memory[-1][0] - memory[0][0]:,}).",
+        "",
+    ]
+    return lines
+
+
+async def _unobserved(command: list[str]) -> int:
+    from mcp_otel.proxy.stdio import relay
+
+    class Unobserved:
+        as_client = False
+
+        def from_client(self, line: bytes) -> None:
+            return None
+
+        def from_server(self, line: bytes) -> None:
+            return None
+
+        def end(self, **_: Any) -> None:
+            return None
+
+    return await relay(command, Unobserved())  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--unobserved":
+        sys.exit(asyncio.run(_unobserved(sys.argv[3:])))
+    if sys.argv[1] == "span-floor":
+        _span_floor(int(sys.argv[2]))

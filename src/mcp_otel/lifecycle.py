@@ -1,0 +1,109 @@
+"""The request lifecycle every front end shares: the mcp 1.x and 2.x patches and the wire.
+
+A request is opened on one side (its CLIENT or SERVER span started, its clock running) and
+finished once: classified, its outcome written onto its span by
+:func:`mcp_otel.outcome.finish_span`, and that same outcome recorded as its one metric point. A
+request answered with no result yet (an input round, a task) gets neither an outcome nor a point.
+What a request learns in between (its id, its answer, a cancel, a peer hanging up) each front end
+reads from its own source; what happens to every request, whatever its source, happens here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from opentelemetry.context import Context
+from opentelemetry.trace import Link, Span, SpanKind, Tracer
+
+from mcp_otel.attributes import Request
+from mcp_otel.metrics import CallMetrics
+from mcp_otel.outcome import CallOutcome, finish_span, finish_unfinished
+from mcp_otel.safety import report_once
+from mcp_otel.semconv import ResultType
+
+# How a request ended, asked once, when it is finished (a classifier with its facts bound).
+Classify = Callable[[], CallOutcome | ResultType]
+
+
+class Call:
+    """One request in flight on one side. Front ends add what their source tells (subclasses)."""
+
+    __slots__ = ("finished", "kind", "method", "metric_attributes", "span", "started")
+
+    def __init__(self, kind: SpanKind, method: str, span: Span, metric_attributes: Mapping[str, Any]) -> None:
+        self.kind = kind
+        self.method = method
+        self.span = span
+        self.metric_attributes = metric_attributes  # shared with alike requests: read-only
+        self.started = time.perf_counter()
+        self.finished = False
+
+
+C = TypeVar("C", bound=Call)
+
+
+class Lifecycle:
+    def __init__(self, tracer: Tracer, metrics: CallMetrics) -> None:
+        self._tracer = tracer
+        self._metrics = metrics
+
+    def open(
+        self,
+        call_type: type[C],
+        kind: SpanKind,
+        request: Request,
+        attributes: Mapping[str, Any],
+        metric_attributes: Mapping[str, Any] | None = None,
+        *,
+        parent: Context | None = None,
+        links: Sequence[Link] | None = None,
+    ) -> C:
+        """Start the span of ``request`` on side ``kind``, all its attributes at once (each later
+        ``set_attributes`` costs the SDK a lock and a copy). ``metric_attributes``: ``None`` to
+        derive them from ``attributes``; ``parent``: the sender's context (default: the current
+        one)."""
+        span = self._tracer.start_span(
+            request.span_name(), context=parent, kind=kind, attributes=attributes, links=links
+        )
+        if metric_attributes is None:
+            metric_attributes = self._metrics.attributes(attributes)
+        return call_type(kind, request.method, span, metric_attributes)
+
+    def finish(self, call: Call, classify: Classify, late: Mapping[str, Any] | None = None) -> None:
+        """Classify ``call`` once, write the outcome (and ``late`` attributes, learnt since it
+        opened) onto its span and end it, then record the same outcome as its point. A second
+        finish changes nothing. Fails open: whatever fails here, the span is ended and the
+        failure is logged once."""
+        if call.finished:
+            return
+        call.finished = True
+        span = call.span
+        try:
+            outcome = classify()
+        except Exception as exc:
+            report_once("could not classify a call", exc)
+            span.end()
+            return
+        if isinstance(outcome, ResultType):
+            try:
+                finish_unfinished(span, outcome, late)
+            except Exception as exc:
+                report_once("could not finish a span", exc)
+                span.end()
+            return
+        try:
+            finish_span(span, outcome, late, call.method)
+        except Exception as exc:
+            report_once("could not finish a span", exc)
+            span.end()
+        try:
+            self._metrics.record(call.kind, call.started, call.metric_attributes, span, outcome)
+        except Exception as exc:
+            report_once("could not record call metrics", exc)
+
+    def relearn(self, call: Call, attributes: Mapping[str, Any]) -> None:
+        """The request's point says what was learnt of it since it opened (the server's name in
+        the handshake's answer)."""
+        call.metric_attributes = self._metrics.attributes({**attributes, **call.metric_attributes})
