@@ -25,6 +25,7 @@ from mcp_otel.semconv import (
     KNOWN_METHODS,
     MCP_METHOD_NAME,
     MCP_PROTOCOL_VERSION,
+    MCP_REQUEST_INPUT_RESPONSES,
     MCP_RESOURCE_URI,
     MCP_SERVER_NAME,
     MCP_SERVER_VERSION,
@@ -131,6 +132,14 @@ def session_attributes(
         protocol_version=facts.protocol_version,
         session_id=session_id,
     )
+
+
+def round_attributes(input_responses: Any) -> dict[str, Any]:
+    """A round of a multi-round call (2026-07-28) carries the answers to the previous round's
+    input requests: how many (never their content); only a map of answers counts."""
+    if isinstance(input_responses, Mapping) and input_responses:
+        return {MCP_REQUEST_INPUT_RESPONSES: len(input_responses)}
+    return {}
 
 
 class AttributeCache:

@@ -33,7 +33,7 @@ from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel import binding
 from mcp_otel.adapters import common, fastmcp, v1, v2
-from mcp_otel.attributes import AttributeCache, Request, request_attributes
+from mcp_otel.attributes import AttributeCache, Request, request_attributes, round_attributes
 from mcp_otel.classify import (
     RpcError,
     classify_callback_crash,
@@ -59,7 +59,6 @@ from mcp_otel.semconv import (
     JSONRPC_REQUEST_ID,
     MCP_ELICITATION_ACTION,
     MCP_PROTOCOL_VERSION,
-    MCP_REQUEST_INPUT_RESPONSES,
     MCP_SERVER_NAME,
     MCP_SERVER_VERSION,
     MCP_SESSION_ID,
@@ -355,18 +354,14 @@ class ServerInstrumentation:
             and (content := arguments_attributes(field(incoming.params, "arguments"), self._settings))
         ):
             span_attributes = {**span_attributes, **content}
-        # A round of a multi-round call (2026-07-28) carries the answers to the previous round's input requests.
-        input_responses = incoming.input_responses
-        if input_responses is not None and not isinstance(input_responses, Mapping):  # only a map of answers counts
-            input_responses = None
-        if input_responses:
-            span_attributes = {**span_attributes, MCP_REQUEST_INPUT_RESPONSES: len(input_responses)}
+        if incoming.input_responses is not None and (answers := round_attributes(incoming.input_responses)):
+            span_attributes = {**span_attributes, **answers}
         call = self._lifecycle.open(
             _ServerCall, SpanKind.SERVER, request, span_attributes, metric_attributes, parent=parent, links=links
         )
         call.attributes, call.owner, call.dispatch = attributes, owner, dispatch
-        if input_responses:
-            call.input_declined = declined_in(input_responses)
+        if incoming.input_responses is not None:
+            call.input_declined = declined_in(incoming.input_responses)
         call.remote_trace_id = remote_span.trace_id if remote_span is not None else 0
         return call
 

@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from mcp_otel.semconv import (
     MCP_CLIENT_SESSION_DURATION,
+    MCP_REQUEST_INPUT_RESPONSES,
     MCP_SERVER_OPERATION_DURATION,
     MCP_SERVER_SESSION_DURATION,
 )
@@ -485,3 +486,39 @@ async def test_a_2026_07_28_session(tmp_path: Path) -> None:
         "ok",
     )
     assert spans["server/discover"]["attributes"]["mcp.request.outcome"] == "ok"
+
+
+@pytest.mark.mcp2
+@pytest.mark.parametrize("case", PERSON_CASES, ids=str)
+async def test_a_person_in_the_loop_in_input_rounds(case: Any, tmp_path: Path) -> None:
+    """2026-07-28: the server asks for input by answering ``input_required``, and the client
+    sends the tool call again with the person's answers. Each round is a request of the server's,
+    as in process: the asking round states what it was answered with and no outcome (no point);
+    the last round has the call's outcome, a no to the input making it a cancel (the round's
+    ``inputResponses`` say so), and says how many answers it carried."""
+    from mcp import Client
+
+    person = Person(case.answer)
+    output = tmp_path / "proxy.jsonl"
+    callbacks = {"elicitation_callback": person.elicitation, "sampling_callback": person.sampling}
+    async with Client(proxied(output, "tests.servers.person_server"), mode="auto", **callbacks) as client:
+        with suppress(Exception):  # a rejected sampling request is the call's error in mcp 2.x
+            await client.call_tool(case.tool, {"path": "/tmp/x", "text": "t"})
+    rounds = [s for s in finished(output) if s["name"] == f"tools/call {case.tool}"]
+    asking, *final = rounds
+    assert asking["attributes"]["mcp.request.result_type"] == "input_required"
+    assert "mcp.request.outcome" not in asking["attributes"]
+    assert asking["status"]["status_code"] == "UNSET"
+    assert len(final) == (0 if case.answer == "reject-sampling" else 1)  # a rejection ends it in the client
+    points = otlp.points(output, MCP_SERVER_OPERATION_DURATION)
+    if not final:
+        assert [p for p in points if p["attributes"].get("gen_ai.tool.name") == case.tool] == []
+        return
+    (last,) = final
+    assert last["status"]["status_code"] == case.status.name
+    assert last["attributes"]["tool.outcome"] == case.outcome
+    assert last["attributes"].get("error.type") == case.error_type
+    assert last["attributes"].get("tool.cancel.reason") == case.cancel_reason
+    assert last["attributes"][MCP_REQUEST_INPUT_RESPONSES] == 1
+    (point,) = [p for p in points if p["attributes"].get("gen_ai.tool.name") == case.tool]
+    assert (point["attributes"]["tool.outcome"], point["count"]) == (case.outcome, 1)

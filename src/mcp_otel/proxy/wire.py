@@ -47,12 +47,13 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel.adapters import common
-from mcp_otel.attributes import Request, session_attributes
+from mcp_otel.attributes import Request, round_attributes, session_attributes
 from mcp_otel.classify import (
     RpcError,
     classify_client_error,
     classify_client_result,
     classify_server_call,
+    declined_in,
     elicitation_action,
     is_declined_answer,
     unfinished,
@@ -298,6 +299,8 @@ class WireSession:
             attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request names it itself
         attributes[NETWORK_TRANSPORT] = TRANSPORT_PIPE
         attributes[JSONRPC_REQUEST_ID] = bounded(str(key[1]), self._settings.max_name_length)
+        input_responses = params.get("inputResponses") if isinstance(params, dict) else None
+        attributes.update(round_attributes(input_responses))
         receives = self._receives(from_client)
         # The sender's context is the parent; but the request of a server we stand in for is a
         # child of our span of the client's request it is handling (its own _meta holds at
@@ -312,6 +315,7 @@ class WireSession:
         kind = SpanKind.SERVER if receives else SpanKind.CLIENT
         # Never the proxy's own context as the parent.
         call = self._lifecycle.open(_WireCall, kind, request, attributes, parent=parent or Context(), links=links)
+        call.input_declined = declined_in(input_responses)  # a round: the person's no to the last one's input
         calls[key] = call
         return call
 
