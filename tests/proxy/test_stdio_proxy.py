@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -522,3 +523,32 @@ async def test_a_person_in_the_loop_in_input_rounds(case: Any, tmp_path: Path) -
     assert last["attributes"][MCP_REQUEST_INPUT_RESPONSES] == 1
     (point,) = [p for p in points if p["attributes"].get("gen_ai.tool.name") == case.tool]
     assert (point["attributes"]["tool.outcome"], point["count"]) == (case.outcome, 1)
+
+
+def test_the_proxy_killed_leaves_no_server_behind(tmp_path: Path) -> None:
+    """SIGKILL to the proxy (no chance to stop the server): the server sees its stdin close, as
+    when its client dies, and an MCP server exits then. Nothing is left running."""
+    server = stdio_parameters(None, None)
+    command = [MCP_OTEL, "proxy", "--output", str(tmp_path / "proxy.jsonl"), "--", server.command, *server.args]
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=server.env, cwd=server.cwd
+    ) as proxy:
+        children = Path(f"/proc/{proxy.pid}/task/{proxy.pid}/children")
+        deadline = time.monotonic() + 30
+        while not children.read_text().split() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (child,) = children.read_text().split()
+        proxy.kill()
+        proxy.wait(timeout=30)
+
+    def running() -> bool:
+        stat = Path(f"/proc/{child}/stat")
+        try:
+            return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + 30
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running()
