@@ -51,6 +51,7 @@ def spans(path: Path) -> list[dict[str, Any]]:
                             "context": {"trace_id": f"0x{span['traceId']}", "span_id": f"0x{span['spanId']}"},
                             "parent_id": f"0x{span['parentSpanId']}" if span.get("parentSpanId") else None,
                             "links": span.get("links", []),
+                            "start_time": int(span["startTimeUnixNano"]),
                         }
                     )
     return found

@@ -22,6 +22,7 @@ from mcp.client.session import ClientSession
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_otel.semconv import (
+    MCP_CLIENT_OPERATION_DURATION,
     MCP_CLIENT_SESSION_DURATION,
     MCP_REQUEST_INPUT_RESPONSES,
     MCP_SERVER_OPERATION_DURATION,
@@ -388,12 +389,15 @@ def npm_server(name: str) -> Path:
     return THIRD_PARTY / "node_modules" / "@modelcontextprotocol" / name / "dist" / "index.js"
 
 
-def ts_agent(plan: list[dict[str, Any]], server: list[str], output: Path, name: str) -> list[dict[str, Any]]:
-    """The TypeScript SDK's client running ``plan`` against ``server`` behind the proxy."""
+def ts_agent(
+    plan: list[dict[str, Any]], server: list[str], output: Path, name: str, *options: str, **env: str
+) -> list[dict[str, Any]]:
+    """The TypeScript SDK's client running ``plan`` against ``server`` behind the proxy (its
+    ``options``; ``env``: the server's environment besides this one's)."""
     if not (TS_CLIENT.exists() and npm_server("sdk").parent.exists() and shutil.which("node")):
         missing("the TypeScript SDK and the npm servers", "third-party")
-    proxy = [MCP_OTEL, "proxy", "--name", name, "--output", str(output), "--", *server]
-    env = {**env_without_otel(), "MCP_PLAN": json.dumps(plan)}
+    proxy = [MCP_OTEL, "proxy", *options, "--name", name, "--output", str(output), "--", *server]
+    env = {**env_without_otel(), **env, "MCP_PLAN": json.dumps(plan)}
     completed = subprocess.run(
         ["node", str(TS_CLIENT), *proxy], capture_output=True, text=True, timeout=120, env=env, cwd=THIRD_PARTY
     )
@@ -552,3 +556,78 @@ def test_the_proxy_killed_leaves_no_server_behind(tmp_path: Path) -> None:
     while running() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not running()
+
+
+# The TypeScript SDK's client against a Python test server through the proxy: (tool, the step's
+# options) -> what the client saw, and the proxy's span as the server (status, tool.outcome,
+# error.type, cancel reason) and as the client in front of an instrumented server.
+TS_MATRIX = [
+    ("ok", {}, False, ("UNSET", "ok", None, None), ("UNSET", "ok", None, None)),
+    ("tool_error", {}, True, ("ERROR", "failed", "tool_error", None), ("ERROR", "failed", "tool_error", None)),
+    # A caller fault: the server's span stays UNSET (semconv); the client's is an error.
+    ("rpc_error", {}, {"code": -32602}, ("UNSET", "failed", "-32602", None), ("ERROR", "failed", "-32602", None)),
+    ("server_error", {}, {"code": -32603}, ("ERROR", "failed", "-32603", None), ("ERROR", "failed", "-32603", None)),
+    # The SDK's timeout and the agent's own abort: a notifications/cancelled either way.
+    (
+        "slow",
+        {"timeoutMs": 300},
+        {"code": -32001},
+        ("UNSET", "cancelled", None, "client"),
+        ("UNSET", "cancelled", None, "caller"),
+    ),
+    (
+        "slow",
+        {"abortAfterMs": 300},
+        "aborted",
+        ("UNSET", "cancelled", None, "client"),
+        ("UNSET", "cancelled", None, "caller"),
+    ),
+    # The server crashing mid-call (last: nothing is answered after it).
+    (
+        "die",
+        {},
+        {"code": -32000},
+        ("ERROR", "failed", "shutdown", None),
+        ("ERROR", "failed", "connection_closed", None),
+    ),
+]
+
+
+def span_facts(span: dict[str, Any]) -> tuple[str, str, str | None, str | None]:
+    attributes = span["attributes"]
+    return (
+        span["status"]["status_code"],
+        attributes["tool.outcome"],
+        attributes.get("error.type"),
+        attributes.get("tool.cancel.reason"),
+    )
+
+
+@pytest.mark.parametrize("side", ["server", "client"])
+def test_a_typescript_agent_and_a_python_server(side: str, tmp_path: Path) -> None:
+    """Each outcome the TypeScript SDK's client can meet, through the proxy standing in for the
+    server (an uninstrumented Python server) or for the client (an instrumented one: one trace,
+    the server's span the child of the proxy's)."""
+    plan = [{"tool": tool, "arguments": {"seconds": 5}, **options} for tool, options, *_ in TS_MATRIX]
+    output, span_file = tmp_path / "proxy.jsonl", tmp_path / "server-spans.jsonl"
+    server = stdio_parameters(None, span_file if side == "client" else None)
+    options = ("--as", "client") if side == "client" else ()
+    seen = ts_agent(plan, [server.command, *server.args], output, "python-server", *options, **server.env)
+    assert [step.get("isError", step.get("error")) for step in seen] == [saw for _, _, saw, _, _ in TS_MATRIX]
+    spans = sorted(
+        (s for s in finished(output) if s["attributes"].get("mcp.method.name") == "tools/call"),
+        key=lambda s: s["start_time"],
+    )
+    assert [s["kind"] for s in spans] == [f"SpanKind.{side.upper()}"] * len(TS_MATRIX)
+    expected = [as_server if side == "server" else as_client for *_, as_server, as_client in TS_MATRIX]
+    assert [(s["name"], span_facts(s)) for s in spans] == [
+        (f"tools/call {tool}", facts) for (tool, *_), facts in zip(TS_MATRIX, expected, strict=True)
+    ]
+    points = otlp.points(output, MCP_SERVER_OPERATION_DURATION if side == "server" else MCP_CLIENT_OPERATION_DURATION)
+    assert sum(p["count"] for p in points if p["attributes"].get("mcp.method.name") == "tools/call") == len(TS_MATRIX)
+    if side == "client":  # the instrumented server's spans are the proxy's children (but the dead one's)
+        served = [json.loads(line) for line in span_file.read_text().splitlines()]
+        by_parent = {s["parent_id"]: s for s in served if s["name"].startswith("tools/call")}
+        assert len(by_parent) == len(TS_MATRIX) - 1
+        for span in spans[:-1]:
+            assert by_parent[span["context"]["span_id"]]["context"]["trace_id"] == span["context"]["trace_id"]

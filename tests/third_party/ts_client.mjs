@@ -1,8 +1,9 @@
 // A TypeScript agent: the MCP TypeScript SDK's own client, calling tools of the stdio server
 // whose command follows on the command line. MCP_PLAN (JSON) lists the calls:
-// [{"tool": "...", "arguments": {...}, "abortAfterMs": 300}], a call with abortAfterMs being
-// given up (the SDK sends notifications/cancelled). Prints one JSON line per call: the result,
-// or the error's code and message, or "aborted".
+// [{"tool": "...", "arguments": {...}, "abortAfterMs": 300, "timeoutMs": 300}], a call with
+// abortAfterMs being given up, one with timeoutMs timing out (either way the SDK sends
+// notifications/cancelled). Prints one JSON line per call: the result, or the error's code, or
+// "aborted".
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -17,6 +18,9 @@ for (const step of plan) {
   if (step.abortAfterMs !== undefined) {
     options.signal = controller.signal;
     setTimeout(() => controller.abort("the agent gave up"), step.abortAfterMs);
+  }
+  if (step.timeoutMs !== undefined) {
+    options.timeout = step.timeoutMs;
   }
   try {
     const result = await client.callTool({ name: step.tool, arguments: step.arguments ?? {} }, undefined, options);
