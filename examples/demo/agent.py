@@ -7,6 +7,9 @@ services ``mcp-demo-<role>``.
 
 MCP_OTEL_DEMO_ROUNDS (default 1) repeats the script; with MCP_OTEL_DEMO_GATE naming a file, each
 later round waits until that file exists (the stack test lets Prometheus see one round at a time).
+MCP_OTEL_DEMO_PROXIED names servers (comma-separated roles) that run uninstrumented behind
+``mcp-otel proxy`` instead, which makes their spans and metrics from the wire (the stack test
+proxies one: its figures must not change).
 
 healthy  20 lookups.
 flaky    20 fetches; the server fails a seeded share of them.
@@ -52,7 +55,16 @@ def server_command(role: str) -> tuple[str, list[str], dict[str, str]]:
         OTEL_METRICS_EXPORTER="otlp_proto_http",
         OTEL_LOGS_EXPORTER="none",
     )
-    return str(Path(sys.executable).with_name("opentelemetry-instrument")), [sys.executable, str(SERVERS), role], env
+    server = [sys.executable, str(SERVERS), role]
+    if role in os.environ.get("MCP_OTEL_DEMO_PROXIED", "").split(","):
+        # Uninstrumented: the agent's auto-instrumentation (mcp-otel run) reaches every Python
+        # child through PYTHONPATH (its sitecustomize), so the server's goes without it.
+        env["PYTHONPATH"] = os.pathsep.join(
+            path for path in env.get("PYTHONPATH", "").split(os.pathsep) if not path.endswith("auto_instrumentation")
+        )
+        proxy = str(Path(sys.executable).with_name("mcp-otel"))
+        return proxy, ["proxy", "--name", f"mcp-demo-{role}", "--", *server], env
+    return str(Path(sys.executable).with_name("opentelemetry-instrument")), server, env
 
 
 async def person(context: Any, params: Any) -> ElicitResult:

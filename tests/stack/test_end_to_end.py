@@ -1,7 +1,8 @@
 """The whole stack on 127.0.0.1, with the real programs: the demo agent (instrumented, its three
 servers too) exports OTLP to the built collector, which sends traces to Jaeger v2 and span
 metrics plus the in-process metrics to Prometheus (remote write), which evaluates the generated
-rules.
+rules. The slow server runs uninstrumented behind ``mcp-otel proxy``: its spans and metrics come
+off the wire, and every figure is the same as the in-process servers' would be.
 
 The demo runs two identical rounds; Prometheus sees the first one settle before the second starts,
 and every query covers the second round only. (A counter's first value is invisible to rate(), so
@@ -67,6 +68,7 @@ if MCP_MAJOR != 2:
 
 DEMO = REPO_ROOT / "examples" / "demo"
 AGENT_SERVICE = "mcp-demo-agent"
+PROXIED = "slow"  # the server that runs behind the proxy (its cancels and timeouts come off the wire)
 OK, FAILED, CANCELLED = ToolOutcome.OK.value, ToolOutcome.FAILED.value, ToolOutcome.CANCELLED.value
 Call = ServerCall
 DECLINED = CancelReason.INPUT_DECLINED.value
@@ -142,6 +144,9 @@ def _run_demo(directory: Path, server: Prometheus, otlp: str) -> tuple[float, st
         "OTEL_BSP_SCHEDULE_DELAY": "200",
         "MCP_OTEL_DEMO_ROUNDS": "2",
         "MCP_OTEL_DEMO_GATE": str(gate),
+        # One server uninstrumented behind mcp-otel proxy: every figure below must be the same.
+        "MCP_OTEL_DEMO_PROXIED": PROXIED,
+        "XDG_STATE_HOME": str(directory / "state"),  # the proxy's own file
     }
     command = [str(Path(sys.executable).with_name("mcp-otel")), "run", "--output", str(directory / "demo.jsonl")]
     with open(log, "wb") as output:
