@@ -23,6 +23,7 @@ span and one point (the same SDK, exporters and attributes, made by hand: ``span
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import random
 import statistics
@@ -50,6 +51,8 @@ _QUIET_EXPORT = {
     "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "8192",
     "OTEL_METRIC_EXPORT_INTERVAL": "3600000",
 }
+# Where valgrind's and the servers' own words go.
+_QUIET = open(os.devnull, "w")  # noqa: SIM115 (open for the life of the process)
 _PROXY = ["-c", "import sys; from mcp_otel.cli import main; sys.exit(main())", "proxy"]
 
 
@@ -69,8 +72,10 @@ async def _open(stack: AsyncExitStack, command: list[str], environment: dict[str
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
+    # The SDK's client warns at each call of the tool its server does not list (``big``).
+    logging.getLogger("mcp").setLevel(logging.ERROR)
     parameters = StdioServerParameters(command=command[0], args=command[1:], env=environment)
-    read, write = await stack.enter_async_context(stdio_client(parameters))
+    read, write = await stack.enter_async_context(stdio_client(parameters, errlog=_QUIET))
     session = await stack.enter_async_context(ClientSession(read, write))
     await session.initialize()
     return session
