@@ -146,6 +146,7 @@ def _span_floor(calls: int) -> None:
     """``calls`` SERVER spans and points with the proxy's attributes and exporters, by hand."""
     from opentelemetry.trace import SpanKind, set_span_in_context
 
+    from benchmarks.variants import END_ATTRIBUTES, POINT_ATTRIBUTES, SPAN_ATTRIBUTES, SPAN_NAMES
     from mcp_otel.proxy.telemetry import ProxyTelemetry
     from mcp_otel.semconv import DURATION_BUCKETS, MCP_SERVER_OPERATION_DURATION
 
@@ -155,26 +156,12 @@ def _span_floor(calls: int) -> None:
         histogram = telemetry.meter().create_histogram(
             MCP_SERVER_OPERATION_DURATION, unit="s", explicit_bucket_boundaries_advisory=DURATION_BUCKETS
         )
-        attributes = {
-            "mcp.method.name": "tools/call",
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": "ok",
-            "mcp.protocol.version": "2025-11-25",
-            "mcp.server.name": "bench",
-            "mcp.server.version": "2.3.0",
-            "network.transport": "pipe",
-            "jsonrpc.request.id": "7",
-        }
-        end = {"mcp.request.outcome": "ok", "tool.outcome": "ok"}
-        point = {
-            **{key: attributes[key] for key in ("mcp.method.name", "gen_ai.tool.name", "mcp.server.name")},
-            "network.transport": "pipe",
-            "mcp.protocol.version": "2025-11-25",
-            **end,
-        }
+        # The in-process floor's data for a tool call (benchmarks.variants): the proxy's spans have it too.
+        name, attributes = SPAN_NAMES["tools/call"], SPAN_ATTRIBUTES["tools/call"]
+        end, point = END_ATTRIBUTES["tools/call"], POINT_ATTRIBUTES["tools/call"]
         for _ in range(calls):
             started = time.perf_counter()
-            span = tracer.start_span("tools/call ok", kind=SpanKind.SERVER, attributes=attributes)
+            span = tracer.start_span(name, kind=SpanKind.SERVER, attributes=attributes)
             span.set_attributes(end)
             span.end()
             histogram.record(time.perf_counter() - started, point, context=set_span_in_context(span))

@@ -112,7 +112,7 @@ class CallMetrics:
         filter keeps one for a sampled span) links it to its own request, not to whatever span is
         current when it ends (the caller's, or none)."""
         method = attributes.get(MCP_METHOD_NAME, METHOD_TOOLS_CALL)
-        point = {**attributes, **outcome.points[method == METHOD_TOOLS_CALL]}
+        point = {**attributes, **outcome.point_attributes[method == METHOD_TOOLS_CALL]}
         # Told apart by identity: an enum's hash is a Python call, and this runs for every request.
         durations = self._client_durations if kind is SpanKind.CLIENT else self._server_durations
         durations.record(time.perf_counter() - started, point, context=set_span_in_context(span))

@@ -58,10 +58,12 @@ class CallOutcome:
     # not an error; neither, on a server, is a request the caller got wrong. (Set once, read for
     # every span.)
     is_error: bool = field(init=False, repr=False, compare=False)
-    # Its point and span attributes for (other requests, tool calls), indexed by "is a tool
-    # call", built once: read for every span and point (shared: not to be changed).
-    points: tuple[Mapping[str, str], Mapping[str, str]] = field(init=False, repr=False, compare=False)
-    _spans: tuple[Mapping[str, str], Mapping[str, str]] = field(init=False, repr=False, compare=False)
+    # Its attributes on a metric point and on a span, for (other requests, tool calls): indexed
+    # by "is a tool call", built once, read for every request (shared: not to be changed). The
+    # point has the same strings as the span, the cancel reason included (dashboards show a
+    # person's declines apart from other cancels); the span has the peer's error code too.
+    point_attributes: tuple[Mapping[str, str], Mapping[str, str]] = field(init=False, repr=False, compare=False)
+    span_attributes: tuple[Mapping[str, str], Mapping[str, str]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.outcome is Outcome.FAILED:
@@ -81,9 +83,9 @@ class CallOutcome:
             if self.outcome is Outcome.CANCELLED and self.cancel_reason is None:
                 raise ValueError("a cancelled outcome needs a cancel reason")
         other, tool = (_point_attributes(self.outcome, self.error_type, self.cancel_reason, t) for t in (False, True))
-        object.__setattr__(self, "points", (other, tool))
+        object.__setattr__(self, "point_attributes", (other, tool))
         code = {RPC_RESPONSE_STATUS_CODE: self.rpc_code} if self.rpc_code is not None else {}
-        object.__setattr__(self, "_spans", ({**other, **code}, {**tool, **code}))
+        object.__setattr__(self, "span_attributes", ({**other, **code}, {**tool, **code}))
         object.__setattr__(self, "is_error", self.outcome is Outcome.FAILED and not self.caller_fault)
 
     @classmethod
@@ -107,16 +109,6 @@ class CallOutcome:
     @classmethod
     def cancelled(cls, reason: CancelReason) -> CallOutcome:
         return cls(Outcome.CANCELLED, cancel_reason=reason)
-
-    def attributes(self, method: str = METHOD_TOOLS_CALL) -> dict[str, str]:
-        """The outcome's span attributes for a request of ``method``."""
-        return dict(self._spans[method == METHOD_TOOLS_CALL])
-
-    def metric_attributes(self, method: str) -> Mapping[str, str]:
-        """The outcome's attributes on a metric point: the same strings as on the span (shared:
-        not to be changed). The cancel reason is on points too, so that dashboards can show a
-        person's declines apart from other cancels."""
-        return self.points[method == METHOD_TOOLS_CALL]
 
 
 @lru_cache(maxsize=512)
@@ -148,7 +140,7 @@ def finish_span(
     The only writer of status and outcome attributes: ok and cancelled leave the status UNSET
     (instrumentations must not set OK), failed sets ERROR with the description.
     """
-    attributes = outcome._spans[method == METHOD_TOOLS_CALL]
+    attributes = outcome.span_attributes[method == METHOD_TOOLS_CALL]
     span.set_attributes({**attributes, **extra} if extra else attributes)
     if outcome.is_error:
         span.set_status(Status(StatusCode.ERROR, outcome.description))
