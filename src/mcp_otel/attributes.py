@@ -70,14 +70,14 @@ class Request(NamedTuple):
         method = str(method) if method else "unknown"
         if method not in KNOWN_METHODS:  # a peer's own method name
             method = bounded(method, settings.max_name_length)
-        method_shape = METHODS.get(method, _GENERIC)  # every request, both sides: no call
+        method_shape = shape(method)
         target = field(params, "name") if method_shape.target_attribute else None
-        if target is not None:
-            target = str(target)
-            if len(target) > settings.max_name_length:
-                target = bounded(target, settings.max_name_length)
         uri = field(params, "uri") if method_shape.has_uri else None
-        return cls(method, target, None if uri is None else bounded(str(uri), settings.max_content_length))
+        return cls(
+            method,
+            None if target is None else bounded(str(target), settings.max_name_length),
+            None if uri is None else bounded(str(uri), settings.max_content_length),
+        )
 
     @property
     def is_tool_call(self) -> bool:

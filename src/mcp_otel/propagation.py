@@ -50,8 +50,7 @@ class MetaPropagator:
     def inject(self, carrier: dict[str, str], span: trace.Span) -> None:
         """What the global propagator injects into ``carrier`` for ``span`` (with the current
         context's baggage)."""
-        if propagate.get_global_textmap() is not self._textmap:
-            self._refresh()
+        self._refresh()
         if self._direct and not (self._baggage and baggage.get_all()):
             span_context = span.get_span_context()
             if span_context != trace.INVALID_SPAN_CONTEXT:  # the propagator's own test
@@ -78,8 +77,7 @@ class MetaPropagator:
         return found if found is not None and found[1].is_valid else None
 
     def _extract(self, meta: Any) -> tuple[Context, trace.SpanContext] | None:
-        if propagate.get_global_textmap() is not self._textmap:
-            self._refresh()
+        self._refresh()
         carrier = meta_carrier(meta, self._fields)
         if not carrier:
             return None

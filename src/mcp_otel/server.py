@@ -354,14 +354,13 @@ class ServerInstrumentation:
             and (content := arguments_attributes(field(incoming.params, "arguments"), self._settings))
         ):
             span_attributes = {**span_attributes, **content}
-        if incoming.input_responses is not None and (answers := round_attributes(incoming.input_responses)):
+        if answers := round_attributes(incoming.input_responses):
             span_attributes = {**span_attributes, **answers}
         call = self._lifecycle.open(
             _ServerCall, SpanKind.SERVER, request, span_attributes, metric_attributes, parent=parent, links=links
         )
         call.attributes, call.owner, call.dispatch = attributes, owner, dispatch
-        if incoming.input_responses is not None:
-            call.input_declined = declined_in(incoming.input_responses)
+        call.input_declined = declined_in(incoming.input_responses)
         call.remote_trace_id = remote_span.trace_id if remote_span is not None else 0
         return call
 
