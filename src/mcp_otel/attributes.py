@@ -14,9 +14,9 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from mcp_otel.adapters.common import SessionFacts
 from mcp_otel.config import Settings
 from mcp_otel.fields import field
+from mcp_otel.frontends.common import SessionFacts
 from mcp_otel.outcome import bounded
 from mcp_otel.semconv import (
     GEN_AI_OPERATION_NAME,

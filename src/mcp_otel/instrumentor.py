@@ -16,6 +16,7 @@ from opentelemetry.trace import get_tracer
 
 from mcp_otel.client import ClientInstrumentation
 from mcp_otel.config import Settings
+from mcp_otel.frontends import fastmcp, mcp1, mcp2
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.patching import Patcher
 from mcp_otel.safety import report_once
@@ -48,12 +49,24 @@ class McpInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             metrics = CallMetrics(meter, settings)
             # One registry: sessions of both sides look their transport up by their write stream.
             transports = TransportRegistry()
-            client = ClientInstrumentation(tracer, metrics, settings, transports)
+            abandoned = mcp1.courtesy_cancel if settings.send_cancel else None
+            client = ClientInstrumentation(tracer, metrics, settings, transports, abandoned)
             # The client side learns from the other two: an agent's answer to its server's input
             # request (the person's no), and a client session's end (tasks it still follows).
             server = ServerInstrumentation(tracer, metrics, settings, transports, client.input_declined)
             sessions = SessionInstrumentation(metrics, settings, transports, client.session_closed)
-            self._patcher = Patcher([*client.patches(), *server.patches(), *sessions.patches()])
+            # Each front end patches where its SDK sends and handles requests; the sides patch
+            # what both majors share. The other major's targets are missing, and skipped.
+            self._patcher = Patcher(
+                [
+                    *client.patches(),
+                    *server.patches(),
+                    *mcp1.Mcp1FrontEnd(client, server).patches(),
+                    *mcp2.Mcp2FrontEnd(client, server).patches(),
+                    *fastmcp.patches(settings),
+                    *sessions.patches(),
+                ]
+            )
             self._patcher.start()
         except Exception as exc:
             report_once("instrument() failed; MCP calls are not traced", exc)

@@ -21,7 +21,7 @@ from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from mcp_otel.adapters.common import meta_carrier
+from mcp_otel.frontends.common import meta_carrier
 
 TRACEPARENT = "traceparent"
 TRACESTATE = "tracestate"

@@ -24,8 +24,8 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
-from mcp_otel.adapters import common, v1, v2
 from mcp_otel.config import Settings
+from mcp_otel.frontends import common, mcp1, mcp2
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import bounded
 from mcp_otel.patching import Patch
@@ -76,14 +76,14 @@ class SessionInstrumentation:
         # Read before closing: once the session is closed its transport closes too, which would
         # look like the peer's EOF. (A server's client closing the connection is the normal end
         # of its session.)
-        ending = self._ending(args, server_went_away=client and v1.transport_closed(instance))
+        ending = self._ending(args, server_went_away=client and mcp1.transport_closed(instance))
         try:
             return await wrapped(*args, **kwargs)
         finally:
             self._end(instance, ending, client=client)
 
     async def _v2_client_exit(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        ending = self._ending(args, server_went_away=v2.session_connection_closed(instance))
+        ending = self._ending(args, server_went_away=mcp2.session_connection_closed(instance))
         try:
             return await wrapped(*args, **kwargs)
         finally:
@@ -164,8 +164,8 @@ class SessionInstrumentation:
 
     def _server_facts(self, session: Any) -> dict[str, Any]:
         """mcp 1.x: the ``ServerSession``; mcp 2.x: the ``Connection``."""
-        facts = v1.server_session_facts(session) or v2.connection_facts(session, self._servers.get(session))
-        stream = common.session_write_stream(session) or v2.connection_write_stream(session)
+        facts = mcp1.server_session_facts(session) or mcp2.connection_facts(session, self._servers.get(session))
+        stream = common.session_write_stream(session) or mcp2.connection_write_stream(session)
         transport = self._transports.lookup(stream)
         return self._facts(
             facts.server_name, facts.protocol_version, transport.network_transport if transport else None

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
-from mcp_otel.adapters import common, v1
 from mcp_otel.classify import classify_client_exception, classify_client_result
 from mcp_otel.fields import field
+from mcp_otel.frontends import common
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.semconv import METHOD_TASKS_CANCEL, METHOD_TASKS_RESULT, CancelReason, ErrorType, ResultType
 
@@ -62,7 +62,7 @@ class TaskFollower:
 
     def follows(self, call: TaskCall, result: Any) -> bool:
         """Whether ``call`` was answered with a task this client can follow (then it is kept)."""
-        task_id = v1.task_id_of(result)
+        task_id = common.task_id_of(result)
         if task_id is None or not common.is_client_session(call.session):
             return False
         self._followed[(id(call.session), task_id)] = _Followed(call)

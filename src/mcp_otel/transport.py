@@ -16,7 +16,7 @@ from typing import Any
 
 import wrapt
 
-from mcp_otel.adapters import common
+from mcp_otel.frontends import common
 from mcp_otel.safety import report_once
 
 

@@ -46,7 +46,6 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
-from mcp_otel.adapters import common
 from mcp_otel.attributes import Request, round_attributes, session_attributes
 from mcp_otel.classify import (
     RpcError,
@@ -59,6 +58,7 @@ from mcp_otel.classify import (
     unfinished,
 )
 from mcp_otel.config import Settings
+from mcp_otel.frontends import common
 from mcp_otel.lifecycle import Call, Classify, Lifecycle
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, bounded

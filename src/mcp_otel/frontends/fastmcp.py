@@ -1,4 +1,4 @@
-"""fastmcp internals: how its own spans are turned off.
+"""The fastmcp front end: its patch table, which turns fastmcp's own spans off.
 
 fastmcp makes CLIENT and SERVER spans of its own for the requests we trace, with the context
 managers ``client_span`` (its client's mixins, its proxy provider) and ``server_span`` (its
@@ -16,6 +16,9 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from opentelemetry.trace import INVALID_SPAN
+
+from mcp_otel.config import SdkSpans, Settings
+from mcp_otel.patching import Patch
 
 
 def _switch() -> Callable[[], AbstractContextManager[Any]] | None:
@@ -48,3 +51,22 @@ def _switched(
 ) -> Iterator[Any]:
     with switch(), wrapped(*args, **kwargs) as span:
         yield span
+
+
+def patches(settings: Settings) -> list[Patch]:
+    """fastmcp 3.x's and 4.x's own span functions, replaced unless its spans are wanted
+    (setting ``sdk_spans``): its client's calls and a proxy server's calls to its backend
+    (``client_span``), its server's handling (``server_span``). The 4.x switch is also turned,
+    around each handler, by the mcp 2.x front end."""
+    if settings.sdk_spans is not SdkSpans.SUPPRESS:
+        return []
+    client_modules = (
+        "client.mixins.tools",
+        "client.mixins.resources",
+        "client.mixins.prompts",
+        "server.providers.proxy",
+    )
+    return [
+        *(Patch(f"fastmcp.{module}", "client_span", without_own_span, optional=True) for module in client_modules),
+        Patch("fastmcp.server.server", "server_span", without_own_span, optional=True),
+    ]

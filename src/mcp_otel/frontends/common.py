@@ -258,6 +258,15 @@ def transport_streams(yielded: Any) -> Any:
     return None
 
 
+def task_id_of(result: Any) -> str | None:
+    """The id of the task an SDK's ``CreateTaskResult`` answered with (mcp 1.x's experimental
+    tasks, which that SDK lets its client follow); ``None`` for any other result."""
+    kind = type(result)
+    if kind.__name__ != "CreateTaskResult" or not kind.__module__.startswith("mcp."):
+        return None
+    return str_or_none(getattr(getattr(result, "task", None), "taskId", None))
+
+
 @lru_cache(maxsize=1)
 def _mcp_error_classes() -> tuple[type[BaseException], ...]:
     try:

@@ -1,0 +1,369 @@
+"""The mcp 1.x front end: its patch table, and the only code that reads mcp 1.x's internals.
+
+Where mcp 1.x sends and handles requests: both sides send through ``BaseSession.send_request``
+(and ``send_notification``); servers handle in ``Server._handle_request`` (looked up at call
+time, so servers built before ``instrument()`` are covered), except ``initialize``, which
+``ServerSession`` answers itself; clients handle their server's requests in
+``ClientSession._received_request``. ``RequestResponder.respond`` tells what was answered, the
+responder whether the peer cancelled, the session's read stream whether the peer hung up. The
+typed requests' ``.root`` and ``params._meta``, and ``BaseSession``'s request ids, are read
+here too. Each hook hands what it learns to the side it feeds (:mod:`mcp_otel.client`,
+:mod:`mcp_otel.server`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcp_otel import binding
+from mcp_otel.classify import RpcError, classify_callback_crash, classify_server_call, unfinished
+from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall, ClientInstrumentation
+from mcp_otel.frontends import common
+from mcp_otel.frontends.common import ServerRequest, SessionFacts, header, rpc_error_of, session_facts, str_or_none
+from mcp_otel.outcome import CallOutcome
+from mcp_otel.patching import Patch
+from mcp_otel.safety import report_once
+from mcp_otel.semconv import METHOD_INITIALIZE, METHOD_TOOLS_CALL, ResultType
+from mcp_otel.server import ACTIVE_SERVER_CALL, ServerCall, ServerInstrumentation
+
+
+def next_request_id(session: Any) -> int | None:
+    """mcp 1.x: the id ``send_request`` will take, read just before it runs (it
+    allocates the id before it first awaits). mcp 2.x allocates inside its dispatcher (``None``).
+    """
+    if getattr(session, "_dispatcher", None) is not None:
+        return None
+    value = getattr(session, "_request_id", None)
+    return value if isinstance(value, int) else None
+
+
+def cancel_notification(request_id: Any, reason: str) -> Any:
+    """An mcp 1.x ``notifications/cancelled`` for ``request_id``."""
+    types: Any = importlib.import_module("mcp.types")  # typed against whichever major is installed
+    params = types.CancelledNotificationParams(requestId=request_id, reason=reason)
+    return types.ClientNotification(types.CancelledNotification(params=params))
+
+
+def method_and_params(request: Any) -> tuple[Any, Any]:
+    """mcp 1.x: the method and typed params of a request (``ClientRequest``/``ServerRequest``
+    wrap the request in ``.root``)."""
+    root = getattr(request, "root", request)
+    return getattr(root, "method", None), getattr(root, "params", None)
+
+
+def with_meta(request: Any, carrier: Mapping[str, str]) -> Any:
+    """A copy of an mcp 1.x request with ``carrier`` added to ``params._meta`` (the caller's
+    request is not changed)."""
+    root = getattr(request, "root", request)
+    params = root.params
+    if params is None:
+        # No params object to copy (ping, a list without cursor): rebuild the request with one.
+        data = root.model_dump(by_alias=True, mode="json", exclude_none=True)
+        data.setdefault("params", {})["_meta"] = dict(carrier)
+        new_root = type(root).model_validate(data)
+    else:
+        meta = params.meta
+        entries = meta.model_dump(by_alias=True, exclude_none=True) if meta is not None else {}
+        new_meta = type(params).Meta(**{**entries, **carrier})
+        new_root = root.model_copy(update={"params": params.model_copy(update={"meta": new_meta})})
+    return new_root if root is request else type(request)(new_root)
+
+
+def server_request(server: Any, responder: Any, request: Any, session: Any) -> ServerRequest:
+    """mcp 1.x ``Server._handle_request``: a request a server handles."""
+    client_params = getattr(session, "client_params", None)
+    return _received(
+        request,
+        responder,
+        session,
+        protocol_version=getattr(client_params, "protocolVersion", None),
+        server_name=getattr(server, "name", None),
+        server_version=getattr(server, "version", None),
+    )
+
+
+def initialize_request(session: Any, responder: Any) -> ServerRequest | None:
+    """mcp 1.x ``ServerSession._received_request``: the ``initialize`` it answers itself (``None``
+    for the other requests, which go on to ``Server._handle_request``)."""
+    request = getattr(getattr(responder, "request", None), "root", None)
+    if getattr(request, "method", None) != "initialize":
+        return None
+    options = getattr(session, "_init_options", None)
+    return _received(
+        request,
+        responder,
+        session,
+        protocol_version=getattr(getattr(request, "params", None), "protocolVersion", None),
+        server_name=getattr(options, "server_name", None),
+        server_version=getattr(options, "server_version", None),
+    )
+
+
+def client_received_request(session: Any, responder: Any) -> ServerRequest:
+    """mcp 1.x ``ClientSession._received_request``: a request a client handles from its server."""
+    facts = session_facts(session)
+    return _received(
+        getattr(getattr(responder, "request", None), "root", None),
+        responder,
+        session,
+        protocol_version=facts.protocol_version,
+        server_name=facts.server_name,
+        server_version=facts.server_version,
+    )
+
+
+def _received(
+    request: Any, responder: Any, session: Any, *, protocol_version: Any, server_name: Any, server_version: Any
+) -> ServerRequest:
+    metadata = getattr(responder, "message_metadata", None)
+    http_request = getattr(metadata, "request_context", None)
+    return ServerRequest(
+        method=getattr(request, "method", None),
+        params=getattr(request, "params", None),
+        request_id=getattr(responder, "request_id", None),
+        meta=getattr(responder, "request_meta", None),
+        protocol_version=str_or_none(protocol_version),
+        session_id=None if http_request is None else header(http_request, "mcp-session-id"),
+        http_request=http_request,
+        server_name=str_or_none(server_name),
+        server_version=str_or_none(server_version),
+        write_stream=getattr(session, "_write_stream", None),
+    )
+
+
+def peer_cancelled(responder: Any) -> bool:
+    """mcp 1.x: the client's notifications/cancelled reached this request before its answer."""
+    return getattr(responder, "cancelled", False) is True
+
+
+def transport_closed(session: Any) -> bool:
+    """The peer closed the connection: the transport closed its end of the session's read stream
+    (an anyio memory stream on every mcp 1.x transport), so nothing more can arrive (EOF). A
+    session shut down by its own side leaves that end open."""
+    try:
+        return session._read_stream.statistics().open_send_streams == 0  # type: ignore[no-any-return]
+    except Exception:  # another kind of stream: not known
+        return False
+
+
+# mcp 1.x: what a client session's receive loop answers when the agent's callback raised.
+CALLBACK_CRASH_CODE = -32602
+
+
+def handler_answer(exc: BaseException) -> RpcError:
+    """The error mcp 1.x answers a handler exception with (``McpError``: its own; else code 0)."""
+    return rpc_error_of(exc) or RpcError(0, str(exc))
+
+
+def server_session_facts(session: Any) -> SessionFacts | None:
+    """A ``ServerSession``'s server and negotiated protocol (``None`` for anything else)."""
+    options = getattr(session, "_init_options", None)
+    if options is None:
+        return None
+    client_params = getattr(session, "client_params", None)
+    return SessionFacts(
+        protocol_version=str_or_none(getattr(client_params, "protocolVersion", None)),
+        server_name=str_or_none(getattr(options, "server_name", None)),
+        server_version=str_or_none(getattr(options, "server_version", None)),
+    )
+
+
+class Mcp1FrontEnd:
+    """mcp 1.x's hooks: each finds its request's facts and hands them to its side."""
+
+    def __init__(self, client: ClientInstrumentation, server: ServerInstrumentation) -> None:
+        self._client = client
+        self._server = server
+
+    def patches(self) -> list[Patch]:
+        return [
+            # Both sides send through BaseSession.
+            Patch("mcp.shared.session", "BaseSession.send_request", self._send_request, optional=True),
+            Patch("mcp.shared.session", "BaseSession.send_notification", self._client.send_notification, optional=True),
+            Patch("mcp.server.lowlevel.server", "Server._handle_request", self._handle_request, optional=True),
+            Patch("mcp.client.session", "ClientSession._received_request", self._client_received, optional=True),
+            Patch("mcp.shared.session", "RequestResponder.respond", self._respond, optional=True),
+        ]
+
+    # --- requests sent ------------------------------------------------------------------------
+
+    def _send_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        active = ACTIVE_CALL.get()
+        if (
+            active is not None
+            and not active.sent
+            and active.session is instance
+            and active.method == METHOD_TOOLS_CALL
+            and not active.rounds
+            and args
+            and getattr(getattr(args[0], "root", None), "method", None) == METHOD_TOOLS_CALL
+        ):
+            # call_tool's own tools/call, which it awaits at once: its span is call_tool's. Told
+            # here, before the SDK's coroutine exists, so that this send (every tool call
+            # makes one) costs no coroutine of ours.
+            active.sent = True
+            self._note_request_id(active, instance)
+            return wrapped(*args, **kwargs)
+        return self._send(wrapped, instance, args, kwargs)
+
+    async def _send(self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def describe() -> tuple[Any, Any]:
+            (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
+            return method_and_params(request)
+
+        # Both sides send through BaseSession: which one this is, asked only for a span of its own.
+        call = self._client.start_request(session, describe, from_server=None)
+        if call is None:
+            active = ACTIVE_CALL.get()
+            if active is not None and active.session is session and active.sent and active.request_id is None:
+                self._note_request_id(active, session)  # call_tool's own request, passed by keyword
+            return await wrapped(*args, **kwargs)
+        self._note_request_id(call, session)
+        args, kwargs = self._with_trace_context(wrapped, call, args, kwargs)
+        return await self._client.traced(call, SENDING, wrapped, args, kwargs)
+
+    def _note_request_id(self, call: ClientCall, session: Any) -> None:
+        """The id ``send_request`` is about to take (read before it runs: it takes it before it
+        first awaits)."""
+        try:
+            request_id = next_request_id(session)
+        except Exception as exc:  # the span is still useful without it
+            report_once("could not read the client session's facts", exc)
+            return
+        if request_id is not None:
+            call.v1_request_id = request_id
+            self._client.note_request_id(call, request_id)
+
+    def _with_trace_context(
+        self, wrapped: Any, call: ClientCall, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The request with our span's context in ``params._meta`` (a copy: the caller's request
+        is not changed)."""
+        if not self._client.settings.propagate:
+            return args, kwargs
+        try:
+            slot = binding.argument_slot(binding.plain_function(wrapped), "request")
+            request = slot.get(args, kwargs) if slot is not None else None
+            if slot is None or request is None:
+                return args, kwargs
+            carrier: dict[str, str] = {}
+            self._client.propagator.inject(carrier, call.span)
+            return slot.replace(args, kwargs, with_meta(request, carrier)) if carrier else (args, kwargs)
+        except Exception as exc:
+            report_once("could not inject trace context", exc)
+            return args, kwargs
+
+    # --- requests handled ---------------------------------------------------------------------
+
+    def _handle_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def facts() -> tuple[ServerRequest, Any, Any] | None:
+            responder, request, session = binding.arguments_of(wrapped, args, kwargs, "message", "req", "session")
+            return server_request(instance, responder, request, session), session, responder
+
+        return self._handle(facts, wrapped, args, kwargs)
+
+    def _client_received(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        def facts() -> tuple[ServerRequest, Any, Any] | None:
+            (responder,) = binding.arguments_of(wrapped, args, kwargs, "responder")
+            return client_received_request(instance, responder), instance, responder
+
+        return self._handle(facts, wrapped, args, kwargs)
+
+    def _handle(
+        self,
+        facts: Callable[[], tuple[ServerRequest, Any, Any] | None],
+        wrapped: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        # The handler returns nothing: the answer is what respond() was given.
+        return self._server.handle(facts, self._outcome, _answer, wrapped, args, kwargs)
+
+    def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
+        session, responder = call.owner, call.dispatch
+        cancelled_by_peer = peer_cancelled(responder)
+        if exc is None and not call.answered and not cancelled_by_peer:
+            # Returned without answering: 1.12-1.26 swallow a transport-close cancel.
+            return classify_server_call(is_cancellation=True, transport_closed=transport_closed(session))
+        cancelled = exc is not None and common.is_cancellation(exc)
+        answer_error: RpcError | None
+        if exc is not None and not cancelled and common.is_client_session(session) and rpc_error_of(exc) is None:
+            # An agent's callback raised: the session's receive loop answers -32602 for it.
+            return classify_callback_crash(type(exc).__qualname__, CALLBACK_CRASH_CODE)
+        if exc is not None and not cancelled:  # raised only with raise_exceptions=True
+            answer_error = handler_answer(exc)
+        else:
+            answer_error = common.rpc_error_from(call.answer) if call.answered else None
+        answer = _answer(call)
+        if answer_error is None and not cancelled_by_peer and (result_type := unfinished(answer)) is not None:
+            return result_type
+        return classify_server_call(
+            answer=answer,
+            rpc_error=answer_error,
+            peer_cancelled=cancelled_by_peer,
+            is_cancellation=cancelled,
+            transport_closed=cancelled and transport_closed(session),  # read only where it decides
+            keep_message=self._server.settings.capture_content,
+            answer_declined=self._server.declined_answer(call, answer, answer_error),
+            input_declined=call.input_declined,
+        )
+
+    def _respond(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        call = ACTIVE_SERVER_CALL.get()
+        if call is not None and call.dispatch is instance:
+            # Noted before sending: an answer the closed transport drops is still the outcome.
+            call.answer = args[0] if args else kwargs.get("response")
+            call.answered = True
+        elif call is None:
+            return self._initialize(wrapped, instance, args, kwargs)
+        return wrapped(*args, **kwargs)
+
+    def _initialize(self, wrapped: Any, responder: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``ServerSession`` answers ``initialize`` itself, outside any handler: its span is the
+        answer's (what the session does before it, recording the client's parameters, is not a
+        step that can fail or wait). Hooked here, not on ``_received_request``, which every
+        request passes through."""
+        try:
+            session = getattr(responder, "_session", None)
+            request = initialize_request(session, responder)
+        except Exception as exc:
+            report_once("could not start a server span", exc)
+            request = None
+        if request is None:
+            return wrapped(*args, **kwargs)
+        # The answer goes through this wrapper again, now with the call active, which notes it.
+        return self._handle(lambda: (request, session, responder), responder.respond, args, kwargs)
+
+
+def _answer(call: ServerCall, result: Any = None) -> Any:
+    """What the request was answered with: what respond() was given, out of its ``RootModel``."""
+    return getattr(call.answer, "root", call.answer)
+
+
+# Seconds a courtesy notifications/cancelled may take before we give up on it.
+COURTESY_CANCEL_TIMEOUT = 2.0
+
+
+async def courtesy_cancel(call: ClientCall, exc: BaseException) -> None:
+    """Opt-in (setting ``send_cancel``), clients only: tell the server a request we stopped
+    waiting for is cancelled, as mcp 2.x clients do, so it stops the work (and records it as
+    cancelled). Shielded from the caller's cancellation and bounded in time. Never for
+    ``initialize`` (the specification forbids cancelling it)."""
+    try:
+        if call.v1_request_id is None or call.method == METHOD_INITIALIZE:
+            return
+        if not common.is_client_session(call.session):
+            return
+        reason = common.abandon_reason(exc)
+        if reason is None:
+            return
+        notification = cancel_notification(call.v1_request_id, reason)
+        import anyio  # the SDK's async library, there whenever the SDK is (not imported before it)
+
+        with anyio.CancelScope(shield=True), anyio.move_on_after(COURTESY_CANCEL_TIMEOUT):
+            await call.session.send_notification(notification)
+    except Exception as error:
+        report_once("could not send a courtesy cancel", error, logging.DEBUG)
