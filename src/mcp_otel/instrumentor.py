@@ -61,10 +61,9 @@ class McpInstrumentor(BaseInstrumentor):  # type: ignore[misc]
                 [
                     *client.patches(),
                     *server.patches(),
-                    *mcp1.Mcp1FrontEnd(client, server).patches(),
-                    *mcp2.Mcp2FrontEnd(client, server).patches(),
+                    *mcp1.Mcp1FrontEnd(client, server, sessions).patches(),
+                    *mcp2.Mcp2FrontEnd(client, server, sessions).patches(),
                     *fastmcp.patches(settings),
-                    *sessions.patches(),
                 ]
             )
             self._patcher.start()

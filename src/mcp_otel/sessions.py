@@ -1,7 +1,7 @@
-"""Session patches: ``mcp.client.session.duration`` and ``mcp.server.session.duration``.
+"""Session durations: ``mcp.client.session.duration`` and ``mcp.server.session.duration``.
 
 A session lasts from the moment its session object (or connection) is open to the moment it is
-closed:
+closed; which SDK objects those are is each front end's to know:
 
 * clients, both majors: ``ClientSession.__aenter__`` to ``__aexit__`` (mcp 1.x: ``BaseSession``'s);
 * mcp 1.x servers: ``ServerSession`` (``BaseSession.__aenter__`` to ``__aexit__``);
@@ -25,16 +25,18 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from mcp_otel.config import Settings
-from mcp_otel.frontends import common, mcp1, mcp2
+from mcp_otel.frontends import common
+from mcp_otel.frontends.common import SessionFacts
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import bounded
-from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import ERROR_TYPE, MCP_PROTOCOL_VERSION, MCP_SERVER_NAME, NETWORK_TRANSPORT, ErrorType
 from mcp_otel.transport import TransportRegistry
 
 
 class SessionInstrumentation:
+    """Each session's one duration point, fed by the front ends' session hooks."""
+
     def __init__(
         self,
         metrics: CallMetrics,
@@ -49,73 +51,37 @@ class SessionInstrumentation:
         self._client_closed = client_closed
         # Open sessions (session objects, or mcp 2.x connections) -> their start.
         self._started: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
-        # mcp 2.x connections -> the server they serve (learnt when its runner is built).
-        self._servers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
-    def patches(self) -> list[Patch]:
-        return [
-            # mcp 1.x: clients and servers
-            Patch("mcp.shared.session", "BaseSession.__aenter__", self._enter, optional=True),
-            Patch("mcp.shared.session", "BaseSession.__aexit__", self._v1_exit, optional=True),
-            # mcp 2.x clients
-            Patch("mcp.client.session", "ClientSession.__aenter__", self._enter, optional=True),
-            Patch("mcp.client.session", "ClientSession.__aexit__", self._v2_client_exit, optional=True),
-            # mcp 2.x servers
-            Patch("mcp.server.connection", "Connection.for_loop", self._v2_connection_opened, optional=True),
-            Patch("mcp.server.runner", "ServerRunner.__init__", self._v2_runner_built, optional=True),
-            Patch("mcp.server.runner", "aclose_shielded", self._v2_connection_closed, optional=True),
-        ]
-
-    async def _enter(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    async def enter(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The wrapper of a session's ``__aenter__``: it starts once open."""
         result = await wrapped(*args, **kwargs)
-        self._start(instance)
+        self.start(instance)
         return result
 
-    async def _v1_exit(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        client = common.is_client_session(instance)
-        # Read before closing: once the session is closed its transport closes too, which would
-        # look like the peer's EOF. (A server's client closing the connection is the normal end
-        # of its session.)
-        ending = self._ending(args, server_went_away=client and mcp1.transport_closed(instance))
-        try:
-            return await wrapped(*args, **kwargs)
-        finally:
-            self._end(instance, ending, client=client)
-
-    async def _v2_client_exit(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        ending = self._ending(args, server_went_away=mcp2.session_connection_closed(instance))
-        try:
-            return await wrapped(*args, **kwargs)
-        finally:
-            self._end(instance, ending, client=True)
-
-    def _v2_connection_opened(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        connection = wrapped(*args, **kwargs)
-        self._start(connection)
-        return connection
-
-    def _v2_runner_built(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        result = wrapped(*args, **kwargs)
-        try:
-            connection = getattr(instance, "connection", None)
-            if connection is not None and connection in self._started:
-                self._servers[connection] = getattr(instance, "server", None)
-        except Exception as exc:
-            report_once("could not note a session's server", exc)
-        return result
-
-    async def _v2_connection_closed(
-        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    async def exit(
+        self,
+        wrapped: Any,
+        session: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        client: bool,
+        server_went_away: bool,
+        server: Callable[[], tuple[SessionFacts, Any]] | None = None,
     ) -> Any:
-        connection = args[0] if args else kwargs.get("connection")
+        """A session's ``__aexit__`` (its arguments ``args``), called by a front end's wrapper
+        that read, before closing, whether its server went away (once it is closed its
+        transport closes too, which would look like the peer's EOF); ``server``: a server
+        session's facts and write stream."""
+        ending = self._ending(args, server_went_away=server_went_away)
         try:
             return await wrapped(*args, **kwargs)
         finally:
-            self._end(connection, None, client=False)
+            self.end(session, ending, client=client, server=server)
 
     # --- bookkeeping --------------------------------------------------------------------------
 
-    def _start(self, session: Any) -> None:
+    def start(self, session: Any) -> None:
         try:
             self._started[session] = time.perf_counter()
         except Exception as exc:
@@ -133,7 +99,16 @@ class SessionInstrumentation:
             report_once("could not tell how a session ended", exc)
             return None
 
-    def _end(self, session: Any, error_type: str | None, *, client: bool) -> None:
+    def end(
+        self,
+        session: Any,
+        error_type: str | None,
+        *,
+        client: bool,
+        server: Callable[[], tuple[SessionFacts, Any]] | None = None,
+    ) -> None:
+        """``session`` ended (``error_type``: how, ``None`` for a clean end); a server session's
+        facts and write stream come from ``server`` (``None``: a client session's own)."""
         if client:
             try:
                 self._client_closed(session)
@@ -143,7 +118,7 @@ class SessionInstrumentation:
             started = self._started.pop(session, None)
             if started is None:
                 return
-            attributes = self._client_facts(session) if client else self._server_facts(session)
+            attributes = self._client_facts(session) if server is None else self._server_facts(*server())
             if error_type is not None:
                 attributes[ERROR_TYPE] = error_type
             kind = SpanKind.CLIENT if client else SpanKind.SERVER
@@ -162,11 +137,8 @@ class SessionInstrumentation:
             facts.server_name, facts.protocol_version, transport.network_transport if transport else None
         )
 
-    def _server_facts(self, session: Any) -> dict[str, Any]:
-        """mcp 1.x: the ``ServerSession``; mcp 2.x: the ``Connection``."""
-        facts = mcp1.server_session_facts(session) or mcp2.connection_facts(session, self._servers.get(session))
-        stream = common.session_write_stream(session) or mcp2.connection_write_stream(session)
-        transport = self._transports.lookup(stream)
+    def _server_facts(self, facts: SessionFacts, write_stream: Any) -> dict[str, Any]:
+        transport = self._transports.lookup(write_stream)
         return self._facts(
             facts.server_name, facts.protocol_version, transport.network_transport if transport else None
         )

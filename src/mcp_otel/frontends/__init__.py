@@ -1,7 +1,15 @@
-"""The MCP SDK's shapes, one module per SDK major (and fastmcp): the only code that reads its internals.
+"""The front ends: each source of facts about requests in its own module, the only code that
+reads that source's shapes.
 
-:mod:`.common` holds what both majors share (or what is told apart by a feature check on one
-object), :mod:`.v1` mcp 1.x's internals, :mod:`.v2` mcp 2.x's, :mod:`.fastmcp` fastmcp's. An SDK
-change is fixed in one place, and functions here never raise on an unexpected shape: they
-return ``None`` (or an empty value).
+:mod:`.mcp1` and :mod:`.mcp2` are each SDK major's patch table: where its requests are sent and
+handled, its sessions opened and closed, and how it says what was answered and whether the peer
+cancelled; :mod:`.fastmcp` turns fastmcp's own spans off. :mod:`.common` holds what both majors
+share (or what is told apart by a feature check on one object). The fourth front end is the
+wire: :mod:`mcp_otel.proxy.wire`, where a stdio message becomes a span.
+
+Every front end feeds the same sides (:mod:`mcp_otel.client`, :mod:`mcp_otel.server`,
+:mod:`mcp_otel.sessions`) and through them the one request lifecycle
+(:mod:`mcp_otel.lifecycle`). Both majors' tables are applied; the targets the installed major
+lacks are skipped. An SDK change is fixed in one place, and the shape readers never raise on an
+unexpected shape: they return ``None`` (or an empty value).
 """

@@ -28,6 +28,7 @@ from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import METHOD_INITIALIZE, METHOD_TOOLS_CALL, ResultType
 from mcp_otel.server import ACTIVE_SERVER_CALL, ServerCall, ServerInstrumentation
+from mcp_otel.sessions import SessionInstrumentation
 
 
 def next_request_id(session: Any) -> int | None:
@@ -174,9 +175,12 @@ def server_session_facts(session: Any) -> SessionFacts | None:
 class Mcp1FrontEnd:
     """mcp 1.x's hooks: each finds its request's facts and hands them to its side."""
 
-    def __init__(self, client: ClientInstrumentation, server: ServerInstrumentation) -> None:
+    def __init__(
+        self, client: ClientInstrumentation, server: ServerInstrumentation, sessions: SessionInstrumentation
+    ) -> None:
         self._client = client
         self._server = server
+        self._sessions = sessions
 
     def patches(self) -> list[Patch]:
         return [
@@ -186,6 +190,9 @@ class Mcp1FrontEnd:
             Patch("mcp.server.lowlevel.server", "Server._handle_request", self._handle_request, optional=True),
             Patch("mcp.client.session", "ClientSession._received_request", self._client_received, optional=True),
             Patch("mcp.shared.session", "RequestResponder.respond", self._respond, optional=True),
+            # Sessions, both sides.
+            Patch("mcp.shared.session", "BaseSession.__aenter__", self._sessions.enter, optional=True),
+            Patch("mcp.shared.session", "BaseSession.__aexit__", self._session_exit, optional=True),
         ]
 
     # --- requests sent ------------------------------------------------------------------------
@@ -336,6 +343,23 @@ class Mcp1FrontEnd:
             return wrapped(*args, **kwargs)
         # The answer goes through this wrapper again, now with the call active, which notes it.
         return self._handle(lambda: (request, session, responder), responder.respond, args, kwargs)
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    async def _session_exit(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        client = common.is_client_session(instance)
+        if client:
+            # A server's client closing the connection is the normal end of its session.
+            return await self._sessions.exit(
+                wrapped, instance, args, kwargs, client=True, server_went_away=transport_closed(instance)
+            )
+
+        def server() -> tuple[SessionFacts, Any]:
+            return server_session_facts(instance) or common.NO_FACTS, common.session_write_stream(instance)
+
+        return await self._sessions.exit(
+            wrapped, instance, args, kwargs, client=False, server_went_away=False, server=server
+        )
 
 
 def _answer(call: ServerCall, result: Any = None) -> Any:

@@ -17,6 +17,7 @@ and the wire carries our context. Each hook hands what it learns to the side it 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from functools import lru_cache
@@ -51,6 +52,7 @@ from mcp_otel.semconv import (
     ResultType,
 )
 from mcp_otel.server import ACTIVE_SERVER_CALL, ServerCall, ServerInstrumentation
+from mcp_otel.sessions import SessionInstrumentation
 
 # mcp 2.x TransportContext.kind values.
 _DIRECT = "direct"  # in-process DirectDispatcher: the client's task runs the handler
@@ -181,9 +183,14 @@ def connection_write_stream(connection: Any) -> Any:
 class Mcp2FrontEnd:
     """mcp 2.x's hooks: each finds its request's facts and hands them to its side."""
 
-    def __init__(self, client: ClientInstrumentation, server: ServerInstrumentation) -> None:
+    def __init__(
+        self, client: ClientInstrumentation, server: ServerInstrumentation, sessions: SessionInstrumentation
+    ) -> None:
         self._client = client
         self._server = server
+        self._sessions = sessions
+        # Connections -> the server they serve (learnt when its runner is built).
+        self._servers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     def patches(self) -> list[Patch]:
         return [
@@ -204,6 +211,12 @@ class Mcp2FrontEnd:
             Patch("mcp.server.runner", "ServerRunner._on_request", self._on_request, optional=True),
             Patch("mcp.client.session", "ClientSession._on_request", self._client_on_request, optional=True),
             Patch("mcp.server._otel", "OpenTelemetryMiddleware.__call__", self._sdk_middleware, optional=True),
+            # Client sessions, and a server's handshake-era connections.
+            Patch("mcp.client.session", "ClientSession.__aenter__", self._sessions.enter, optional=True),
+            Patch("mcp.client.session", "ClientSession.__aexit__", self._client_session_exit, optional=True),
+            Patch("mcp.server.connection", "Connection.for_loop", self._connection_opened, optional=True),
+            Patch("mcp.server.runner", "ServerRunner.__init__", self._runner_built, optional=True),
+            Patch("mcp.server.runner", "aclose_shielded", self._connection_closed, optional=True),
         ]
 
     # --- calls as the caller made them, with their input rounds -------------------------------
@@ -396,6 +409,43 @@ class Mcp2FrontEnd:
             if skip:
                 return call_next(ctx)
         return wrapped(*args, **kwargs)
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    async def _client_session_exit(
+        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        went_away = session_connection_closed(instance)
+        return await self._sessions.exit(wrapped, instance, args, kwargs, client=True, server_went_away=went_away)
+
+    def _connection_opened(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        connection = wrapped(*args, **kwargs)
+        self._sessions.start(connection)
+        return connection
+
+    def _runner_built(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        result = wrapped(*args, **kwargs)
+        try:
+            connection = getattr(instance, "connection", None)
+            if connection is not None:
+                self._servers[connection] = getattr(instance, "server", None)
+        except Exception as exc:
+            report_once("could not note a session's server", exc)
+        return result
+
+    async def _connection_closed(
+        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        connection = args[0] if args else kwargs.get("connection")
+
+        def server() -> tuple[SessionFacts, Any]:
+            facts = connection_facts(connection, self._servers.get(connection))
+            return facts, common.session_write_stream(connection) or connection_write_stream(connection)
+
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            self._sessions.end(connection, None, client=False, server=server)
 
 
 def _returned(call: ServerCall, result: Any) -> Any:
