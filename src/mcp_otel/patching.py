@@ -1,8 +1,9 @@
 """The patch table machinery: apply wrapt wrappers when their module is imported, remove them all.
 
-Patches are declared as data (module, attribute path, wrapper) by the client and server modules.
-A target that is missing in the installed SDK is skipped and logged once: the same table serves
-mcp 1.x and 2.x, and a feature one major lacks is expected to be missing there.
+Patches are declared as data (module, attribute path, wrapper) by the front ends
+(:mod:`mcp_otel.frontends`) and by the sides for what both majors share. A target that is missing
+in the installed SDK is skipped and logged once: both majors' tables are applied, and a feature
+one major lacks is expected to be missing there.
 """
 
 from __future__ import annotations
