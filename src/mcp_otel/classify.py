@@ -248,6 +248,15 @@ def classify_server_call(
     return OK
 
 
+def classify_http_rejection(status: int, *, receiver: bool) -> CallOutcome:
+    """A request the HTTP layer refused before JSON-RPC answered it (401, 403, 404 for an expired
+    session, 5xx): ``error.type`` is the status. On its receiver (a SERVER span) a 4xx is the
+    caller's fault, status UNSET, as the JSON-RPC caller faults are; a 5xx is the server's."""
+    if receiver and 400 <= status < 500:
+        return CallOutcome.caller_fault_rejection(status)
+    return CallOutcome.failed(str(status))
+
+
 def classify_callback_crash(exception_name: str, wire_code: int) -> CallOutcome:
     """An agent's callback raised while answering its server's request: the agent's own failure,
     whatever code the SDK answers for it (mcp 1.x answers -32602, a caller-fault code)."""

@@ -57,15 +57,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     proxy = commands.add_parser(
         "proxy",
-        help="run a stdio MCP server (any language) behind a relay that traces its requests",
+        help="run an MCP server (any language, stdio or HTTP) behind a relay that traces its requests",
         description="Starts COMMAND, an MCP server over stdio, and relays this process's stdin and stdout to "
-        "it byte for byte (its stderr passes through). Each request the client sends gets the SERVER span, "
+        "it byte for byte (its stderr passes through); or, with --listen and --upstream, serves HOST:PORT as "
+        "a reverse proxy of the streamable HTTP server at URL. Each request the client sends gets the SERVER span, "
         "and each request the server sends the CLIENT span, that an instrumented server would make, with "
         "its outcome (--as client: the client's spans instead); spans and metrics go to --output as OTLP "
         "JSON lines (mcp-otel report --side server reads them), and also to OTLP when "
-        "OTEL_EXPORTER_OTLP_ENDPOINT is set. Exits with the server's status.",
+        "OTEL_EXPORTER_OTLP_ENDPOINT is set. Exits with the server's status (over HTTP: runs until SIGINT or "
+        "SIGTERM).",
     )
-    proxy.add_argument("--name", help="the server's service.name (default: from COMMAND)")
+    proxy.add_argument("--name", help="the server's service.name (default: from COMMAND, or the upstream's host)")
+    proxy.add_argument("--listen", metavar="HOST:PORT", help="serve HTTP here, as a reverse proxy of --upstream")
+    proxy.add_argument("--upstream", metavar="URL", help="the streamable HTTP server, e.g. http://127.0.0.1:8000/mcp")
     proxy.add_argument(
         "--as",
         dest="stands_for",
@@ -130,6 +134,16 @@ def _assets(args: argparse.Namespace) -> int:
 
 def _proxy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     command = args.server[1:] if args.server[:1] == ["--"] else args.server
+    as_client = args.stands_for == "client"
+    if args.listen or args.upstream:
+        if not (args.listen and args.upstream) or command:
+            parser.error("proxy: over HTTP, give both --listen HOST:PORT and --upstream URL, and no command")
+        try:
+            from mcp_otel.proxy.main import proxy_http  # the proxy extra's
+        except ImportError as exc:
+            print(f"mcp-otel proxy: HTTP needs aiohttp: pip install 'mcp-otel[proxy]' ({exc})", file=sys.stderr)
+            return EXIT_UNREADABLE
+        return proxy_http(args.listen, args.upstream, name=args.name, output=args.output, as_client=as_client)
     if not command:
         parser.error("proxy: give the server's command after --, e.g. mcp-otel proxy -- python -m my_server")
     try:
@@ -137,7 +151,7 @@ def _proxy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"mcp-otel proxy: needs the OpenTelemetry SDK: pip install 'mcp-otel[sdk]' ({exc})", file=sys.stderr)
         return EXIT_UNREADABLE
-    return proxy(command, name=args.name, output=args.output, as_client=args.stands_for == "client")
+    return proxy(command, name=args.name, output=args.output, as_client=as_client)
 
 
 def _wrap(args: argparse.Namespace) -> int:

@@ -71,8 +71,8 @@ class CallOutcome:
                 raise ValueError("a failed outcome needs an error.type")
             if self.cancel_reason is not None:
                 raise ValueError("a failed outcome has no cancel reason")
-            if self.caller_fault and (self.rpc_code is None or self.description is not None):
-                raise ValueError("a caller-fault outcome has an error code and no description")
+            if self.caller_fault and (self.description is not None or not _blames(self)):
+                raise ValueError("a caller-fault outcome names its code (JSON-RPC, or HTTP 4xx) and no description")
         else:
             if self.caller_fault:
                 raise ValueError(f"a {self.outcome.value} outcome is not a caller fault")
@@ -107,8 +107,23 @@ class CallOutcome:
         return cls(Outcome.FAILED, error_type=str(code), rpc_code=str(code), caller_fault=True)
 
     @classmethod
+    def caller_fault_rejection(cls, status: int) -> CallOutcome:
+        """A server's HTTP refusal that blames the request (4xx: not a server error, as HTTP's
+        conventions say of SERVER spans); no JSON-RPC code came."""
+        return cls(Outcome.FAILED, error_type=str(status), caller_fault=True)
+
+    @classmethod
     def cancelled(cls, reason: CancelReason) -> CallOutcome:
         return cls(Outcome.CANCELLED, cancel_reason=reason)
+
+
+def _blames(outcome: CallOutcome) -> bool:
+    """A caller fault says who blamed the request: a JSON-RPC code from the wire, or (refused
+    before JSON-RPC) an HTTP 4xx status as its ``error.type``."""
+    error_type = outcome.error_type or ""
+    return outcome.rpc_code is not None or (
+        len(error_type) == 3 and error_type.startswith("4") and error_type.isdigit()
+    )
 
 
 @lru_cache(maxsize=512)

@@ -47,6 +47,9 @@ SERVER_ADDRESS: Final = "server.address"
 SERVER_PORT: Final = "server.port"
 CLIENT_ADDRESS: Final = "client.address"
 CLIENT_PORT: Final = "client.port"
+# The HTTP status of a request refused before JSON-RPC (mcp-otel proxy over HTTP); error.type is
+# that status then (semantic-conventions-genai PR #458: MCP over HTTP).
+HTTP_RESPONSE_STATUS_CODE: Final = "http.response.status_code"
 
 # --- MCP metrics (semantic-conventions-genai model/mcp/metrics.yaml, mcp.md @4172e394) ---
 MCP_CLIENT_OPERATION_DURATION: Final = "mcp.client.operation.duration"

@@ -1,6 +1,7 @@
 """The high-level server of the installed major (FastMCP on mcp 1.x, MCPServer on 2.x).
 
-Usage: python -m tests.servers.highlevel_server stdio | http PORT
+Usage: python -m tests.servers.highlevel_server stdio | http PORT [TOKEN]
+(with TOKEN, HTTP requests without ``Authorization: Bearer TOKEN`` are refused with 401)
 Tools: ok; fails (raises ValueError: the SDK answers an isError result); rejects (raises the
 SDK's MCP error -32602: 1.x FastMCP still answers isError, 2.x MCPServer a JSON-RPC error);
 slow (sleeps `seconds`, default 5); session (the Mcp-Session-Id header the server received, or
@@ -72,10 +73,28 @@ def build_server() -> Any:
     return server
 
 
+def requiring_token(app: Any, token: str) -> Any:
+    """``app`` behind a bearer token: a request without it is refused before JSON-RPC (401)."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            body = b'{"error":"invalid_token"}'
+            headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
+            await send({"type": "http.response.start", "status": 401, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 if __name__ == "__main__":
     install_span_file()
     if sys.argv[1] == "stdio":
         build_server().run("stdio")
     else:
         app = build_server().streamable_http_app()
+        if len(sys.argv) > 3:
+            app = requiring_token(app, sys.argv[3])
         uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")

@@ -1,17 +1,22 @@
-"""``mcp-otel proxy -- COMMAND``: the proxy's telemetry, its session and the relay, put together."""
+"""``mcp-otel proxy -- COMMAND`` and ``mcp-otel proxy --listen HOST:PORT --upstream URL``: the
+proxy's telemetry, its sessions and the relay, put together."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 from mcp_otel.config import Settings
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.proxy.stdio import relay
 from mcp_otel.proxy.telemetry import ProxyTelemetry, default_output, server_name_of
 from mcp_otel.proxy.wire import WireSession
+from mcp_otel.semconv import NETWORK_TRANSPORT, SERVER_ADDRESS, SERVER_PORT, TRANSPORT_TCP
 
 EXIT_NOT_STARTED = 127  # as a shell says of a command it cannot run
 
@@ -34,3 +39,59 @@ def proxy(
         return EXIT_NOT_STARTED
     finally:
         telemetry.shutdown()
+
+
+def proxy_http(
+    listen: str, upstream: str, *, name: str | None = None, output: Path | None = None, as_client: bool = False
+) -> int:
+    """Serve ``listen`` (``HOST:PORT``) as a reverse proxy of the streamable HTTP server at
+    ``upstream`` until SIGINT or SIGTERM, standing in for the server (or ``as_client``)."""
+    host, _, port = listen.rpartition(":")
+    parts = urlsplit(upstream)
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port.isdigit():
+        print("mcp-otel proxy: --listen HOST:PORT and --upstream http(s)://HOST[:PORT]/PATH", file=sys.stderr)
+        return 2
+    name = name or server_name_of([f"{parts.hostname}-{parts.port or parts.scheme}"]) + ("-client" if as_client else "")
+    output = output or default_output(name)
+    settings = Settings.load()
+    telemetry = ProxyTelemetry(output, name)
+    metrics = CallMetrics(telemetry.meter(), settings)
+    connection: dict[str, object] = {NETWORK_TRANSPORT: TRANSPORT_TCP}
+    if as_client:  # the server as its clients see it
+        connection[SERVER_ADDRESS] = parts.hostname
+        connection[SERVER_PORT] = parts.port or (443 if parts.scheme == "https" else 80)
+
+    def new_session() -> WireSession:
+        return WireSession(telemetry.tracer(), metrics, settings, as_client=as_client, connection=connection)
+
+    try:
+        asyncio.run(_serve(host or "127.0.0.1", int(port), upstream, new_session, as_client))
+    except OSError as exc:  # the address is taken, or not ours
+        print(f"mcp-otel proxy: cannot listen on {listen}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        telemetry.shutdown()
+    return 0
+
+
+async def _serve(host: str, port: int, upstream: str, new_session: Any, as_client: bool) -> None:
+    from aiohttp import web
+
+    from mcp_otel.proxy.http import HttpRelay
+
+    relay = HttpRelay(upstream, new_session, as_client=as_client)
+    await relay.start()
+    # A client that closes its request's stream cancels the handler (the 2026-07-28 cancel).
+    runner = web.AppRunner(relay.application(), handler_cancellation=True, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        print(f"mcp-otel proxy: http://{host}:{port} -> {upstream}", file=sys.stderr, flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        await relay.close()

@@ -1,8 +1,11 @@
-"""The wire front end: where a stdio message becomes a span.
+"""The wire front end: where a JSON-RPC message, from a stdio line or an HTTP body or event,
+becomes a span.
 
-A :class:`WireSession` is told each line the client sent and each line the server sent, and
-that the client hung up or the server exited. It stands in for the side that is not
-instrumented, as that side's patches would:
+A :class:`WireSession` is told each message the client sent and each message the server sent,
+and that the client hung up or the server exited; over HTTP (:mod:`mcp_otel.proxy.http`) also
+that the HTTP layer refused a request, that the client closed a request's stream, and that the
+server could not be reached. It stands in for the side that is not instrumented, as that side's
+patches would:
 
 * as the server (the default): each request the client sends gets a SERVER span, each request
   the server sends (``elicitation/create``, ``sampling/createMessage``, ``roots/list``,
@@ -23,7 +26,13 @@ opened and finished by :mod:`mcp_otel.lifecycle`, as the patches' are:
   the server dying fails the requests it sent too (a crash, not a choice);
 * the person's no to an elicitation (``decline``, ``cancel``) or a sampling request: the
   client's tool call it was asked for, when it is the only one in flight, ends cancelled
-  (``input_declined``), as in process.
+  (``input_declined``), as in process;
+* over HTTP: a request refused before JSON-RPC (401, 403, 404 for an expired session, 5xx)
+  failed with ``error.type`` the HTTP status (on a SERVER span a 4xx is the caller's fault:
+  status UNSET, as HTTP's conventions say); the client closing a 2026-07-28 request's stream
+  before its answer is its cancel (``disconnect`` on the receiver's span, ``caller`` on the
+  sender's, as in process); a server that cannot be reached, or drops the connection mid-answer,
+  failed it (``connection_closed``).
 
 Messages are decoded only as far as an outcome needs (:class:`_Message`): a request's params
 whole (they name its target and carry its context), but of an answer's result only the few
@@ -51,6 +60,7 @@ from mcp_otel.classify import (
     RpcError,
     classify_client_error,
     classify_client_result,
+    classify_http_rejection,
     classify_server_call,
     declined_in,
     elicitation_action,
@@ -66,6 +76,7 @@ from mcp_otel.propagation import MetaPropagator
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     ERROR_TYPE,
+    HTTP_RESPONSE_STATUS_CODE,
     JSONRPC_REQUEST_ID,
     MCP_ELICITATION_ACTION,
     MCP_PROTOCOL_VERSION,
@@ -164,19 +175,36 @@ class _WireCall(Call):
         self.input_declined = False
 
 
-class WireSession:
-    """One stdio session between a client and the server the proxy started."""
+# A request's key in a session: its JSON-RPC id, typed (see _key).
+Key = tuple[str, Any]
 
-    def __init__(self, tracer: Tracer, metrics: CallMetrics, settings: Settings, *, as_client: bool = False) -> None:
+
+class WireSession:
+    """One session between a client and a server: a stdio session, or an HTTP one (an
+    ``Mcp-Session-Id``'s, or a single exchange of a session-less server)."""
+
+    def __init__(
+        self,
+        tracer: Tracer,
+        metrics: CallMetrics,
+        settings: Settings,
+        *,
+        as_client: bool = False,
+        connection: Mapping[str, Any] | None = None,
+    ) -> None:
+        """``connection``: the attributes every span of the session has (its network transport,
+        the server's address as the client sees it); by default a stdio pipe's."""
         self._as_client = as_client
+        self._connection = dict(connection or {NETWORK_TRANSPORT: TRANSPORT_PIPE})
+        self.session_id: str | None = None  # the HTTP session's Mcp-Session-Id, once known
         self._metrics = metrics
         self._lifecycle = Lifecycle(tracer, metrics)
         self._settings = settings
         self._propagator = MetaPropagator()
         self._started = time.perf_counter()
         # Requests in flight by their id, as each side sent them.
-        self._from_client: dict[tuple[str, Any], _WireCall] = {}
-        self._from_server: dict[tuple[str, Any], _WireCall] = {}
+        self._from_client: dict[Key, _WireCall] = {}
+        self._from_server: dict[Key, _WireCall] = {}
         # What the server says it is (its handshake's answer), and the protocol it speaks.
         self._facts = common.NO_FACTS
         self._ended = False
@@ -185,24 +213,43 @@ class WireSession:
     def as_client(self) -> bool:
         return self._as_client
 
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol the handshake agreed on (``None``: none yet, or none on 2026-07-28)."""
+        return self._facts.protocol_version
+
     # --- what the relay tells ------------------------------------------------------------------
 
     def from_client(self, line: bytes) -> None:
         self._observe(line, from_client=True)
 
-    def client_line(self, line: bytes) -> bytes:
+    def client_requests(
+        self, body: bytes, *, attributes: Mapping[str, Any] | None = None, context: Mapping[str, str] | None = None
+    ) -> list[Key]:
+        """A message (or batch) the client sent over HTTP; the keys of the requests it made.
+        ``attributes``: what the transport tells of each of them (the client's address);
+        ``context``: trace context that came beside it (HTTP headers), read when the request's
+        ``_meta`` carries none."""
+        return self._observe(body, from_client=True, attributes=attributes, context=context)
+
+    def client_line(self, line: bytes, opened: list[Key] | None = None) -> bytes:
         """As the client: a line the client sent, as it goes to the server (a request with our
-        CLIENT span's context in ``params._meta``; anything else as it came)."""
+        CLIENT span's context in ``params._meta``; anything else as it came). ``opened``: the
+        keys of the requests it made are added to it."""
         try:
             message = json.loads(line) if len(line) <= MAX_OBSERVED_LINE and line.strip() else None
         except ValueError:
             message = None
         key = _key(message.get("id")) if isinstance(message, dict) else None
         if not (isinstance(message, dict) and isinstance(message.get("method"), str) and key is not None):
-            self._observe(line, from_client=True)
+            keys = self._observe(line, from_client=True)
+            if opened is not None:
+                opened.extend(keys)
             return line
         try:
             call = self._request(key, message["method"], message.get("params"), from_client=True)
+            if call is not None and opened is not None:
+                opened.append(key)
             carrier: dict[str, str] = {}
             if call is not None:
                 self._propagator.inject(carrier, call.span)
@@ -234,11 +281,12 @@ class WireSession:
         else:
             self._end_all(_SHUT_DOWN, _SHUT_DOWN)
 
-    def end(self, *, server_exited_first: bool, exit_status: int) -> None:
+    def end(self, *, server_exited_first: bool, exit_status: int, recorded: bool = True) -> None:
         """The session is over: what is still in flight ended with whoever left first; its
         duration is recorded once, as the side we stand in for saw it (as in process: a server
         that exited first with a failure status ended it with ``shutdown``; for a client, a server
-        that went away under it is ``connection_closed``)."""
+        that went away under it is ``connection_closed``). ``recorded``: false for a session the
+        server did not know (an HTTP session id it answered 404 to)."""
         if self._ended:
             return
         self._ended = True
@@ -246,8 +294,10 @@ class WireSession:
             self.server_exited()
         else:
             self.client_closed()
+        if not recorded:
+            return
         try:
-            attributes: dict[str, Any] = {NETWORK_TRANSPORT: TRANSPORT_PIPE}
+            attributes: dict[str, Any] = {NETWORK_TRANSPORT: self._connection[NETWORK_TRANSPORT]}
             if name := self._settings.server_name or self._facts.server_name:
                 attributes[MCP_SERVER_NAME] = bounded(name, self._settings.max_name_length)
             if self._facts.protocol_version:
@@ -261,43 +311,108 @@ class WireSession:
         except Exception as exc:
             report_once("could not record the proxied session", exc)
 
+    # --- what the HTTP relay tells besides -----------------------------------------------------
+
+    def in_flight(self, keys: list[Key]) -> list[Key]:
+        """Those of the client's requests ``keys`` that are still unanswered."""
+        return [key for key in keys if key in self._from_client]
+
+    def rejected(self, keys: list[Key], status: int) -> None:
+        """The HTTP layer refused the client's requests ``keys`` with ``status`` (no JSON-RPC
+        answer came)."""
+        outcome = partial(classify_http_rejection, status, receiver=self._receives(True))
+        self._finish_client_requests(keys, outcome, {HTTP_RESPONSE_STATUS_CODE: status})
+
+    def stream_closed(self, keys: list[Key]) -> None:
+        """The client closed the stream of its requests ``keys`` before their answers: on
+        2026-07-28, that is its cancel."""
+        self._finish_client_requests(keys, _DISCONNECTED if self._receives(True) else _CANCELLED_BY_CALLER)
+
+    def unreachable(self, keys: list[Key]) -> None:
+        """The server could not be reached for the client's requests ``keys``, or dropped the
+        connection before answering them."""
+        self._finish_client_requests(keys, _CONNECTION_CLOSED)
+
+    def finish_exchange(self) -> None:
+        """An HTTP exchange outside any session is over (its answer relayed): a request it left
+        unanswered was not answered by the server; it is no session of its own to record."""
+        self._ended = True
+        self._end_all(_CONNECTION_CLOSED, _CONNECTION_CLOSED)
+
+    def _finish_client_requests(
+        self, keys: list[Key], outcome: Classify, late: Mapping[str, Any] | None = None
+    ) -> None:
+        for key in keys:
+            call = self._from_client.pop(key, None)
+            if call is not None:
+                self._lifecycle.finish(call, outcome, late)
+
     # --- messages -----------------------------------------------------------------------------
 
-    def _observe(self, line: bytes, *, from_client: bool) -> None:
+    def _observe(
+        self,
+        line: bytes,
+        *,
+        from_client: bool,
+        attributes: Mapping[str, Any] | None = None,
+        context: Mapping[str, str] | None = None,
+    ) -> list[Key]:
+        opened: list[Key] = []
         if len(line) > MAX_OBSERVED_LINE or not line.strip():
-            return
+            return opened
         try:
             for message in _messages(line):  # not JSON-RPC: relayed, not ours to judge
-                self._message(message, from_client)
+                if (key := self._message(message, from_client, attributes, context)) is not None:
+                    opened.append(key)
         except Exception as exc:
             report_once("could not observe a proxied message", exc)
+        return opened
 
-    def _message(self, message: _Message, from_client: bool) -> None:
+    def _message(
+        self,
+        message: _Message,
+        from_client: bool,
+        attributes: Mapping[str, Any] | None = None,
+        context: Mapping[str, str] | None = None,
+    ) -> Key | None:
+        """Observe one message; the key of a request that got a span."""
         method = message.method
         key = _key(message.id)
         if isinstance(method, str):
             if key is not None:
-                self._request(key, method, message.params, from_client)
-            elif method == METHOD_CANCELLED:
+                call = self._request(key, method, message.params, from_client, attributes, context)
+                return key if call is not None else None
+            if method == METHOD_CANCELLED:
                 self._cancelled(message.params, from_client)
         elif key is not None and (message.result is not msgspec.UNSET or message.error is not msgspec.UNSET):
             self._answer(key, message, from_client)
+        return None
 
     def _receives(self, from_client: bool) -> bool:
         """Whether the side we stand in for receives a request that ``from_client`` tells the
         sender of (its span is then a SERVER span)."""
         return from_client != self._as_client
 
-    def _request(self, key: tuple[str, Any], method: str, params: Any, from_client: bool) -> _WireCall | None:
+    def _request(
+        self,
+        key: Key,
+        method: str,
+        params: Any,
+        from_client: bool,
+        extra: Mapping[str, Any] | None = None,
+        context: Mapping[str, str] | None = None,
+    ) -> _WireCall | None:
         calls = self._from_client if from_client else self._from_server
         if len(calls) >= MAX_IN_FLIGHT and key not in calls:
             report_once(f"more than {MAX_IN_FLIGHT} requests in flight one way: later ones get no span")
             return None
         request = Request.of(method, params if isinstance(params, dict) else None, self._settings)
-        attributes = session_attributes(request, self._settings, self._facts)
+        attributes = session_attributes(request, self._settings, self._facts, self.session_id)
         if MCP_PROTOCOL_VERSION not in attributes and (version := common.envelope_protocol_version(params)):
             attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request names it itself
-        attributes[NETWORK_TRANSPORT] = TRANSPORT_PIPE
+        attributes.update(self._connection)
+        if extra:
+            attributes.update(extra)
         attributes[JSONRPC_REQUEST_ID] = bounded(str(key[1]), self._settings.max_name_length)
         input_responses = params.get("inputResponses") if isinstance(params, dict) else None
         attributes.update(round_attributes(input_responses))
@@ -308,7 +423,7 @@ class WireSession:
         parent = self._handled() if not (receives or from_client) else None
         links: list[Link] = []
         if parent is None:
-            parent, links = self._parent(params)
+            parent, links = self._parent(params, context)
         previous = calls.get(key)
         if previous is not None:  # its id again while in flight: its sender gave up on the first
             self._lifecycle.finish(previous, _ABANDONED[receives])
@@ -328,10 +443,13 @@ class WireSession:
             return trace.set_span_in_context(call.span, Context())
         return None
 
-    def _parent(self, params: Any) -> tuple[Context | None, list[Link]]:
-        """The sender's context in ``params._meta`` (a link only, when remote context is not
-        trusted, and the span starts a trace of its own); ``None``: none came."""
+    def _parent(self, params: Any, context: Mapping[str, str] | None = None) -> tuple[Context | None, list[Link]]:
+        """The sender's context in ``params._meta``, else in ``context`` (HTTP headers) (a link
+        only, when remote context is not trusted, and the span starts a trace of its own);
+        ``None``: none came."""
         found = self._propagator.remote(params.get("_meta") if isinstance(params, dict) else None)
+        if found is None and context:
+            found = self._propagator.remote(context)
         if found is None:
             return None, []
         remote, span_context = found
@@ -349,7 +467,7 @@ class WireSession:
         if call is not None:
             self._lifecycle.finish(call, _ABANDONED[self._receives(from_client)])
 
-    def _answer(self, key: tuple[str, Any], message: _Message, from_client: bool) -> None:
+    def _answer(self, key: Key, message: _Message, from_client: bool) -> None:
         """An answer: from the server, to the client's request; from the client, to the server's."""
         call = (self._from_server if from_client else self._from_client).pop(key, None)
         if call is None:  # cancelled before, or not a request we saw
@@ -438,7 +556,7 @@ def _sender_outcome(
     return classify_client_result(result, answer_declined=declined, input_declined=input_declined)
 
 
-def _key(request_id: Any) -> tuple[str, Any] | None:
+def _key(request_id: Any) -> Key | None:
     """A JSON-RPC id as a key (``1`` and ``"1"`` are different ids); ``None``: no id."""
     if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
         return None

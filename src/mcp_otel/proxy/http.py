@@ -1,0 +1,305 @@
+"""The streamable HTTP relay: a reverse proxy in front of one MCP server's URL.
+
+Every request goes on to the same path and query on the upstream's origin, with its method, its
+headers (``Authorization`` included, never recorded) but the hop-by-hop ones, and its body;
+every answer comes back with the upstream's status, headers and body unchanged. An SSE answer
+(a POST's, or the GET stream) is relayed chunk by chunk as it arrives, never held whole, and
+its events are observed after they were relayed; a JSON answer is observed once relayed, up to
+:data:`~mcp_otel.proxy.wire.MAX_OBSERVED_LINE`. Bodies are relayed as they are encoded (no
+decompression): a compressed body is relayed, not observed.
+
+What the wire front end (:class:`mcp_otel.proxy.wire.WireSession`) is told, per
+``Mcp-Session-Id`` (an exchange of its own when the server keeps no session, as on
+2026-07-28): each POST body the client sent, each JSON answer and SSE event the server sent; an
+answer refused before JSON-RPC (HTTP status >= 400 with no JSON-RPC answer in it); the client
+closing a 2026-07-28 request's stream before its answer (its cancel; on earlier revisions a
+client cancels with ``notifications/cancelled``, and a closed stream is not a cancel); the
+upstream unreachable or dropping the connection mid-answer; a DELETE (the session's end).
+
+aiohttp serves and forwards: one well-kept library for both ends, streaming both ways, its
+parser and multidicts in C, and connection reuse to the upstream (README, "Why these
+dependencies").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector, web
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from mcp_otel.proxy.stdio import Lines
+from mcp_otel.proxy.wire import MAX_OBSERVED_LINE, Key, WireSession
+from mcp_otel.safety import report_once
+from mcp_otel.semconv import CLIENT_ADDRESS, CLIENT_PORT
+
+SESSION_HEADER = "mcp-session-id"
+PROTOCOL_HEADER = "mcp-protocol-version"
+# The revision from which a client's closing a request's stream is its cancel.
+STREAM_CLOSE_CANCELS_FROM = "2026-07-28"
+# Headers that belong to one connection (RFC 9110 7.6.1), not relayed; Host and Content-Length
+# are the proxy's own to set on each leg.
+_HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+    }
+)
+_TRACE_HEADERS = ("traceparent", "tracestate", "baggage")
+# The largest request body relayed (a POST is one JSON-RPC message or batch).
+MAX_BODY = MAX_OBSERVED_LINE
+# Sessions tracked at once: past it, the least recently used one ends (a client that opens
+# sessions and never closes them cannot grow the proxy without bound).
+MAX_SESSIONS = 10_000
+
+NewSession = Callable[[], WireSession]
+
+
+class Sse:
+    """Server-sent events cut out of a byte stream: each event's ``data`` handed to ``on_data``
+    (an event whose data grows past ``limit`` is relayed unobserved)."""
+
+    def __init__(self, on_data: Callable[[bytes], None], limit: int = MAX_OBSERVED_LINE) -> None:
+        self._on_data = on_data
+        self._limit = limit
+        self._data: list[bytes] = []
+        self._size = 0
+        self._overlong = False
+        self._lines = Lines(self._line, limit)
+
+    def feed(self, chunk: bytes) -> None:
+        self._lines.feed(chunk)
+
+    def _line(self, line: bytes) -> None:
+        line = line.removesuffix(b"\r")
+        if not line:  # an event ends
+            data, overlong = self._data, self._overlong
+            self._data, self._size, self._overlong = [], 0, False
+            if data and not overlong:
+                self._on_data(b"\n".join(data))
+        elif line.startswith(b"data:") and not self._overlong:
+            value = line[6:] if line.startswith(b"data: ") else line[5:]
+            self._size += len(value) + 1
+            if self._size > self._limit:
+                self._data, self._overlong = [], True
+            else:
+                self._data.append(value)
+
+
+class HttpRelay:
+    """Relays one upstream's streamable HTTP and tells the wire sessions what passes."""
+
+    def __init__(self, upstream: str, new_session: NewSession, *, as_client: bool = False) -> None:
+        parts = urlsplit(upstream)
+        self._origin = f"{parts.scheme}://{parts.netloc}"
+        self._new_session = new_session
+        self._as_client = as_client
+        self._sessions: OrderedDict[str, WireSession] = OrderedDict()
+        self._exchanges: set[WireSession] = set()  # outside any session, in flight
+        self._client: ClientSession | None = None
+
+    async def start(self) -> None:
+        # No total timeout: an SSE stream lasts as long as its session. No decompression: the
+        # bytes go on as they came.
+        self._client = ClientSession(
+            connector=TCPConnector(limit=0),
+            timeout=ClientTimeout(total=None, sock_connect=30),
+            auto_decompress=False,
+            skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
+        )
+
+    async def close(self) -> None:
+        """The proxy stops: every session ends (what is still in flight with the client gone)."""
+        while self._exchanges:
+            self._exchanges.pop().end(server_exited_first=False, exit_status=0, recorded=False)
+        while self._sessions:
+            _, session = self._sessions.popitem(last=False)
+            session.end(server_exited_first=False, exit_status=0)
+        if self._client is not None:
+            await self._client.close()
+
+    def application(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY)
+        app.router.add_route("*", "/{path:.*}", self.handle)
+        return app
+
+    # --- one request ---------------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        session_id = request.headers.get(SESSION_HEADER)
+        session = self._session(session_id)
+        body = await request.read() if request.can_read_body else b""
+        keys: list[Key] = []
+        if request.method == "POST" and body:
+            body, keys = self._observe_request(session, request, body)
+        try:
+            upstream = await self._forward(request, body)
+        except asyncio.CancelledError:  # the client went away before the answer began
+            self._client_left(request, session, keys)
+            self._ended_exchange(session, session_id)
+            raise
+        except (ClientError, OSError, asyncio.TimeoutError) as exc:
+            session.unreachable(keys)
+            self._ended_exchange(session, session_id)
+            return web.Response(status=502, text=f"mcp-otel proxy: the upstream server is unreachable ({exc})\n")
+        try:
+            return await self._answer(request, upstream, session, session_id, keys)
+        finally:
+            upstream.close()  # an answer not read to its end (the client left) is not wanted any more
+            if session_id is not None and (
+                (request.method == "DELETE" and upstream.status < 300) or upstream.status == 404
+            ):
+                self._end(session_id, recorded=upstream.status < 300)  # closed, or the upstream knows no such session
+            else:
+                self._ended_exchange(session, session_id)
+
+    def _observe_request(self, session: WireSession, request: web.Request, body: bytes) -> tuple[bytes, list[Key]]:
+        """What the client's POST says (as the client: the body with our context in each
+        request's ``_meta``); the keys of its requests."""
+        try:
+            if self._as_client:
+                opened: list[Key] = []
+                return session.client_line(body, opened), opened
+            context = {name: request.headers[name] for name in _TRACE_HEADERS if name in request.headers}
+            keys = session.client_requests(body, attributes=_peer(request), context=context)
+            return body, keys
+        except Exception as exc:  # never in the way of the request
+            report_once("could not observe a proxied HTTP request", exc)
+            return body, []
+
+    async def _forward(self, request: web.Request, body: bytes) -> Any:
+        assert self._client is not None
+        return await self._client.request(
+            request.method,
+            self._origin + request.rel_url.raw_path_qs,
+            headers=_relayed(request.headers),
+            data=body if body else None,
+            allow_redirects=False,
+        )
+
+    async def _answer(
+        self, request: web.Request, upstream: Any, session: WireSession, session_id: str | None, keys: list[Key]
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(
+            status=upstream.status, reason=upstream.reason, headers=_relayed(upstream.headers)
+        )
+        if upstream.content_length is not None:
+            response.content_length = upstream.content_length
+        new_id = upstream.headers.get(SESSION_HEADER)
+        if session_id is None and new_id:  # the handshake made a session: it lives on under its id
+            self._register(new_id, session)
+        observe = upstream.headers.get("content-encoding") in (None, "identity")
+        event_stream = upstream.headers.get("content-type", "").startswith("text/event-stream")
+        sse = Sse(session.from_server) if observe and event_stream else None
+        buffered: bytearray | None = bytearray() if observe and not event_stream else None
+        await response.prepare(request)
+        try:
+            async for chunk in upstream.content.iter_any():
+                await response.write(chunk)
+                if sse is not None:
+                    sse.feed(chunk)
+                elif buffered is not None:
+                    buffered += chunk
+                    if len(buffered) > MAX_OBSERVED_LINE:
+                        buffered = None
+        except (ClientError, asyncio.TimeoutError):
+            # The upstream dropped the connection mid-answer: so does the proxy, as it came.
+            session.unreachable(session.in_flight(keys))
+            if request.transport is not None:
+                request.transport.close()
+            return response
+        except ConnectionResetError:  # the client went away while we wrote
+            self._client_left(request, session, keys)
+            return response
+        except asyncio.CancelledError:  # the client went away while we waited (its handler cancelled)
+            self._client_left(request, session, keys)
+            raise
+        if buffered:
+            session.from_server(bytes(buffered))
+        if upstream.status >= 400 and (unanswered := session.in_flight(keys)):
+            session.rejected(unanswered, upstream.status)
+        with contextlib.suppress(ConnectionResetError):
+            await response.write_eof()
+        return response
+
+    @staticmethod
+    def _client_left(request: web.Request, session: WireSession, keys: list[Key]) -> None:
+        """The client closed its request's stream before the answers: on 2026-07-28 its cancel
+        (earlier, a client cancels with notifications/cancelled: its requests stay in flight)."""
+        version = request.headers.get(PROTOCOL_HEADER) or session.protocol_version or ""
+        if version >= STREAM_CLOSE_CANCELS_FROM:
+            session.stream_closed(session.in_flight(keys))
+
+    # --- sessions ------------------------------------------------------------------------------
+
+    def _session(self, session_id: str | None) -> WireSession:
+        """The session a request belongs to: its ``Mcp-Session-Id``'s (one is made for an id
+        not seen before: its requests still get spans, and the upstream's answer, a 404 for an
+        expired session, its outcome), or an exchange of its own."""
+        if session_id is None:
+            exchange = self._new_session()
+            self._exchanges.add(exchange)
+            return exchange
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = self._new_session()
+            self._register(session_id, session)
+        else:
+            self._sessions.move_to_end(session_id)
+        return session
+
+    def _register(self, session_id: str, session: WireSession) -> None:
+        self._exchanges.discard(session)
+        session.session_id = session_id
+        self._sessions[session_id] = session
+        while len(self._sessions) > MAX_SESSIONS:
+            _, oldest = self._sessions.popitem(last=False)
+            oldest.end(server_exited_first=False, exit_status=0)
+
+    def _ended_exchange(self, session: WireSession, session_id: str | None) -> None:
+        """A request outside any session is an exchange of its own: it ends with its answer."""
+        if session_id is None and session.session_id is None:
+            self._exchanges.discard(session)
+            session.finish_exchange()
+
+    def _end(self, session_id: str, *, recorded: bool = True) -> None:
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            session.end(server_exited_first=False, exit_status=0, recorded=recorded)
+
+
+def _relayed(headers: CIMultiDictProxy[str] | Mapping[str, str]) -> CIMultiDict[str]:
+    """Every header but the hop-by-hop ones (and those a ``Connection`` header names)."""
+    named = {
+        name.strip().lower()
+        for key, value in headers.items()
+        if key.lower() == "connection"
+        for name in value.split(",")
+    }
+    return CIMultiDict(
+        (name, value)
+        for name, value in headers.items()
+        if name.lower() not in _HOP_BY_HOP and name.lower() not in named
+    )
+
+
+def _peer(request: web.Request) -> dict[str, Any]:
+    """The client's address and port (SERVER spans)."""
+    peer = request.transport.get_extra_info("peername") if request.transport is not None else None
+    if not isinstance(peer, tuple) or len(peer) < 2:
+        return {}
+    return {CLIENT_ADDRESS: str(peer[0]), CLIENT_PORT: int(peer[1])}

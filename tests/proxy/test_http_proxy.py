@@ -1,0 +1,309 @@
+"""``mcp-otel proxy --listen --upstream`` in front of this major's high-level server over
+streamable HTTP on 127.0.0.1: as the server (the upstream uninstrumented, this process's client
+instrumented) and as the client (the upstream instrumented, the client not). Exact outcomes,
+parentage across the proxy (one trace, one span per request per side), points, answers as a
+direct connection gets them, and the HTTP facts: a 401 before JSON-RPC, each era's cancel, the
+upstream unreachable or dying mid-answer, a ``traceparent`` header."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from mcp_otel.proxy.http import Sse, _relayed
+from mcp_otel.semconv import MCP_SERVER_OPERATION_DURATION, MCP_SERVER_SESSION_DURATION
+from tests.conftest import tool_call_spans
+from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, open_http_session
+from tests.processes import LOOPBACK, free_port, running
+from tests.proxy import otlp
+from tests.servers.span_file import SPAN_FILE_ENV
+from tests.servers.tools import SERVER_NAME
+
+pytestmark = pytest.mark.anyio
+
+MCP_OTEL = str(Path(sys.executable).with_name("mcp-otel"))
+TOKEN = "s3cret"
+
+
+@dataclass
+class Proxied:
+    url: str  # the proxy's, where the client connects
+    upstream: str
+    output: Path  # the proxy's telemetry
+    span_file: Path  # the upstream's spans, when it is instrumented
+    proxy: subprocess.Popen[bytes]
+    server: subprocess.Popen[bytes]
+
+    def stop(self) -> list[dict[str, Any]]:
+        """Stop the proxy (SIGTERM); its spans, once its last export is written."""
+        if self.proxy.poll() is None:
+            self.proxy.send_signal(signal.SIGTERM)
+            assert self.proxy.wait(timeout=20) == 0
+        return otlp.spans(self.output)
+
+    def server_spans(self) -> list[dict[str, Any]]:
+        if not self.span_file.exists():
+            return []
+        return [json.loads(line) for line in self.span_file.read_text().splitlines()]
+
+
+@contextmanager
+def proxied(tmp_path: Path, *options: str, instrumented: bool = False, token: str | None = None) -> Iterator[Proxied]:
+    """The high-level test server over HTTP (instrumented, writing to a span file, if asked) with
+    the proxy in front; both stopped by PID afterwards."""
+    upstream_port, port = free_port(), free_port()
+    span_file = tmp_path / "server-spans.jsonl"
+    env = env_without_otel(PYTHONPATH=str(REPO_ROOT))
+    if instrumented:
+        env[SPAN_FILE_ENV] = str(span_file)
+    server_command = [sys.executable, "-m", "tests.servers.highlevel_server", "http", str(upstream_port)]
+    upstream = f"http://{LOOPBACK}:{upstream_port}/mcp"
+    output = tmp_path / "proxy.jsonl"
+    proxy_command = [MCP_OTEL, "proxy", *options, "--listen", f"{LOOPBACK}:{port}", "--upstream", upstream]
+    with (
+        running(
+            [*server_command, *([token] if token else [])], ports=[upstream_port], env=env, cwd=REPO_ROOT
+        ) as server,
+        running([*proxy_command, "--output", str(output)], ports=[port], env=env, cwd=REPO_ROOT) as proxy,
+    ):
+        yield Proxied(f"http://{LOOPBACK}:{port}/mcp", upstream, output, span_file, proxy, server)
+
+
+def named(spans: list[dict[str, Any]], name: str, kind: str = "SpanKind.SERVER") -> dict[str, Any]:
+    (span,) = [span for span in spans if span["name"] == name and span["kind"] == kind]
+    return span
+
+
+def outcome_of(span: dict[str, Any]) -> tuple[str, str, str | None, str | None]:
+    attributes = span["attributes"]
+    return (
+        span["status"]["status_code"],
+        attributes.get("mcp.request.outcome"),
+        attributes.get("error.type"),
+        attributes.get("mcp.request.cancel.reason"),
+    )
+
+
+async def call(session: Any, tool: str, **arguments: Any) -> Any:
+    try:
+        return await session.call_tool(tool, arguments)
+    except Exception as exc:
+        return exc
+
+
+# --- as the server ----------------------------------------------------------------------------
+
+
+async def test_as_server_outcomes_in_the_clients_trace(
+    tmp_path: Path, instrument: Callable[..., Any], exporter: InMemorySpanExporter
+) -> None:
+    """An instrumented agent, the proxy standing in for an uninstrumented server: one SERVER span
+    per request, its outcome what an instrumented server states, the client's span its parent;
+    the answers are the ones a direct connection gets."""
+    instrument()
+    with proxied(tmp_path) as setup:
+        async with open_http_session(setup.upstream) as direct:
+            expected = [(await direct.call_tool(tool, {})).model_dump() for tool in ("ok", "fails")]
+        exporter.clear()
+        async with open_http_session(setup.url) as session:
+            session_id = (await session.call_tool("session", {})).content[0].text
+            answers = [(await session.call_tool(tool, {})).model_dump() for tool in ("ok", "fails")]
+            rejected = await call(session, "rejects")
+        spans = setup.stop()
+    assert answers == expected
+    ok, fails, rejects = (named(spans, f"tools/call {tool}") for tool in ("ok", "fails", "rejects"))
+    assert outcome_of(ok) == ("UNSET", "ok", None, None)
+    assert outcome_of(fails) == ("ERROR", "failed", "tool_error", None)
+    if MCP_MAJOR == 2:  # MCPServer answers the tool's MCP error as a JSON-RPC caller fault
+        assert isinstance(rejected, Exception)
+        assert outcome_of(rejects) == ("UNSET", "failed", "-32602", None)
+        assert rejects["attributes"]["rpc.response.status_code"] == "-32602"
+    else:  # FastMCP 1.x answers it isError
+        assert outcome_of(rejects) == ("ERROR", "failed", "tool_error", None)
+    for span in (ok, fails, rejects):
+        attributes = span["attributes"]
+        assert attributes["network.transport"] == "tcp"
+        assert attributes["client.address"] == LOOPBACK
+        assert isinstance(attributes["client.port"], int)
+        assert attributes["mcp.session.id"] == session_id
+        assert attributes["mcp.server.name"] == SERVER_NAME
+        assert attributes["tool.outcome"] == attributes["mcp.request.outcome"]
+    clients = {span.name: span for span in tool_call_spans(exporter.get_finished_spans())}
+    for span in (ok, fails, rejects):
+        client = clients[span["name"]].get_span_context()
+        assert span["context"]["trace_id"] == f"0x{client.trace_id:032x}"
+        assert span["parent_id"] == f"0x{client.span_id:016x}"
+    # One point per request, the same outcome as its span; the session's duration once.
+    points = otlp.points(setup.output, MCP_SERVER_OPERATION_DURATION)
+    tool_points = {p["attributes"]["gen_ai.tool.name"]: p for p in points if "gen_ai.tool.name" in p["attributes"]}
+    assert {tool: p["count"] for tool, p in tool_points.items()} == {"session": 1, "ok": 1, "fails": 1, "rejects": 1}
+    assert tool_points["fails"]["attributes"]["mcp.request.outcome"] == "failed"
+    assert "client.address" not in tool_points["ok"]["attributes"]  # not a metric dimension
+    (session_point,) = otlp.points(setup.output, MCP_SERVER_SESSION_DURATION)
+    assert session_point["count"] == 1
+    assert session_point["attributes"]["network.transport"] == "tcp"
+
+
+async def test_a_request_refused_before_json_rpc(tmp_path: Path) -> None:
+    """The upstream refuses the request with 401 (no JSON-RPC answer): the client's request
+    failed, error.type the HTTP status; on the SERVER span the caller's fault (status UNSET)."""
+    with proxied(tmp_path, token=TOKEN) as setup:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
+        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        status, answer = _post(setup.url, body, headers)
+        direct = _post(setup.upstream, body, headers)
+        spans = setup.stop()
+    assert (status, answer) == direct == (401, b'{"error":"invalid_token"}')
+    span = named(spans, "initialize")
+    assert outcome_of(span) == ("UNSET", "failed", "401", None)
+    assert span["attributes"]["http.response.status_code"] == 401
+
+
+@pytest.mark.mcp2
+async def test_a_2026_client_cancels_by_closing_the_stream(tmp_path: Path) -> None:
+    """On 2026-07-28 a client cancels by closing its request's stream: the proxy sees it at once
+    (cancelled, ``disconnect``, as an instrumented server states), and so does the upstream."""
+    from mcp import Client
+
+    with proxied(tmp_path) as setup:
+        async with Client(setup.url) as client:
+            with anyio.move_on_after(0.5):
+                await client.call_tool("slow", {"seconds": 5})
+            assert (await client.call_tool("ok", {})).content[0].text == "ok"
+        spans = setup.stop()
+    slow = named(spans, "tools/call slow")
+    assert outcome_of(slow) == ("UNSET", "cancelled", None, "disconnect")
+    assert slow["attributes"]["mcp.protocol.version"] == "2026-07-28"
+    assert "mcp.session.id" not in slow["attributes"]
+    assert outcome_of(named(spans, "tools/call ok")) == ("UNSET", "ok", None, None)
+
+
+@pytest.mark.mcp2
+async def test_a_handshake_era_client_cancels_with_a_notification(tmp_path: Path) -> None:
+    """Before 2026-07-28 the client's notifications/cancelled is its cancel (``client``)."""
+    from mcp import Client
+
+    with proxied(tmp_path) as setup:
+        async with Client(setup.url, mode="legacy") as client:
+            with anyio.move_on_after(0.5):
+                await client.call_tool("slow", {"seconds": 5})
+            await anyio.sleep(0.5)
+        spans = setup.stop()
+    assert outcome_of(named(spans, "tools/call slow")) == ("UNSET", "cancelled", None, "client")
+
+
+async def test_the_upstream_dying_mid_answer_fails_the_request(tmp_path: Path) -> None:
+    """The server dies with a call in flight: a failure, the server's (what the client then does
+    is its SDK's: mcp 1.x's keeps waiting, so the test stops waiting for it)."""
+    with proxied(tmp_path) as setup:
+        async with open_http_session(setup.url) as session:
+            task = asyncio.ensure_future(call(session, "slow", seconds=5))
+            await asyncio.sleep(0.5)
+            setup.server.kill()
+            with anyio.move_on_after(3):
+                await asyncio.shield(task)
+            task.cancel()
+        spans = setup.stop()
+    assert outcome_of(named(spans, "tools/call slow")) == ("ERROR", "failed", "connection_closed", None)
+
+
+async def test_an_unreachable_upstream_fails_the_request(tmp_path: Path) -> None:
+    with proxied(tmp_path) as setup:
+        setup.server.kill()
+        setup.server.wait()
+        body = {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
+        status, _ = _post(setup.url, body, {"content-type": "application/json"})
+        spans = setup.stop()
+    assert status == 502
+    assert outcome_of(named(spans, "tools/list")) == ("ERROR", "failed", "connection_closed", None)
+
+
+async def test_a_traceparent_header_is_the_parent_when_meta_has_none(tmp_path: Path) -> None:
+    trace_id, span_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    with proxied(tmp_path) as setup:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "traceparent": f"00-{trace_id}-{span_id}-01",
+        }
+        status, _ = _post(setup.url, body, headers)
+        spans = setup.stop()
+    assert status == 200
+    span = named(spans, "initialize")
+    assert (span["context"]["trace_id"], span["parent_id"]) == (f"0x{trace_id}", f"0x{span_id}")
+
+
+# --- as the client ----------------------------------------------------------------------------
+
+
+async def test_as_client_in_front_of_an_instrumented_server(tmp_path: Path) -> None:
+    """An uninstrumented client, the proxy standing in for it: one CLIENT span per request, the
+    server's SERVER span its child (the proxy's context in ``_meta``), one trace."""
+    with proxied(tmp_path, "--as", "client", instrumented=True) as setup:
+        async with open_http_session(setup.url) as session:
+            await session.call_tool("ok", {})
+            await session.call_tool("fails", {})
+        spans = setup.stop()
+        server_spans = setup.server_spans()
+    port = int(setup.upstream.split(":")[2].split("/")[0])
+    for tool, expected in (("ok", ("UNSET", "ok", None, None)), ("fails", ("ERROR", "failed", "tool_error", None))):
+        client = named(spans, f"tools/call {tool}", "SpanKind.CLIENT")
+        assert outcome_of(client) == expected
+        assert client["attributes"]["server.address"] == LOOPBACK
+        assert client["attributes"]["server.port"] == port
+        (server,) = [s for s in server_spans if s["name"] == f"tools/call {tool}" and s["kind"] == "SpanKind.SERVER"]
+        assert server["context"]["trace_id"] == client["context"]["trace_id"]
+        assert server["parent_id"] == client["context"]["span_id"]
+        assert server["attributes"]["mcp.request.outcome"] == client["attributes"]["mcp.request.outcome"]
+    assert not [s for s in spans if s["kind"] == "SpanKind.SERVER"]
+
+
+# --- the pieces -------------------------------------------------------------------------------
+
+
+def test_server_sent_events_are_cut_across_chunks() -> None:
+    events: list[bytes] = []
+    sse = Sse(events.append)
+    for chunk in (b"event: message\r\nda", b'ta: {"a":1}\r\n\r\nid: 2\ndata:x\ndata: y\n', b"\n: comment\n\n"):
+        sse.feed(chunk)
+    assert events == [b'{"a":1}', b"x\ny"]
+    bounded = Sse(events.append, limit=8)
+    bounded.feed(b"data: 12345\ndata: 6789\n\ndata: ok\n\n")  # the first event is past the limit
+    assert events[2:] == [b"ok"]
+
+
+def test_hop_by_hop_headers_are_not_relayed() -> None:
+    headers = {
+        "Authorization": "Bearer t",
+        "Connection": "keep-alive, X-Hop",
+        "X-Hop": "1",
+        "Keep-Alive": "timeout=5",
+        "Transfer-Encoding": "chunked",
+        "Host": "proxy",
+        "Mcp-Session-Id": "abc",
+    }
+    assert dict(_relayed(headers)) == {"Authorization": "Bearer t", "Mcp-Session-Id": "abc"}
+
+
+def _post(url: str, body: Any, headers: dict[str, str]) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=15) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
