@@ -1,6 +1,7 @@
 """Protocol transparency: the MCP conformance suite (npm ``@modelcontextprotocol/conformance``,
 its server scenarios) run against a reference Python server (mcp 2.x, streamable HTTP) gives
-the same verdict for every check with mcp-otel instrumenting the server as without it.
+the same verdict for every check with mcp-otel instrumenting the server as without it, and with
+the server uninstrumented behind ``mcp-otel proxy --listen --upstream``.
 
 Its client scenarios drive a Python client program (``conformance_client.py``, mcp 2.x) by
 command line, plain and under ``mcp-otel run``: the deterministic ones (initialize, tools_call,
@@ -16,6 +17,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +37,23 @@ SUITE = HERE / "node_modules" / ".bin" / "conformance"
 EXPECTED_PASSED = 19
 
 
-def _verdicts(directory: Path, span_file: Path | None) -> dict[str, list[tuple[str, str]]]:
-    """Every scenario's checks, (id, status), with the server instrumented when ``span_file``."""
+def _verdicts(
+    directory: Path, span_file: Path | None, proxy_output: Path | None = None
+) -> dict[str, list[tuple[str, str]]]:
+    """Every scenario's checks, (id, status), with the server instrumented when ``span_file``,
+    and behind ``mcp-otel proxy`` (writing to ``proxy_output``) when that is given."""
     port = free_port()
     env = env_without_otel(PYTHONPATH=str(REPO_ROOT), **({SPAN_FILE_ENV: str(span_file)} if span_file else {}))
     server = [sys.executable, "-m", "tests.servers.conformance_server", str(port)]
-    with running(server, ports=[port], env=env, cwd=REPO_ROOT, log=directory / "server.log"):
+    with ExitStack() as stack:
+        stack.enter_context(running(server, ports=[port], env=env, cwd=REPO_ROOT, log=directory / "server.log"))
         url = f"http://{LOOPBACK}:{port}/mcp"
+        if proxy_output is not None:
+            proxy_port = free_port()
+            proxy = [str(Path(sys.executable).with_name("mcp-otel")), "proxy", "--output", str(proxy_output)]
+            proxy += ["--listen", f"{LOOPBACK}:{proxy_port}", "--upstream", url]
+            stack.enter_context(running(proxy, ports=[proxy_port], env=env, cwd=REPO_ROOT, log=directory / "proxy.log"))
+            url = f"http://{LOOPBACK}:{proxy_port}/mcp"
         command = [str(SUITE), "server", "--url", url, "-o", str(directory / "results")]
         subprocess.run(command, env=_suite_env(), capture_output=True, text=True, timeout=600)
     return _read_verdicts(directory / "results")
@@ -101,6 +113,35 @@ def test_the_suite_gives_the_same_verdicts_with_mcp_otel(tmp_path: Path) -> None
         assert span["kind"] == "SpanKind.SERVER"
         assert span["attributes"]["mcp.request.outcome"] in ("ok", "failed", "cancelled"), span
         assert ("tool.outcome" in span["attributes"]) == (span["attributes"]["mcp.method.name"] == "tools/call")
+
+
+def test_the_suite_gives_the_same_verdicts_through_the_http_proxy(tmp_path: Path) -> None:
+    """The reference server uninstrumented behind ``mcp-otel proxy --listen --upstream``: every
+    check as without the proxy, and every request the suite made has the proxy's SERVER span."""
+    _require_suite()
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "proxied").mkdir()
+    plain = _verdicts(tmp_path / "plain", None)
+    output = tmp_path / "proxy.jsonl"
+    proxied = _verdicts(tmp_path / "proxied", None, output)
+    assert proxied == plain
+    from tests.proxy import otlp
+
+    spans = otlp.spans(output)
+    outcomes = {
+        span["attributes"]["gen_ai.tool.name"]: span["attributes"]["tool.outcome"]
+        for span in spans
+        if span["attributes"].get("mcp.method.name") == "tools/call" and "gen_ai.tool.name" in span["attributes"]
+    }
+    assert outcomes["test_simple_text"] == "ok"
+    assert outcomes["test_error_handling"] == "failed"
+    methods = Counter(span["attributes"]["mcp.method.name"] for span in spans)
+    assert set(methods) >= {"initialize", "tools/list", "tools/call", "resources/list", "resources/read", "prompts/get"}
+    assert methods["initialize"] >= len(plain), methods
+    for span in spans:
+        assert span["kind"] == "SpanKind.SERVER"
+        assert span["attributes"]["network.transport"] == "tcp"
+        assert span["attributes"]["mcp.request.outcome"] in ("ok", "failed", "cancelled"), span
 
 
 CLIENT_SCENARIOS = ("initialize", "tools_call", "elicitation-sep1034-client-defaults")
