@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from mcp_otel.proxy.http import Sse, _relayed
 from mcp_otel.semconv import MCP_SERVER_OPERATION_DURATION, MCP_SERVER_SESSION_DURATION
 from tests.conftest import tool_call_spans
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, open_http_session
-from tests.processes import LOOPBACK, free_port, running
+from tests.processes import LOOPBACK, free_port, missing, running
 from tests.proxy import otlp
 from tests.servers.span_file import SPAN_FILE_ENV
 from tests.servers.tools import SERVER_NAME
@@ -307,3 +308,96 @@ def _post(url: str, body: Any, headers: dict[str, str]) -> tuple[int, bytes]:
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
+
+
+# --- no Python at either end: the TypeScript SDK and server-everything ------------------------
+
+THIRD_PARTY = REPO_ROOT / "tests" / "third_party"
+EVERYTHING = THIRD_PARTY / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+
+@contextmanager
+def everything_proxied(tmp_path: Path) -> Iterator[Proxied]:
+    """``server-everything`` in its streamable HTTP mode (on 127.0.0.1 only) with the proxy in front."""
+    if not (EVERYTHING.exists() and shutil.which("node")):
+        missing("the TypeScript SDK and the npm servers", "third-party")
+    upstream_port, port = free_port(), free_port()
+    env = env_without_otel(PORT=str(upstream_port))
+    server = ["node", "--import", str(THIRD_PARTY / "loopback.mjs"), str(EVERYTHING), "streamableHttp"]
+    upstream = f"http://{LOOPBACK}:{upstream_port}/mcp"
+    output = tmp_path / "proxy.jsonl"
+    proxy = [MCP_OTEL, "proxy", "--name", "server-everything", "--output", str(output)]
+    proxy += ["--listen", f"{LOOPBACK}:{port}", "--upstream", upstream]
+    with (
+        running(server, ports=[upstream_port], env=env, cwd=THIRD_PARTY) as node,
+        running(proxy, ports=[port], env=env_without_otel(), cwd=REPO_ROOT) as relay,
+    ):
+        yield Proxied(f"http://{LOOPBACK}:{port}/mcp", upstream, output, tmp_path / "none", relay, node)
+
+
+def tool_outcomes(spans: list[dict[str, Any]]) -> list[tuple[str, str, str | None, str | None]]:
+    return sorted(
+        (
+            s["name"],
+            s["attributes"]["tool.outcome"],
+            s["attributes"].get("error.type"),
+            s["attributes"].get("tool.cancel.reason"),
+        )
+        for s in spans
+        if s["attributes"].get("mcp.method.name") == "tools/call"
+    )
+
+
+def test_a_typescript_agent_and_server_everything_over_http(tmp_path: Path) -> None:
+    plan = [
+        {"tool": "echo", "arguments": {"message": "hi"}},
+        {"tool": "get-sum", "arguments": {"a": "two"}},
+        {"tool": "trigger-long-running-operation", "arguments": {"duration": 10, "steps": 10}, "abortAfterMs": 300},
+        {"tool": "echo", "arguments": {"message": "after"}},
+    ]
+    with everything_proxied(tmp_path) as setup:
+        env = {**env_without_otel(), "MCP_PLAN": json.dumps(plan)}
+        completed = subprocess.run(
+            ["node", str(THIRD_PARTY / "ts_client.mjs"), setup.url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+            cwd=THIRD_PARTY,
+        )
+        assert completed.returncode == 0, completed.stderr[-3000:]
+        spans = setup.stop()
+    seen = [json.loads(line) for line in completed.stdout.splitlines()]
+    assert [step.get("isError", step.get("error")) for step in seen] == [False, True, "aborted", False]
+    assert tool_outcomes(spans) == [
+        ("tools/call echo", "ok", None, None),
+        ("tools/call echo", "ok", None, None),
+        ("tools/call get-sum", "failed", "tool_error", None),
+        ("tools/call trigger-long-running-operation", "cancelled", None, "client"),
+    ]
+    assert {s["attributes"]["mcp.server.name"] for s in spans} == {"mcp-servers/everything"}
+
+
+async def test_an_instrumented_agent_and_server_everything_over_http(
+    tmp_path: Path, instrument: Callable[..., Any], exporter: InMemorySpanExporter
+) -> None:
+    """The answers are the ones a direct connection gets; each call's SERVER span is the proxy's,
+    a child of the agent's CLIENT span."""
+    calls = [("echo", {"message": "hi"}), ("get-sum", {"a": 2, "b": 3}), ("get-sum", {"a": "two"})]
+    instrument()
+    with everything_proxied(tmp_path) as setup:
+        async with open_http_session(setup.upstream) as direct:
+            expected = [(await direct.call_tool(tool, arguments)).model_dump(mode="json") for tool, arguments in calls]
+        exporter.clear()
+        async with open_http_session(setup.url) as session:
+            seen = [(await session.call_tool(tool, arguments)).model_dump(mode="json") for tool, arguments in calls]
+        spans = setup.stop()
+    assert seen == expected
+    assert tool_outcomes(spans) == [
+        ("tools/call echo", "ok", None, None),
+        ("tools/call get-sum", "failed", "tool_error", None),
+        ("tools/call get-sum", "ok", None, None),
+    ]
+    clients = tool_call_spans(exporter.get_finished_spans())
+    servers = [s for s in spans if s["attributes"].get("mcp.method.name") == "tools/call"]
+    assert sorted(s["parent_id"] for s in servers) == sorted(f"0x{c.get_span_context().span_id:016x}" for c in clients)

@@ -1,15 +1,19 @@
 // A TypeScript agent: the MCP TypeScript SDK's own client, calling tools of the stdio server
-// whose command follows on the command line. MCP_PLAN (JSON) lists the calls:
+// whose command follows on the command line (or of the streamable HTTP server at the URL given
+// instead). MCP_PLAN (JSON) lists the calls:
 // [{"tool": "...", "arguments": {...}, "abortAfterMs": 300, "timeoutMs": 300}], a call with
 // abortAfterMs being given up, one with timeoutMs timing out (either way the SDK sends
 // notifications/cancelled). Prints one JSON line per call: the result, or the error's code, or
 // "aborted".
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const [command, ...args] = process.argv.slice(2);
 const plan = JSON.parse(process.env.MCP_PLAN ?? "[]");
-const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
+const transport = /^https?:/.test(command)
+  ? new StreamableHTTPClientTransport(new URL(command))
+  : new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
 const client = new Client({ name: "ts-agent", version: "1.0.0" });
 await client.connect(transport);
 for (const step of plan) {
