@@ -38,6 +38,12 @@ pytestmark = pytest.mark.anyio
 
 MCP_OTEL = str(Path(sys.executable).with_name("mcp-otel"))
 TOKEN = "s3cret"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
 
 
 @dataclass
@@ -63,9 +69,12 @@ class Proxied:
 
 
 @contextmanager
-def proxied(tmp_path: Path, *options: str, instrumented: bool = False, token: str | None = None) -> Iterator[Proxied]:
+def proxied(
+    tmp_path: Path, *options: str, instrumented: bool = False, token: str | None = None, exporter: str | None = None
+) -> Iterator[Proxied]:
     """The high-level test server over HTTP (instrumented, writing to a span file, if asked) with
-    the proxy in front; both stopped by PID afterwards."""
+    the proxy in front (exporting to OTLP at ``exporter`` too, if given); both stopped by PID
+    afterwards."""
     upstream_port, port = free_port(), free_port()
     span_file = tmp_path / "server-spans.jsonl"
     env = env_without_otel(PYTHONPATH=str(REPO_ROOT))
@@ -79,7 +88,12 @@ def proxied(tmp_path: Path, *options: str, instrumented: bool = False, token: st
         running(
             [*server_command, *([token] if token else [])], ports=[upstream_port], env=env, cwd=REPO_ROOT
         ) as server,
-        running([*proxy_command, "--output", str(output)], ports=[port], env=env, cwd=REPO_ROOT) as proxy,
+        running(
+            [*proxy_command, "--output", str(output)],
+            ports=[port],
+            env={**env, **({"OTEL_EXPORTER_OTLP_ENDPOINT": exporter} if exporter else {})},
+            cwd=REPO_ROOT,
+        ) as proxy,
     ):
         yield Proxied(f"http://{LOOPBACK}:{port}/mcp", upstream, output, span_file, proxy, server)
 
@@ -163,7 +177,7 @@ async def test_a_request_refused_before_json_rpc(tmp_path: Path) -> None:
     """The upstream refuses the request with 401 (no JSON-RPC answer): the client's request
     failed, error.type the HTTP status; on the SERVER span the caller's fault (status UNSET)."""
     with proxied(tmp_path, token=TOKEN) as setup:
-        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
+        body = INITIALIZE
         headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         status, answer = _post(setup.url, body, headers)
         direct = _post(setup.upstream, body, headers)
@@ -236,7 +250,7 @@ async def test_an_unreachable_upstream_fails_the_request(tmp_path: Path) -> None
 async def test_a_traceparent_header_is_the_parent_when_meta_has_none(tmp_path: Path) -> None:
     trace_id, span_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
     with proxied(tmp_path) as setup:
-        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
+        body = INITIALIZE
         headers = {
             "content-type": "application/json",
             "accept": "application/json, text/event-stream",
@@ -302,12 +316,7 @@ def test_hop_by_hop_headers_are_not_relayed() -> None:
 
 
 def _post(url: str, body: Any, headers: dict[str, str]) -> tuple[int, bytes]:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=15) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
+    return _post_raw(url, json.dumps(body).encode(), headers)
 
 
 # --- no Python at either end: the TypeScript SDK and server-everything ------------------------
@@ -401,3 +410,71 @@ async def test_an_instrumented_agent_and_server_everything_over_http(
     clients = tool_call_spans(exporter.get_finished_spans())
     servers = [s for s in spans if s["attributes"].get("mcp.method.name") == "tools/call"]
     assert sorted(s["parent_id"] for s in servers) == sorted(f"0x{c.get_span_context().span_id:016x}" for c in clients)
+
+
+# --- reliability --------------------------------------------------------------------------------
+
+
+def test_the_proxy_recovers_when_the_upstream_comes_back(tmp_path: Path) -> None:
+    """The upstream goes away (502 meanwhile) and comes back on its port: the proxy serves it
+    again without a restart."""
+    body = INITIALIZE
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with proxied(tmp_path) as setup:
+        assert _post(setup.url, body, headers)[0] == 200
+        setup.server.kill()
+        setup.server.wait()
+        assert _post(setup.url, body, headers)[0] == 502
+        port = setup.upstream.split(":")[2].split("/")[0]
+        command = [sys.executable, "-m", "tests.servers.highlevel_server", "http", port]
+        env = env_without_otel(PYTHONPATH=str(REPO_ROOT))
+        with running(command, ports=[int(port)], env=env, cwd=REPO_ROOT):
+            assert _post(setup.url, body, headers)[0] == 200
+        spans = setup.stop()
+    assert [outcome_of(s)[1:3] for s in spans if s["name"] == "initialize"] == [
+        ("ok", None),
+        ("failed", "connection_closed"),
+        ("ok", None),
+    ]
+
+
+def test_hostile_requests_are_relayed_or_refused_and_the_proxy_goes_on(tmp_path: Path) -> None:
+    """A body that is not JSON goes on as it came (the upstream answers it); a 1 MB request line
+    is refused by the proxy itself (bounded memory); a 10 MB body is relayed, and refused by the
+    upstream; none of it stops the proxy."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with proxied(tmp_path) as setup:
+        assert _post_raw(setup.url, b"{not json", headers) == _post_raw(setup.upstream, b"{not json", headers)
+        try:
+            refused: Any = _post_raw(setup.url + "?" + "x" * 1_000_000, b"{}", headers)[0]
+        except urllib.error.URLError:  # aiohttp closes the connection on a line that long
+            refused = "closed"
+        assert refused in (400, 414, "closed")
+        # The SDK's server refuses a body this large (413) before reading it all: directly, the
+        # client sees that refusal or the reset of the rest of its upload; through the proxy
+        # (which reads the body whole, up to its own limit) always the refusal.
+        big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * 10_000_000}})
+        assert _post_raw(setup.url, big.encode(), headers)[0] == 413
+        assert _post(setup.url, INITIALIZE, headers)[0] == 200
+        assert setup.proxy.poll() is None
+        spans = setup.stop()
+    assert outcome_of(named(spans, "initialize")) == ("UNSET", "ok", None, None)
+
+
+def test_an_exporter_that_is_down_changes_nothing_for_the_traffic(tmp_path: Path) -> None:
+    body = INITIALIZE
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with proxied(tmp_path, exporter=f"http://{LOOPBACK}:{free_port()}") as setup:
+        answers = [_post(setup.url, {**body, "id": n}, headers)[0] for n in range(5)]
+        spans = setup.stop()
+    assert answers == [200] * 5
+    assert [outcome_of(s)[1] for s in spans if s["name"] == "initialize"] == ["ok"] * 5  # the file has them all
+
+
+def _post_raw(url: str, data: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, data=data, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
