@@ -69,7 +69,7 @@ bench: valgrind $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mc
 	$(VENV)/mcp2/bin/python benchmarks/run.py --python1 $(VENV)/bench-mcp1/bin/python --python2 $(VENV)/mcp2/bin/python
 	$(VENV)/mcp2/bin/python benchmarks/gateway_sizing.py --output docs/gateway-sizing.json
 	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp1/bin/pytest tests/soak -q
-	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp2/bin/pytest tests/soak -q
+	MCP_OTEL_SOAK_CALLS=100000 MCP_OTEL_HTTP_SOAK_REQUESTS=20000 $(VENV)/mcp2/bin/pytest tests/soak -q
 
 # The stack's programs, built from the Go module proxy into an ignored cache and reused while
 # their go.mod/go.sum/sources are unchanged. Cold builds take minutes; warm ones are a no-op.

@@ -4,8 +4,9 @@ Usage: python -m tests.servers.highlevel_server stdio | http PORT [TOKEN]
 (with TOKEN, HTTP requests without ``Authorization: Bearer TOKEN`` are refused with 401)
 Tools: ok; fails (raises ValueError: the SDK answers an isError result); rejects (raises the
 SDK's MCP error -32602: 1.x FastMCP still answers isError, 2.x MCPServer a JSON-RPC error);
-slow (sleeps `seconds`, default 5); session (the Mcp-Session-Id header the server received, or
-"" when there is none); whoami (the request's _meta).
+slow (sleeps `seconds`, default 5); working (a progress notification, then 10 s of sleep);
+session (the Mcp-Session-Id header the server received, or "" when there is none); whoami (the
+request's _meta).
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ def build_server() -> Any:
     async def slow(seconds: float = 5) -> str:
         await anyio.sleep(seconds)
         return "slept"
+
+    @server.tool()
+    async def working(ctx: Context) -> str:  # type: ignore[type-arg]
+        """Says it started (a progress notification: the request arrived), then works 10 s."""
+        await ctx.report_progress(0, 1)
+        await anyio.sleep(10)
+        return "done"
 
     @server.tool()
     def session(ctx: Context) -> str:  # type: ignore[type-arg]

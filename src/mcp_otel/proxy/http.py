@@ -66,6 +66,7 @@ MAX_BODY = MAX_OBSERVED_LINE
 # sessions and never closes them cannot grow the proxy without bound).
 MAX_SESSIONS = 10_000
 
+KEEPALIVE = 2.0  # seconds an idle connection to the upstream is kept
 NewSession = Callable[[], WireSession]
 
 
@@ -116,7 +117,9 @@ class HttpRelay:
         # No total timeout: an SSE stream lasts as long as its session. No decompression: the
         # bytes go on as they came.
         self._client = ClientSession(
-            connector=TCPConnector(limit=0),
+            # Idle connections are dropped before the usual servers drop theirs (uvicorn's and
+            # Node's keep-alive: 5 s), so a request never goes out on one the upstream is closing.
+            connector=TCPConnector(limit=0, keepalive_timeout=KEEPALIVE),
             timeout=ClientTimeout(total=None, sock_connect=30),
             auto_decompress=False,
             skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
@@ -159,7 +162,9 @@ class HttpRelay:
         try:
             return await self._answer(request, upstream, session, session_id, keys)
         finally:
-            upstream.close()  # an answer not read to its end (the client left) is not wanted any more
+            # Read to its end: its connection goes back to the pool; else (the client left, the
+            # upstream dropped) it is closed, which the upstream sees.
+            upstream.release() if upstream.content.at_eof() else upstream.close()
             if session_id is not None and (
                 (request.method == "DELETE" and upstream.status < 300) or upstream.status == 404
             ):
