@@ -3,8 +3,8 @@ on the handshake era with a session each) through one proxy to this major's high
 60% ``ok``, 10% ``isError``, 30% cancelled by the client once the server said it started
 (closing the request's stream on 2026-07-28, ``notifications/cancelled`` before). Every answer
 is what a direct connection answers, every request's span ends once with the planned outcome,
-and the proxy's resident memory grows by less than :data:`RSS_LIMIT` after warm-up. MCP_OTEL_HTTP_SOAK_REQUESTS sets the
-size: ``make test`` runs 1,000, ``make bench`` 20,000.
+and the proxy's resident memory grows by less than :data:`RSS_LIMIT` after warm-up.
+MCP_OTEL_HTTP_SOAK_REQUESTS sets the size: ``make test`` runs 1,000, ``make bench`` 20,000.
 """
 
 from __future__ import annotations
@@ -115,7 +115,6 @@ async def test_soak_through_the_http_proxy(tmp_path: Path) -> None:
     assert set(cancelled) <= {"disconnect", "client"}, cancelled  # 2026-07-28, and the handshake era
     assert {s["attributes"]["mcp.request.outcome"] for s in calls if s["name"] == "tools/call working"} == {"cancelled"}
     grown = rss["end"] - rss["warm"]
-    print(
-        f"proxy RSS after {WARM_UP} requests {rss['warm'] / 2**20:.1f} MiB, after {REQUESTS}: {rss['end'] / 2**20:.1f} MiB"
-    )
+    warm, end = (rss[key] / 2**20 for key in ("warm", "end"))
+    print(f"proxy RSS: {warm:.1f} MiB after {WARM_UP} requests, {end:.1f} MiB after {REQUESTS}")
     assert grown < RSS_LIMIT, rss
