@@ -478,3 +478,28 @@ def _post_raw(url: str, data: bytes, headers: dict[str, str]) -> tuple[int, byte
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
+
+
+def test_a_thousand_idle_sessions_cost_bounded_memory(tmp_path: Path) -> None:
+    """1,000 sessions opened and left idle: the proxy's resident memory grows by a bounded amount
+    per session, and a new session is served as before."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with proxied(tmp_path) as setup:
+        assert _post(setup.url, INITIALIZE, headers)[0] == 200
+        before = resident_memory(setup.proxy.pid)
+        for _ in range(1000):
+            assert _post(setup.url, INITIALIZE, headers)[0] == 200
+        grown = resident_memory(setup.proxy.pid) - before
+        assert _post(setup.url, INITIALIZE, headers)[0] == 200
+        spans = setup.stop()
+    assert grown < 20 * 1024 * 1024, grown  # about 20 kB a session at most
+    assert [outcome_of(s)[1] for s in spans if s["name"] == "initialize"] == ["ok"] * 1002
+    # Each was a session until the proxy stopped: one duration point each.
+    assert sum(point["count"] for point in otlp.points(setup.output, MCP_SERVER_SESSION_DURATION)) == 1002
+
+
+def resident_memory(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")

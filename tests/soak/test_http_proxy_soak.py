@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from tests.harness import MCP_MAJOR, open_http_session
-from tests.proxy.test_http_proxy import proxied
+from tests.proxy.test_http_proxy import resident_memory, proxied
 
 pytestmark = [pytest.mark.anyio, pytest.mark.mcp2]  # mcp 1.x clients never cancel by themselves
 
@@ -31,13 +31,6 @@ WARM_UP = 200  # requests before the proxy's memory is first read
 RSS_LIMIT = 20 * 1024 * 1024
 # (what a client does, the proxy's span: outcome, error.type, cancel reason by era)
 PLAN = [("ok", 60), ("fails", 10), ("cancel", 30)]
-
-
-def _rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
 
 
 @asynccontextmanager
@@ -91,13 +84,13 @@ async def test_soak_through_the_http_proxy(tmp_path: Path) -> None:
                             wrong.append(answer)
                     done += 1
                     if done == WARM_UP:
-                        rss["warm"] = _rss(setup.proxy.pid)
+                        rss["warm"] = resident_memory(setup.proxy.pid)
 
         async with anyio.create_task_group() as group:
             for number in range(CLIENTS):
                 group.start_soon(run, number, steps[number::CLIENTS])
         await anyio.sleep(1)  # the cancelled requests' last bytes
-        rss["end"] = _rss(setup.proxy.pid)
+        rss["end"] = resident_memory(setup.proxy.pid)
         spans = setup.stop()
     assert wrong == []
     calls = [s for s in spans if s["attributes"].get("mcp.method.name") == "tools/call"]
