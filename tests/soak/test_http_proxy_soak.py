@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from tests.harness import MCP_MAJOR, open_http_session
-from tests.proxy.test_http_proxy import resident_memory, proxied
+from tests.proxy.test_http_proxy import proxied, resident_memory
 
 pytestmark = [pytest.mark.anyio, pytest.mark.mcp2]  # mcp 1.x clients never cancel by themselves
 
