@@ -91,14 +91,7 @@ def test_the_suite_gives_the_same_verdicts_with_mcp_otel(tmp_path: Path) -> None
     assert statuses["SUCCESS"] == EXPECTED_PASSED, statuses
     # And the server was traced: one SERVER span per tool call the suite made, with its outcome.
     spans: list[dict[str, Any]] = [json.loads(line) for line in span_file.read_text().splitlines()]
-    outcomes = {
-        span["attributes"]["gen_ai.tool.name"]: span["attributes"]["tool.outcome"]
-        for span in spans
-        if span["attributes"].get("mcp.method.name") == "tools/call" and "gen_ai.tool.name" in span["attributes"]
-    }
-    assert outcomes["test_simple_text"] == "ok"
-    assert outcomes["test_error_handling"] == "failed"
-    assert len(outcomes) >= 8
+    _assert_tool_calls_traced(spans)
     # Every request the suite made has its SERVER span, each stating one of the three outcomes.
     # (The SDK's own spans of notifications, which mcp-otel leaves alone, have no outcome.)
     requests = [
@@ -115,6 +108,18 @@ def test_the_suite_gives_the_same_verdicts_with_mcp_otel(tmp_path: Path) -> None
         assert ("tool.outcome" in span["attributes"]) == (span["attributes"]["mcp.method.name"] == "tools/call")
 
 
+def _assert_tool_calls_traced(spans: list[dict[str, Any]]) -> None:
+    """The suite's tool calls each have a SERVER span stating the outcome they had."""
+    outcomes = {
+        span["attributes"]["gen_ai.tool.name"]: span["attributes"]["tool.outcome"]
+        for span in spans
+        if span["attributes"].get("mcp.method.name") == "tools/call" and "gen_ai.tool.name" in span["attributes"]
+    }
+    assert outcomes["test_simple_text"] == "ok"
+    assert outcomes["test_error_handling"] == "failed"
+    assert len(outcomes) >= 8
+
+
 def test_the_suite_gives_the_same_verdicts_through_the_http_proxy(tmp_path: Path) -> None:
     """The reference server uninstrumented behind ``mcp-otel proxy --listen --upstream``: every
     check as without the proxy, and every request the suite made has the proxy's SERVER span."""
@@ -128,13 +133,7 @@ def test_the_suite_gives_the_same_verdicts_through_the_http_proxy(tmp_path: Path
     from tests.proxy import otlp
 
     spans = otlp.spans(output)
-    outcomes = {
-        span["attributes"]["gen_ai.tool.name"]: span["attributes"]["tool.outcome"]
-        for span in spans
-        if span["attributes"].get("mcp.method.name") == "tools/call" and "gen_ai.tool.name" in span["attributes"]
-    }
-    assert outcomes["test_simple_text"] == "ok"
-    assert outcomes["test_error_handling"] == "failed"
+    _assert_tool_calls_traced(spans)
     methods = Counter(span["attributes"]["mcp.method.name"] for span in spans)
     assert set(methods) >= {"initialize", "tools/list", "tools/call", "resources/list", "resources/read", "prompts/get"}
     assert methods["initialize"] >= len(plain), methods

@@ -20,15 +20,15 @@ from typing import Any
 
 from mcp_otel import binding
 from mcp_otel.classify import RpcError, classify_callback_crash, classify_server_call, unfinished
-from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall, ClientInstrumentation
+from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall
 from mcp_otel.frontends import common
 from mcp_otel.frontends.common import ServerRequest, SessionFacts, header, rpc_error_of, session_facts, str_or_none
+from mcp_otel.frontends.sdk import SdkFrontEnd
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import METHOD_INITIALIZE, METHOD_TOOLS_CALL, ResultType
-from mcp_otel.server import ACTIVE_SERVER_CALL, ServerCall, ServerInstrumentation
-from mcp_otel.sessions import SessionInstrumentation
+from mcp_otel.server import ACTIVE_SERVER_CALL, ServerCall
 
 
 def next_request_id(session: Any) -> int | None:
@@ -172,15 +172,8 @@ def server_session_facts(session: Any) -> SessionFacts | None:
     )
 
 
-class Mcp1FrontEnd:
-    """mcp 1.x's hooks: each finds its request's facts and hands them to its side."""
-
-    def __init__(
-        self, client: ClientInstrumentation, server: ServerInstrumentation, sessions: SessionInstrumentation
-    ) -> None:
-        self._client = client
-        self._server = server
-        self._sessions = sessions
+class Mcp1FrontEnd(SdkFrontEnd):
+    """mcp 1.x's hooks."""
 
     def patches(self) -> list[Patch]:
         return [

@@ -31,6 +31,7 @@ from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall, ClientInstrumentat
 from mcp_otel.config import SdkSpans
 from mcp_otel.frontends import common, fastmcp
 from mcp_otel.frontends.common import ServerRequest, SessionFacts, rpc_error_of, session_facts, str_or_none
+from mcp_otel.frontends.sdk import SdkFrontEnd
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
@@ -180,15 +181,13 @@ def connection_write_stream(connection: Any) -> Any:
     return getattr(getattr(connection, "outbound", None), "_write_stream", None)
 
 
-class Mcp2FrontEnd:
-    """mcp 2.x's hooks: each finds its request's facts and hands them to its side."""
+class Mcp2FrontEnd(SdkFrontEnd):
+    """mcp 2.x's hooks."""
 
     def __init__(
         self, client: ClientInstrumentation, server: ServerInstrumentation, sessions: SessionInstrumentation
     ) -> None:
-        self._client = client
-        self._server = server
-        self._sessions = sessions
+        super().__init__(client, server, sessions)
         # Connections -> the server they serve (learnt when its runner is built).
         self._servers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
