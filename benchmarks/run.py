@@ -7,7 +7,8 @@
 * ``wall-clock``: microseconds per request, interleaved rounds (orders of magnitude);
 * ``report``: ``mcp-otel report`` over 10k, 100k and 1M calls: time and peak memory;
 * ``scale``: memory per call in flight, and cost per call with 100 vs 10,000 tool names;
-* ``proxy``: ``mcp-otel proxy`` against a direct connection and a bare relay (:mod:`benchmarks.proxy`).
+* ``proxy``: ``mcp-otel proxy`` against a direct connection and a bare relay (:mod:`benchmarks.proxy`);
+* ``http-proxy``: ``mcp-otel proxy`` over streamable HTTP against direct (:mod:`benchmarks.http_proxy`).
 
 Measurements not asked for keep their figures from the previous run (the JSON file), so one
 can be re-run alone; the document is always written whole.
@@ -26,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import instructions, proxy, report_cost, scale, wall_clock
+from benchmarks import http_proxy, instructions, proxy, report_cost, scale, wall_clock
 from benchmarks.variants import OPERATIONS
 
 SECTIONS: dict[str, Callable[[Any], list[str]]] = {
@@ -36,6 +37,7 @@ SECTIONS: dict[str, Callable[[Any], list[str]]] = {
     "report": report_cost.markdown,
     "scale": scale.markdown,
     "proxy": proxy.markdown,
+    "http-proxy": http_proxy.markdown,
 }
 
 
@@ -51,6 +53,8 @@ def measure(what: str, args: argparse.Namespace) -> Any:
         return report_cost.run(args.python2)
     if what == "proxy":
         return proxy.run(args.python2)
+    if what == "http-proxy":
+        return http_proxy.run(args.python2)
     return scale.run(pythons)
 
 
