@@ -122,3 +122,15 @@ def test_the_span_floor_program_runs() -> None:
         timeout=120,
     )
     assert completed.returncode == 0, completed.stderr
+
+
+@pytest.mark.mcp2  # the benchmark's client is mcp 2.x's
+def test_the_http_proxy_benchmark_measures_every_path() -> None:
+    from benchmarks import http_proxy
+
+    result = http_proxy.run(sys.executable, rounds=1, calls=5)
+    assert set(result["latency_us"]) == set(http_proxy.PATHS)  # uvloop is in the dev requirements
+    for p50, p99 in result["latency_us"].values():
+        assert 0 < p50 <= p99
+    assert set(result["cpu_us"]) == set(http_proxy.PATHS)
+    assert "| mcp-otel proxy |" in "\n".join(http_proxy.markdown(result))
