@@ -503,3 +503,40 @@ def resident_memory(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     raise AssertionError("no VmRSS")
+
+
+async def test_a_handshake_era_client_that_vanishes_mid_call(tmp_path: Path) -> None:
+    """Before 2026-07-28 a client that closes its request's stream has not cancelled it (it
+    would send notifications/cancelled), and the server finishes what it was asked: the proxy
+    reads the answer on, unrelayed, and the request's span has the server's outcome."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with proxied(tmp_path) as setup:
+        session_id = _handshake(setup.url, headers)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "slow", "arguments": {"seconds": 1}},
+        }
+        host, port = setup.url.split("//")[1].split("/")[0].split(":")
+        _, writer = await asyncio.open_connection(host, int(port))
+        body = json.dumps(call).encode()
+        head = "".join(f"{name}: {value}\r\n" for name, value in {**headers, "mcp-session-id": session_id}.items())
+        writer.write(f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-length: {len(body)}\r\n{head}\r\n".encode() + body)
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        writer.close()  # gone, without a word
+        await asyncio.sleep(2)  # the server's answer comes after a second
+        spans = setup.stop()
+    assert outcome_of(named(spans, "tools/call slow")) == ("UNSET", "ok", None, None)
+
+
+def _handshake(url: str, headers: dict[str, str]) -> str:
+    """A handshake-era session opened by hand: its id."""
+    request = urllib.request.Request(url, data=json.dumps(INITIALIZE).encode(), headers=headers, method="POST")
+    with urllib.request.urlopen(request, timeout=15) as response:
+        session_id = response.headers["mcp-session-id"]
+        response.read()
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert _post(url, initialized, {**headers, "mcp-session-id": session_id})[0] == 202
+    return str(session_id)

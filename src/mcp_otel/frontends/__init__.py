@@ -1,11 +1,12 @@
 """The front ends: each source of facts about requests in its own module, the only code that
 reads that source's shapes.
 
-:mod:`.mcp1` and :mod:`.mcp2` are each SDK major's patch table (an :class:`.sdk.SdkFrontEnd`): where its requests are sent and
-handled, its sessions opened and closed, and how it says what was answered and whether the peer
-cancelled; :mod:`.fastmcp` turns fastmcp's own spans off. :mod:`.common` holds what both majors
-share (or what is told apart by a feature check on one object). The fourth front end is the
-wire: :mod:`mcp_otel.proxy.wire`, where a stdio message becomes a span.
+:mod:`.mcp1` and :mod:`.mcp2` are each SDK major's patch table (an :class:`.sdk.SdkFrontEnd`):
+where its requests are sent and handled, its sessions opened and closed, and how it says what
+was answered and whether the peer cancelled; :mod:`.fastmcp` turns fastmcp's own spans off.
+:mod:`.common` holds what both majors share (or what is told apart by a feature check on one
+object). The fourth front end is the wire: :mod:`mcp_otel.proxy.wire`, where a stdio line or an
+HTTP body or event becomes a span.
 
 Every front end feeds the same sides (:mod:`mcp_otel.client`, :mod:`mcp_otel.server`,
 :mod:`mcp_otel.sessions`) and through them the one request lifecycle

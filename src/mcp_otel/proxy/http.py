@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector, web
@@ -67,6 +67,8 @@ MAX_BODY = MAX_OBSERVED_LINE
 MAX_SESSIONS = 10_000
 
 KEEPALIVE = 2.0  # seconds an idle connection to the upstream is kept
+# Answers read on at once after their client left (past it, their connections are closed).
+MAX_DRAINS = 1000
 NewSession = Callable[[], WireSession]
 
 
@@ -101,6 +103,39 @@ class Sse:
                 self._data.append(value)
 
 
+class _Exchange(NamedTuple):
+    """One request to relay: the client's, the session it belongs to, the JSON-RPC requests in it."""
+
+    request: web.Request
+    session: WireSession
+    session_id: str | None
+    keys: list[Key]
+
+
+class _Observed:
+    """What the proxy reads of an answer as it goes by: its SSE events, or a JSON body (up to
+    :data:`~mcp_otel.proxy.wire.MAX_OBSERVED_LINE`); nothing of a compressed one."""
+
+    def __init__(self, session: WireSession, headers: Mapping[str, str]) -> None:
+        self._session = session
+        observe = headers.get("content-encoding") in (None, "identity")
+        event_stream = headers.get("content-type", "").startswith("text/event-stream")
+        self._events = Sse(session.from_server) if observe and event_stream else None
+        self._body: bytearray | None = bytearray() if observe and not event_stream else None
+
+    def feed(self, chunk: bytes) -> None:
+        if self._events is not None:
+            self._events.feed(chunk)
+        elif self._body is not None:
+            self._body += chunk
+            if len(self._body) > MAX_OBSERVED_LINE:
+                self._body = None
+
+    def end(self) -> None:
+        if self._body:
+            self._session.from_server(bytes(self._body))
+
+
 class HttpRelay:
     """Relays one upstream's streamable HTTP and tells the wire sessions what passes."""
 
@@ -111,6 +146,7 @@ class HttpRelay:
         self._as_client = as_client
         self._sessions: OrderedDict[str, WireSession] = OrderedDict()
         self._exchanges: set[WireSession] = set()  # outside any session, in flight
+        self._drains: set[asyncio.Future[None]] = set()  # answers read on after their client left
         self._client: ClientSession | None = None
 
     async def start(self) -> None:
@@ -127,6 +163,8 @@ class HttpRelay:
 
     async def close(self) -> None:
         """The proxy stops: every session ends (what is still in flight with the client gone)."""
+        for drain in list(self._drains):
+            drain.cancel()
         while self._exchanges:
             self._exchanges.pop().end(server_exited_first=False, exit_status=0, recorded=False)
         while self._sessions:
@@ -149,28 +187,20 @@ class HttpRelay:
         keys: list[Key] = []
         if request.method == "POST" and body:
             body, keys = self._observe_request(session, request, body)
+        exchange = _Exchange(request, session, session_id, keys)
+        # Shielded: a client that leaves before the answer begins cancels this handler, and
+        # what then becomes of the upstream request is the protocol's to say (_client_left).
+        forward = asyncio.ensure_future(self._forward(request, body))
         try:
-            upstream = await self._forward(request, body)
-        except asyncio.CancelledError:  # the client went away before the answer began
-            self._client_left(request, session, keys)
-            self._ended_exchange(session, session_id)
+            upstream = await asyncio.shield(forward)
+        except asyncio.CancelledError:
+            self._client_left(exchange, forward)
             raise
         except (ClientError, OSError, asyncio.TimeoutError) as exc:
             session.unreachable(keys)
-            self._ended_exchange(session, session_id)
+            self._done(exchange, None)
             return web.Response(status=502, text=f"mcp-otel proxy: the upstream server is unreachable ({exc})\n")
-        try:
-            return await self._answer(request, upstream, session, session_id, keys)
-        finally:
-            # Read to its end: its connection goes back to the pool; else (the client left, the
-            # upstream dropped) it is closed, which the upstream sees.
-            upstream.release() if upstream.content.at_eof() else upstream.close()
-            if session_id is not None and (
-                (request.method == "DELETE" and upstream.status < 300) or upstream.status == 404
-            ):
-                self._end(session_id, recorded=upstream.status < 300)  # closed, or the upstream knows no such session
-            else:
-                self._ended_exchange(session, session_id)
+        return await self._answer(exchange, upstream)
 
     def _observe_request(self, session: WireSession, request: web.Request, body: bytes) -> tuple[bytes, list[Key]]:
         """What the client's POST says (as the client: the body with our context in each
@@ -196,58 +226,92 @@ class HttpRelay:
             allow_redirects=False,
         )
 
-    async def _answer(
-        self, request: web.Request, upstream: Any, session: WireSession, session_id: str | None, keys: list[Key]
-    ) -> web.StreamResponse:
+    async def _answer(self, exchange: _Exchange, upstream: Any) -> web.StreamResponse:
+        request, session = exchange.request, exchange.session
         response = web.StreamResponse(
             status=upstream.status, reason=upstream.reason, headers=_relayed(upstream.headers)
         )
         if upstream.content_length is not None:
             response.content_length = upstream.content_length
         new_id = upstream.headers.get(SESSION_HEADER)
-        if session_id is None and new_id:  # the handshake made a session: it lives on under its id
+        if exchange.session_id is None and new_id:  # the handshake made a session: it lives on under its id
             self._register(new_id, session)
-        observe = upstream.headers.get("content-encoding") in (None, "identity")
-        event_stream = upstream.headers.get("content-type", "").startswith("text/event-stream")
-        sse = Sse(session.from_server) if observe and event_stream else None
-        buffered: bytearray | None = bytearray() if observe and not event_stream else None
-        await response.prepare(request)
+        answer = _Observed(session, upstream.headers)
         try:
+            await response.prepare(request)
             async for chunk in upstream.content.iter_any():
                 await response.write(chunk)
-                if sse is not None:
-                    sse.feed(chunk)
-                elif buffered is not None:
-                    buffered += chunk
-                    if len(buffered) > MAX_OBSERVED_LINE:
-                        buffered = None
+                answer.feed(chunk)
         except (ClientError, asyncio.TimeoutError):
             # The upstream dropped the connection mid-answer: so does the proxy, as it came.
-            session.unreachable(session.in_flight(keys))
+            session.unreachable(session.in_flight(exchange.keys))
             if request.transport is not None:
                 request.transport.close()
+            self._done(exchange, upstream)
             return response
-        except ConnectionResetError:  # the client went away while we wrote
-            self._client_left(request, session, keys)
+        except (ConnectionResetError, asyncio.CancelledError) as exc:  # the client went away
+            self._client_left(exchange, upstream, answer)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
             return response
-        except asyncio.CancelledError:  # the client went away while we waited (its handler cancelled)
-            self._client_left(request, session, keys)
-            raise
-        if buffered:
-            session.from_server(bytes(buffered))
-        if upstream.status >= 400 and (unanswered := session.in_flight(keys)):
+        answer.end()
+        if upstream.status >= 400 and (unanswered := session.in_flight(exchange.keys)):
             session.rejected(unanswered, upstream.status)
+        self._done(exchange, upstream)
         with contextlib.suppress(ConnectionResetError):
             await response.write_eof()
         return response
 
-    @staticmethod
-    def _client_left(request: web.Request, session: WireSession, keys: list[Key]) -> None:
-        """The client closed its request's stream before the answers: on 2026-07-28 its cancel
-        (earlier, a client cancels with notifications/cancelled: its requests stay in flight)."""
-        version = request.headers.get(PROTOCOL_HEADER) or session.protocol_version or ""
-        if version >= STREAM_CLOSE_CANCELS_FROM:
-            session.stream_closed(session.in_flight(keys))
+    def _client_left(self, exchange: _Exchange, upstream: Any, answer: _Observed | None = None) -> None:
+        """The client closed its request's stream before the answer (``upstream``: the answer, or
+        the request still awaiting it). On 2026-07-28 that is its cancel, which the upstream is
+        told by the proxy closing its own stream. Before, a client cancels with
+        notifications/cancelled, and a server finishes what it was asked: the proxy reads the
+        answer on, unrelayed, for the outcome (at most :data:`MAX_DRAINS` at once)."""
+        session = exchange.session
+        version = exchange.request.headers.get(PROTOCOL_HEADER) or session.protocol_version or ""
+        if version >= STREAM_CLOSE_CANCELS_FROM or len(self._drains) >= MAX_DRAINS:
+            if version >= STREAM_CLOSE_CANCELS_FROM:
+                session.stream_closed(session.in_flight(exchange.keys))
+            if isinstance(upstream, asyncio.Future):
+                upstream.cancel()
+                self._done(exchange, None)
+            else:
+                self._done(exchange, upstream)
+            return
+        drain = asyncio.ensure_future(self._drain(exchange, upstream, answer))
+        self._drains.add(drain)
+        drain.add_done_callback(self._drains.discard)
+
+    async def _drain(self, exchange: _Exchange, upstream: Any, answer: _Observed | None) -> None:
+        """The rest of an answer whose client left, observed and not relayed."""
+        response = None
+        try:
+            response = await upstream if isinstance(upstream, asyncio.Future) else upstream
+            if answer is None:
+                answer = _Observed(exchange.session, response.headers)
+            async for chunk in response.content.iter_any():
+                answer.feed(chunk)
+            answer.end()
+        except (ClientError, OSError, asyncio.TimeoutError):
+            exchange.session.unreachable(exchange.session.in_flight(exchange.keys))
+        except Exception as exc:  # never more than logged
+            report_once("could not read on an answer whose client left", exc)
+        finally:
+            self._done(exchange, response)
+
+    def _done(self, exchange: _Exchange, upstream: Any) -> None:
+        """The exchange is over: its upstream connection back to the pool (read to its end) or
+        closed (which the upstream sees); a DELETE's session ended; an exchange outside any
+        session finished."""
+        if upstream is not None:
+            upstream.release() if upstream.content.at_eof() else upstream.close()
+        session_id, status = exchange.session_id, upstream.status if upstream is not None else 0
+        if session_id is not None and ((exchange.request.method == "DELETE" and 200 <= status < 300) or status == 404):
+            self._end(session_id, recorded=status < 300)  # closed, or the upstream knows no such session
+        elif session_id is None and exchange.session.session_id is None:
+            self._exchanges.discard(exchange.session)
+            exchange.session.finish_exchange()
 
     # --- sessions ------------------------------------------------------------------------------
 
@@ -274,12 +338,6 @@ class HttpRelay:
         while len(self._sessions) > MAX_SESSIONS:
             _, oldest = self._sessions.popitem(last=False)
             oldest.end(server_exited_first=False, exit_status=0)
-
-    def _ended_exchange(self, session: WireSession, session_id: str | None) -> None:
-        """A request outside any session is an exchange of its own: it ends with its answer."""
-        if session_id is None and session.session_id is None:
-            self._exchanges.discard(session)
-            session.finish_exchange()
 
     def _end(self, session_id: str, *, recorded: bool = True) -> None:
         session = self._sessions.pop(session_id, None)
