@@ -540,3 +540,27 @@ def _handshake(url: str, headers: dict[str, str]) -> str:
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     assert _post(url, initialized, {**headers, "mcp-session-id": session_id})[0] == 202
     return str(session_id)
+
+
+async def test_a_client_that_never_reads_its_stream_costs_bounded_memory(tmp_path: Path) -> None:
+    """A client asks for a tool that streams about 60 MB of progress notifications and never
+    reads: the proxy stops reading the upstream while its writes wait (its memory does not grow by
+    the stream), and serves another session meanwhile."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with proxied(tmp_path) as setup:
+        session_id = _handshake(setup.url, headers)
+        before = resident_memory(setup.proxy.pid)
+        arguments = {"count": 40_000, "size": 1000}
+        params = {"name": "flood", "arguments": arguments, "_meta": {"progressToken": 1}}
+        body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}).encode()
+        host, port = setup.url.split("//")[1].split("/")[0].split(":")
+        _, writer = await asyncio.open_connection(host, int(port))
+        head = "".join(f"{name}: {value}\r\n" for name, value in {**headers, "mcp-session-id": session_id}.items())
+        writer.write(f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-length: {len(body)}\r\n{head}\r\n".encode() + body)
+        await writer.drain()
+        await asyncio.sleep(4)  # the stream runs into full buffers
+        grown = resident_memory(setup.proxy.pid) - before
+        assert _post(setup.url, INITIALIZE, headers)[0] == 200  # another session, served
+        writer.close()
+        setup.stop()
+    assert grown < 16 * 1024 * 1024, grown

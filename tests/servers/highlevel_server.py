@@ -4,7 +4,8 @@ Usage: python -m tests.servers.highlevel_server stdio | http PORT [TOKEN]
 (with TOKEN, HTTP requests without ``Authorization: Bearer TOKEN`` are refused with 401)
 Tools: ok; fails (raises ValueError: the SDK answers an isError result); rejects (raises the
 SDK's MCP error -32602: 1.x FastMCP still answers isError, 2.x MCPServer a JSON-RPC error);
-slow (sleeps `seconds`, default 5); working (a progress notification, then 10 s of sleep);
+slow (sleeps `seconds`, default 5); working (a progress notification, then 10 s of sleep); flood
+(`count` progress notifications of `size` characters);
 session (the Mcp-Session-Id header the server received, or "" when there is none); whoami (the
 request's _meta).
 """
@@ -65,6 +66,13 @@ def build_server() -> Any:
         await ctx.report_progress(0, 1)
         await anyio.sleep(10)
         return "done"
+
+    @server.tool()
+    async def flood(ctx: Context, count: int = 1000, size: int = 1000) -> str:  # type: ignore[type-arg]
+        """``count`` progress notifications of ``size`` characters each (with a progress token)."""
+        for done in range(count):
+            await ctx.report_progress(done, count, "x" * size)
+        return "flooded"
 
     @server.tool()
     def session(ctx: Context) -> str:  # type: ignore[type-arg]

@@ -19,6 +19,7 @@ from mcp_otel.proxy.wire import WireSession
 from mcp_otel.semconv import NETWORK_TRANSPORT, SERVER_ADDRESS, SERVER_PORT, TRANSPORT_TCP
 
 EXIT_NOT_STARTED = 127  # as a shell says of a command it cannot run
+STOP_GRACE = 2.0  # seconds the HTTP proxy, told to stop, gives the requests in flight
 
 
 def proxy(
@@ -81,8 +82,10 @@ async def _serve(host: str, port: int, upstream: str, new_session: Any, as_clien
 
     relay = HttpRelay(upstream, new_session, as_client=as_client)
     await relay.start()
-    # A client that closes its request's stream cancels the handler (the 2026-07-28 cancel).
-    runner = web.AppRunner(relay.application(), handler_cancellation=True, access_log=None)
+    # A client that closes its request's stream cancels the handler (the 2026-07-28 cancel); told
+    # to stop, the proxy gives the requests in flight STOP_GRACE seconds (a client that never
+    # reads its stream would hold aiohttp's default minute).
+    runner = web.AppRunner(relay.application(), handler_cancellation=True, access_log=None, shutdown_timeout=STOP_GRACE)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()
