@@ -65,7 +65,6 @@ MAX_BODY = MAX_OBSERVED_LINE
 # Sessions tracked at once: past it, the least recently used one ends (a client that opens
 # sessions and never closes them cannot grow the proxy without bound).
 MAX_SESSIONS = 10_000
-
 KEEPALIVE = 2.0  # seconds an idle connection to the upstream is kept
 # Answers read on at once after their client left (past it, their connections are closed).
 MAX_DRAINS = 1000
@@ -163,8 +162,10 @@ class HttpRelay:
 
     async def close(self) -> None:
         """The proxy stops: every session ends (what is still in flight with the client gone)."""
-        for drain in list(self._drains):
+        drains = list(self._drains)
+        for drain in drains:
             drain.cancel()
+        await asyncio.gather(*drains, return_exceptions=True)
         while self._exchanges:
             self._exchanges.pop().end(server_exited_first=False, exit_status=0, recorded=False)
         while self._sessions:
