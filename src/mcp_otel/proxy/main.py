@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from mcp_otel.config import Settings
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.proxy.stdio import relay
-from mcp_otel.proxy.telemetry import ProxyTelemetry, default_output, server_name_of
+from mcp_otel.proxy.telemetry import ProxyTelemetry, default_output, server_name_of, upstream_name_of
 from mcp_otel.proxy.wire import WireSession
 from mcp_otel.semconv import NETWORK_TRANSPORT, SERVER_ADDRESS, SERVER_PORT, TRANSPORT_TCP
 
@@ -52,7 +52,7 @@ def proxy_http(
     if parts.scheme not in ("http", "https") or not parts.hostname or not port.isdigit():
         print("mcp-otel proxy: --listen HOST:PORT and --upstream http(s)://HOST[:PORT]/PATH", file=sys.stderr)
         return 2
-    name = name or server_name_of([f"{parts.hostname}-{parts.port or parts.scheme}"]) + ("-client" if as_client else "")
+    name = name or upstream_name_of(upstream) + ("-client" if as_client else "")
     output = output or default_output(name)
     settings = Settings.load()
     telemetry = ProxyTelemetry(output, name)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from opentelemetry.metrics import Meter
 from opentelemetry.sdk.metrics import MeterProvider
@@ -59,6 +60,14 @@ def server_name_of(command: Sequence[str]) -> str:
         if package:
             return _VERSION_SUFFIX.sub("", package.rstrip("/")).rsplit("/", 1)[-1] or program
     return service_name_of(command) or program  # the agent's rule, for Python and plain programs
+
+
+def upstream_name_of(url: str) -> str:
+    """The server an upstream URL names, for ``service.name``: its host, and its port when the
+    URL gives one (``http://mcp.internal:8000/mcp`` -> ``mcp.internal:8000``)."""
+    parts = urlsplit(url)
+    host = parts.hostname or "server"
+    return f"{host}:{parts.port}" if parts.port else host
 
 
 class ProxyTelemetry:
