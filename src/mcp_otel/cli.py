@@ -67,7 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "OTEL_EXPORTER_OTLP_ENDPOINT is set. Exits with the server's status (over HTTP: runs until SIGINT or "
         "SIGTERM).",
     )
-    proxy.add_argument("--name", help="the server's service.name (default: from COMMAND, or the upstream's host and port)")
+    proxy.add_argument(
+        "--name", help="the server's service.name (default: from COMMAND, or the upstream's host and port)"
+    )
     proxy.add_argument("--listen", metavar="HOST:PORT", help="serve HTTP here, as a reverse proxy of --upstream")
     proxy.add_argument("--upstream", metavar="URL", help="the streamable HTTP server, e.g. http://127.0.0.1:8000/mcp")
     proxy.add_argument(
