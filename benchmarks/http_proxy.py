@@ -24,7 +24,6 @@ import importlib.util
 import logging
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.proxy import percentiles  # noqa: E402
 from tests.processes import LOOPBACK, free_port, running  # noqa: E402
 
 PATHS = ("direct", "relay, unobserved", "mcp-otel proxy", "mcp-otel proxy, uvloop")
@@ -117,16 +117,11 @@ def run(python: str, rounds: int = 15, calls: int = 40) -> dict[str, Any]:
     requests = rounds * calls  # through each path; the upstream serves them all
     served = {path: requests * (len(paths) if path == "direct" else 1) for path in paths}
     return {
-        "latency_us": {path: _percentiles(values) for path, values in measured["samples"].items()},
+        "latency_us": {path: percentiles(values) for path, values in measured["samples"].items()},
         "cpu_us": {path: seconds * 1e6 / served[path] for path, seconds in measured["cpu"].items()},
         "rounds": rounds,
         "calls": calls,
     }
-
-
-def _percentiles(values: list[float]) -> tuple[float, float]:
-    cuts = statistics.quantiles(values, n=100, method="inclusive")
-    return cuts[49], cuts[98]
 
 
 def markdown(result: dict[str, Any]) -> list[str]:
@@ -162,12 +157,9 @@ def markdown(result: dict[str, Any]) -> list[str]:
 
 
 async def _unobserved(listen: str, upstream: str) -> None:
-    """The proxy's relay with sessions that observe nothing, until SIGTERM."""
-    import signal
-
-    from aiohttp import web
-
-    from mcp_otel.proxy.http import HttpRelay
+    """The proxy's relay, served as ``mcp-otel proxy`` serves it, with sessions that observe
+    nothing, until SIGTERM."""
+    from mcp_otel.proxy.main import serve_http
 
     class Unobserved:
         session_id = None
@@ -176,17 +168,8 @@ async def _unobserved(listen: str, upstream: str) -> None:
         def __getattr__(self, name: str) -> Any:
             return lambda *args, **kwargs: []
 
-    relay = HttpRelay(upstream, Unobserved)  # type: ignore[arg-type]
-    await relay.start()
-    runner = web.AppRunner(relay.application(), handler_cancellation=True, access_log=None)
-    await runner.setup()
     host, _, port = listen.rpartition(":")
-    await web.TCPSite(runner, host, int(port)).start()
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    await stop.wait()
-    await runner.cleanup()
-    await relay.close()
+    await serve_http(host, int(port), upstream, Unobserved)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ async def _latencies(python: str, rounds: int, calls: int, directory: Path) -> d
     return {"samples": samples, "big": big}
 
 
-def _percentiles(values: list[float]) -> tuple[float, float]:
+def percentiles(values: list[float]) -> tuple[float, float]:
     cuts = statistics.quantiles(values, n=100, method="inclusive")
     return cuts[49], cuts[98]
 
@@ -199,7 +199,7 @@ def run(python: str, rounds: int = 15, calls: int = 40) -> dict[str, Any]:
         directory = Path(name)
         print("bench: proxy: latency ...", file=sys.stderr)
         measured = asyncio.run(_latencies(python, rounds, calls, directory))
-        latency = {path: _percentiles(values) for path, values in measured["samples"].items()}
+        latency = {path: percentiles(values) for path, values in measured["samples"].items()}
         big = {path: statistics.median(values) for path, values in measured["big"].items()}
         print("bench: proxy: instructions under cachegrind ...", file=sys.stderr)
         instructions = {

@@ -271,9 +271,10 @@ class HttpRelay:
         answer on, unrelayed, for the outcome (at most :data:`MAX_DRAINS` at once)."""
         session = exchange.session
         version = exchange.request.headers.get(PROTOCOL_HEADER) or session.protocol_version or ""
-        if version >= STREAM_CLOSE_CANCELS_FROM or len(self._drains) >= MAX_DRAINS:
-            if version >= STREAM_CLOSE_CANCELS_FROM:
-                session.stream_closed(session.in_flight(exchange.keys))
+        cancelled = version >= STREAM_CLOSE_CANCELS_FROM
+        if cancelled:
+            session.stream_closed(session.in_flight(exchange.keys))
+        if cancelled or len(self._drains) >= MAX_DRAINS:
             if isinstance(upstream, asyncio.Future):
                 upstream.cancel()
                 self._done(exchange, None)

@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from mcp_otel.config import Settings
@@ -66,7 +65,7 @@ def proxy_http(
         return WireSession(telemetry.tracer(), metrics, settings, as_client=as_client, connection=connection)
 
     try:
-        asyncio.run(_serve(host or "127.0.0.1", int(port), upstream, new_session, as_client))
+        asyncio.run(serve_http(host or "127.0.0.1", int(port), upstream, new_session, as_client=as_client))
     except OSError as exc:  # the address is taken, or not ours
         print(f"mcp-otel proxy: cannot listen on {listen}: {exc}", file=sys.stderr)
         return 1
@@ -75,7 +74,11 @@ def proxy_http(
     return 0
 
 
-async def _serve(host: str, port: int, upstream: str, new_session: Any, as_client: bool) -> None:
+async def serve_http(
+    host: str, port: int, upstream: str, new_session: Callable[[], WireSession], *, as_client: bool = False
+) -> None:
+    """Serve ``host:port`` as the reverse proxy of ``upstream`` until SIGINT or SIGTERM, each
+    session's facts told to a ``new_session()``."""
     from aiohttp import web
 
     from mcp_otel.proxy.http import HttpRelay
