@@ -10,8 +10,9 @@ answers), so every such value is cut to the configured ``max_name_length`` here,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from mcp_otel.config import Settings
@@ -67,25 +68,41 @@ class Request(NamedTuple):
 
     @classmethod
     def of(cls, method: Any, params: Any, settings: Settings) -> Request:
-        method = str(method) if method else "unknown"
-        if method not in KNOWN_METHODS:  # a peer's own method name
-            method = bounded(method, settings.max_name_length)
-        method_shape = shape(method)
+        # Not a str: a peer's odd method, which no known method equals.
+        method_shape = METHODS.get(method, _GENERIC) if method.__class__ is str else _GENERIC
         target = field(params, "name") if method_shape.target_attribute else None
         uri = field(params, "uri") if method_shape.has_uri else None
-        return cls(
-            method,
-            None if target is None else bounded(str(target), settings.max_name_length),
-            None if uri is None else bounded(str(uri), settings.max_content_length),
-        )
+        limit = settings.max_name_length
+        if _cacheable(method, limit) and _cacheable(target, limit) and _cacheable(uri, settings.max_content_length):
+            # Every request builds one, and requests repeat: built once per (method, names).
+            return _request(method, target, uri, limit, settings.max_content_length)
+        return _request.__wrapped__(method, target, uri, limit, settings.max_content_length)
+
+    def span_name(self) -> str:
+        """``{mcp.method.name} {target}``, or the method alone (semconv: no URI in the name)."""
+        return f"{self.method} {self.target}" if self.target else self.method
 
     @property
     def is_tool_call(self) -> bool:
         return self.method == METHOD_TOOLS_CALL
 
-    def span_name(self) -> str:
-        """``{mcp.method.name} {target}``, or the method alone (semconv: no URI in the name)."""
-        return f"{self.method} {self.target}" if self.target else self.method
+
+def _cacheable(name: Any, limit: int) -> bool:
+    """A name the request cache may key on: absent, or a string no longer than kept (a peer's
+    huge or odd one is built each time, never held)."""
+    return name is None or (name.__class__ is str and len(name) <= limit)
+
+
+@lru_cache(maxsize=1024)
+def _request(method: Any, target: Any, uri: Any, name_limit: int, content_limit: int) -> Request:
+    method = str(method) if method else "unknown"
+    if method not in KNOWN_METHODS:  # a peer's own method name
+        method = bounded(method, name_limit)
+    return Request(
+        method,
+        None if target is None else bounded(str(target), name_limit),
+        None if uri is None else bounded(str(uri), content_limit),
+    )
 
 
 def request_attributes(
@@ -157,13 +174,16 @@ class AttributeCache:
         self._entries: dict[Hashable, tuple[dict[str, Any], Mapping[str, Any]]] = {}
         self._limit = limit
 
-    def get(
-        self, key: Hashable, build: Callable[[], tuple[dict[str, Any], Mapping[str, Any]]]
-    ) -> tuple[dict[str, Any], Mapping[str, Any]]:
+    def get(self, key: Hashable) -> tuple[dict[str, Any], Mapping[str, Any]] | None:
+        """The attributes kept for ``key`` (the span's a copy of its own), or ``None``."""
         entry = self._entries.get(key)
-        if entry is None:
-            entry = build()
-            if len(self._entries) >= self._limit:
-                self._entries.clear()
-            self._entries[key] = entry
+        return None if entry is None else (dict(entry[0]), entry[1])
+
+    def put(
+        self, key: Hashable, entry: tuple[dict[str, Any], Mapping[str, Any]]
+    ) -> tuple[dict[str, Any], Mapping[str, Any]]:
+        """Keep ``entry`` for ``key``; returns what :meth:`get` would."""
+        if len(self._entries) >= self._limit:
+            self._entries.clear()
+        self._entries[key] = entry
         return dict(entry[0]), entry[1]

@@ -80,6 +80,8 @@ def unfinished(result: object) -> ResultType | None:
         task = result.get("task")
     else:
         return None
+    if tag is None and task is None:  # a result: most answers
+        return None
     # A str enum compares equal to its value (and ``.value`` is a Python-level descriptor call).
     if tag == ResultType.INPUT_REQUIRED:
         return ResultType.INPUT_REQUIRED

@@ -113,6 +113,11 @@ ACTIVE_CALL: ContextVar[ClientCall | None] = ContextVar("mcp_otel_client_call", 
 # The request being sent in this task: lets a front end's hook on the SDK's send path find it.
 SENDING: ContextVar[ClientCall | None] = ContextVar("mcp_otel_sending", default=None)
 
+# How a request starts (see ClientInstrumentation.traced): its call (``None``: none of ours) and
+# the arguments to send it with, given the caller's.
+Started = tuple["ClientCall | None", tuple[Any, ...], dict[str, Any]]
+Start = Callable[[tuple[Any, ...], dict[str, Any]], Started]
+
 # What a front end does when the caller stopped waiting for a request (mcp 1.x: the courtesy
 # cancel, opt-in); it never raises.
 Abandoned = Callable[[ClientCall, BaseException], Awaitable[None]]
@@ -151,26 +156,38 @@ class ClientInstrumentation:
 
     # --- tools/call, as the caller made it ----------------------------------------------------
 
-    async def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self.traced(partial(self._start_tool_call, wrapped, instance), ACTIVE_CALL, wrapped, args, kwargs)
+
+    def _start_tool_call(self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Started:
         active = ACTIVE_CALL.get()
-        if active is not None and active.rounds and active.session is instance and active.method == METHOD_TOOLS_CALL:
-            return await wrapped(*args, **kwargs)  # a round of a logical call: its requests are counted there
-        call = self.start_call(METHOD_TOOLS_CALL, wrapped, instance, args, kwargs)
+        if active is not None and active.rounds and active.session is session and active.method == METHOD_TOOLS_CALL:
+            return None, args, kwargs  # a round of a logical call: its requests are counted there
+        call = self.start_call(METHOD_TOOLS_CALL, wrapped, session, args, kwargs)
         if call is None:
-            return await wrapped(*args, **kwargs)
-        args, kwargs = self.with_trace_context(wrapped, call.span, args, kwargs)
-        return await self.traced(call, ACTIVE_CALL, wrapped, args, kwargs)
+            return None, args, kwargs
+        return (call, *self.with_trace_context(wrapped, call.span, args, kwargs))
 
     async def traced(
         self,
-        call: ClientCall,
+        start: Start,
         current: ContextVar[ClientCall | None],
         wrapped: Any,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
-        """Await the SDK's call with our span current and ``call`` in ``current``; finish the span
-        with what it returned or raised (which goes on to the caller unchanged)."""
+        """Start a request where its awaited call first runs (in the task that awaits it, whose
+        context is its span's parent; nothing of ours runs when the coroutine is only created),
+        then await the SDK's call with our span current and the call in ``current``; finish the
+        span with what it returned or raised (which goes on to the caller unchanged). One
+        coroutine of ours per request: each layer costs every one of the SDK's awaits."""
+        try:
+            call, args, kwargs = start(args, kwargs)
+        except Exception as exc:
+            report_once("could not start a client span", exc)
+            call = None
+        if call is None:
+            return await wrapped(*args, **kwargs)
         call_token = current.set(call)
         context_token = context.attach(trace.set_span_in_context(call.span))
         try:
@@ -226,10 +243,9 @@ class ClientInstrumentation:
             session_id = transport.session_id() if transport is not None and transport.session_id else None
             # Plain values only: the key must not keep a transport (or what it holds) alive.
             connection = None if transport is None else transport.key()
-            return self._cache.get(
-                (request, facts, session_id, connection),
-                partial(self._attributes, request, facts, transport, session_id),
-            )
+            key = (request, facts, session_id, connection)
+            found = self._cache.get(key)
+            return found or self._cache.put(key, self._attributes(request, facts, transport, session_id))
         except Exception as exc:
             report_once("could not read the client session's facts", exc)
             attributes = session_attributes(request, self.settings, common.NO_FACTS)

@@ -13,6 +13,7 @@ no baggage on the way out. Anything else goes to the propagator itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import baggage, propagate, trace
@@ -21,7 +22,7 @@ from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from mcp_otel.frontends.common import meta_carrier
+from mcp_otel.frontends.common import meta_carrier, meta_entries
 
 TRACEPARENT = "traceparent"
 TRACESTATE = "tracestate"
@@ -29,6 +30,7 @@ TRACESTATE = "tracestate"
 _CANONICAL_TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
 _INVALID_TRACE_ID = "0" * 32
 _INVALID_SPAN_ID = "0" * 16
+_FLAGS = {f"{flags:02x}": trace.TraceFlags(flags) for flags in range(256)}
 # The propagators whose extraction from a lone canonical traceparent, and whose injection of a
 # span's context without baggage, are done directly.
 _DEFAULT_SHAPES = (
@@ -44,6 +46,7 @@ class MetaPropagator:
     def __init__(self) -> None:
         self._textmap: Any = None
         self._fields: frozenset[str] = frozenset()
+        self._other_fields: tuple[str, ...] = ()  # the fields but traceparent
         self._direct = False  # the default propagators: their common forms are done directly
         self._baggage = False  # ... and they include baggage
 
@@ -78,25 +81,33 @@ class MetaPropagator:
 
     def _extract(self, meta: Any) -> tuple[Context, trace.SpanContext] | None:
         self._refresh()
-        carrier = meta_carrier(meta, self._fields)
+        entries = meta_entries(meta)
+        if not entries:
+            return None
+        if self._direct and (direct := self._lone_traceparent(entries)) is not None:
+            return direct
+        carrier = meta_carrier(entries, self._fields)
         if not carrier:
             return None
-        if self._direct and len(carrier) == 1:
-            header = carrier.get(TRACEPARENT)
-            found = _CANONICAL_TRACEPARENT.fullmatch(header) if isinstance(header, str) else None
-            if found is not None:
-                trace_id, span_id, flags = found.groups()
-                if trace_id == _INVALID_TRACE_ID or span_id == _INVALID_SPAN_ID:
-                    return Context(), trace.INVALID_SPAN_CONTEXT
-                span_context = trace.SpanContext(
-                    trace_id=int(trace_id, 16),
-                    span_id=int(span_id, 16),
-                    is_remote=True,
-                    trace_flags=trace.TraceFlags(int(flags, 16)),
-                )
-                return trace.set_span_in_context(trace.NonRecordingSpan(span_context), Context()), span_context
         context = propagate.extract(carrier, context=Context())
         return context, trace.get_current_span(context).get_span_context()
+
+    def _lone_traceparent(self, entries: Mapping[str, Any]) -> tuple[Context, trace.SpanContext] | None:
+        """A canonical ``traceparent`` and none of the propagator's other fields, read directly."""
+        header = entries.get(TRACEPARENT)
+        found = _CANONICAL_TRACEPARENT.fullmatch(header) if header.__class__ is str else None
+        if found is None:
+            return None
+        for key in self._other_fields:
+            if key in entries:
+                return None
+        trace_id, span_id, flags = found.groups()
+        if trace_id == _INVALID_TRACE_ID or span_id == _INVALID_SPAN_ID:
+            return Context(), trace.INVALID_SPAN_CONTEXT
+        span_context = trace.SpanContext(
+            trace_id=int(trace_id, 16), span_id=int(span_id, 16), is_remote=True, trace_flags=_FLAGS[flags]
+        )
+        return trace.set_span_in_context(trace.NonRecordingSpan(span_context), Context()), span_context
 
     def _refresh(self) -> None:
         """Its fields (a composite builds the set anew on every read) and whether it is a
@@ -104,6 +115,7 @@ class MetaPropagator:
         textmap = propagate.get_global_textmap()
         if textmap is not self._textmap:
             self._fields = frozenset(textmap.fields)
+            self._other_fields = tuple(self._fields - {TRACEPARENT})
             shape = _shape(textmap)
             self._direct = shape in _DEFAULT_SHAPES
             self._baggage = W3CBaggagePropagator in (shape or ())

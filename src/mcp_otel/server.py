@@ -213,8 +213,9 @@ class ServerInstrumentation:
             transport = self._transports.lookup(incoming.write_stream)
             peer = None if transport is None else (transport.network_transport,)
         facts = (incoming.server_name, incoming.server_version, incoming.protocol_version, incoming.session_id)
-        attributes, metric_attributes = self._cache.get(
-            (request, facts, peer), partial(self._connection_attributes, incoming, request, peer)
+        key = (request, facts, peer)
+        attributes, metric_attributes = self._cache.get(key) or self._cache.put(
+            key, self._connection_attributes(incoming, request, peer)
         )
         if isinstance(incoming.request_id, (int, str)) and not isinstance(incoming.request_id, bool):
             attributes[JSONRPC_REQUEST_ID] = bounded(str(incoming.request_id), self.settings.max_name_length)

@@ -158,22 +158,26 @@ class ServerRequest(NamedTuple):
 MAX_CARRIER_VALUE = 8192
 
 
-def meta_carrier(meta: Any, fields: Collection[str]) -> dict[str, str]:
-    """The entries of ``params._meta`` a propagator reads (its ``fields``): strings of bounded
-    length only. A peer's ``_meta`` can be anything, any size, with any number of keys."""
-    if meta is None:
-        return {}
-    if not isinstance(meta, dict):
-        # mcp 1.x RequestParams.Meta keeps extras in a dict (read without the ``model_extra``
-        # property and the ABC check below: each a Python call, for every request).
-        extra = getattr(meta, "__pydantic_extra__", None)
-        if isinstance(extra, dict):
-            meta = extra
-        elif not isinstance(meta, Mapping):
-            return {}
+def meta_entries(meta: Any) -> Mapping[str, Any] | None:
+    """``params._meta``'s entries as the SDK holds them (a dict, a 1.x pydantic model's extras, a
+    mapping), or ``None``."""
+    if meta is None or meta.__class__ is dict:
+        return meta
+    # mcp 1.x RequestParams.Meta keeps extras in a dict (read without the ``model_extra``
+    # property and the ABC check below: each a Python call, for every request).
+    extra = getattr(meta, "__pydantic_extra__", None)
+    if extra.__class__ is dict:
+        return extra
+    return meta if isinstance(meta, Mapping) else None
+
+
+def meta_carrier(entries: Mapping[str, Any], fields: Collection[str]) -> dict[str, str]:
+    """The entries of ``params._meta`` (:func:`meta_entries`) a propagator reads (its ``fields``):
+    strings of bounded length only. A peer's ``_meta`` can be anything, any size, with any number
+    of keys."""
     carrier = {}
     for key in fields:
-        value = meta.get(key)
+        value = entries.get(key)
         if isinstance(value, str) and len(value) <= MAX_CARRIER_VALUE:
             carrier[key] = value
     return carrier

@@ -16,11 +16,12 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from mcp_otel import binding
 from mcp_otel.classify import RpcError, classify_callback_crash, classify_server_call, unfinished
-from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall
+from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall, Started
 from mcp_otel.frontends import common
 from mcp_otel.frontends.common import ServerRequest, SessionFacts, header, rpc_error_of, session_facts, str_or_none
 from mcp_otel.frontends.sdk import SdkFrontEnd
@@ -207,9 +208,9 @@ class Mcp1FrontEnd(SdkFrontEnd):
             active.sent = True
             self._note_request_id(active, instance)
             return wrapped(*args, **kwargs)
-        return self._send(wrapped, instance, args, kwargs)
+        return self._client.traced(partial(self._start_send, wrapped, instance), SENDING, wrapped, args, kwargs)
 
-    async def _send(self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _start_send(self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Started:
         def describe() -> tuple[Any, Any]:
             (request,) = binding.arguments_of(wrapped, args, kwargs, "request")
             return method_and_params(request)
@@ -220,10 +221,9 @@ class Mcp1FrontEnd(SdkFrontEnd):
             active = ACTIVE_CALL.get()
             if active is not None and active.session is session and active.sent and active.request_id is None:
                 self._note_request_id(active, session)  # call_tool's own request, passed by keyword
-            return await wrapped(*args, **kwargs)
+            return None, args, kwargs
         self._note_request_id(call, session)
-        args, kwargs = self._with_trace_context(wrapped, call, args, kwargs)
-        return await self._client.traced(call, SENDING, wrapped, args, kwargs)
+        return (call, *self._with_trace_context(wrapped, call, args, kwargs))
 
     def _note_request_id(self, call: ClientCall, session: Any) -> None:
         """The id ``send_request`` is about to take (read before it runs: it takes it before it

@@ -20,14 +20,14 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from opentelemetry.trace import INVALID_SPAN, SpanKind
 
 from mcp_otel import binding
 from mcp_otel.classify import RpcError, classify_server_call, elicitation_action, is_declined_answer, unfinished
-from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall, ClientInstrumentation
+from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall, ClientInstrumentation, Started
 from mcp_otel.config import SdkSpans
 from mcp_otel.frontends import common, fastmcp
 from mcp_otel.frontends.common import ServerRequest, SessionFacts, rpc_error_of, session_facts, str_or_none
@@ -226,21 +226,24 @@ class Mcp2FrontEnd(SdkFrontEnd):
     def _logical_get_prompt(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self._logical(METHOD_PROMPTS_GET, wrapped, instance, args, kwargs)
 
-    async def _logical(
-        self, method: str, wrapped: Any, client: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
+    def _logical(self, method: str, wrapped: Any, client: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``Client.call_tool`` / ``get_prompt``: one CLIENT span for the call as the caller made
         it, however many input rounds (2026-07-28 ``InputRequiredResult``) it takes."""
+        start = partial(self._start_logical, method, wrapped, client)
+        return self._client.traced(start, ACTIVE_CALL, wrapped, args, kwargs)
+
+    def _start_logical(
+        self, method: str, wrapped: Any, client: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Started:
         try:
             session = client.session
         except Exception:  # not connected: the SDK raises its own error
-            return await wrapped(*args, **kwargs)
+            return None, args, kwargs
         call = self._client.start_call(method, wrapped, session, args, kwargs)
         if call is None:
-            return await wrapped(*args, **kwargs)
+            return None, args, kwargs
         call.rounds = 1
-        args, kwargs = self._client.with_trace_context(wrapped, call.span, args, kwargs)
-        return await self._client.traced(call, ACTIVE_CALL, wrapped, args, kwargs)
+        return (call, *self._client.with_trace_context(wrapped, call.span, args, kwargs))
 
     async def _round(self, call: ClientCall, wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """One request of a logical call: its answer, if it asks for input, is noted on the call."""
@@ -329,7 +332,7 @@ class Mcp2FrontEnd(SdkFrontEnd):
             return await wrapped(*args, **kwargs)
         if call.rounds and call is ACTIVE_CALL.get():
             return await self._round(call, wrapped, args, kwargs)
-        return await self._client.traced(call, SENDING, wrapped, args, kwargs)
+        return await self._client.traced(lambda args, kwargs: (call, args, kwargs), SENDING, wrapped, args, kwargs)
 
     def _sdk_span(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The dispatcher's ``otel_span``: learn the request id, and by default replace the SDK's
