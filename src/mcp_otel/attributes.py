@@ -72,11 +72,16 @@ class Request(NamedTuple):
         method_shape = METHODS.get(method, _GENERIC) if method.__class__ is str else _GENERIC
         target = field(params, "name") if method_shape.target_attribute else None
         uri = field(params, "uri") if method_shape.has_uri else None
-        limit = settings.max_name_length
-        if _cacheable(method, limit) and _cacheable(target, limit) and _cacheable(uri, settings.max_content_length):
-            # Every request builds one, and requests repeat: built once per (method, names).
-            return _request(method, target, uri, limit, settings.max_content_length)
-        return _request.__wrapped__(method, target, uri, limit, settings.max_content_length)
+        limit, content_limit = settings.max_name_length, settings.max_content_length
+        # Every request builds one, and requests repeat: built once per (method, names), but for a
+        # peer's huge or odd names (built each time, never held).
+        if (
+            (method is None or (method.__class__ is str and len(method) <= limit))
+            and (target is None or (target.__class__ is str and len(target) <= limit))
+            and (uri is None or (uri.__class__ is str and len(uri) <= content_limit))
+        ):
+            return _request(method, target, uri, limit, content_limit)
+        return _request.__wrapped__(method, target, uri, limit, content_limit)
 
     def span_name(self) -> str:
         """``{mcp.method.name} {target}``, or the method alone (semconv: no URI in the name)."""
@@ -85,12 +90,6 @@ class Request(NamedTuple):
     @property
     def is_tool_call(self) -> bool:
         return self.method == METHOD_TOOLS_CALL
-
-
-def _cacheable(name: Any, limit: int) -> bool:
-    """A name the request cache may key on: absent, or a string no longer than kept (a peer's
-    huge or odd one is built each time, never held)."""
-    return name is None or (name.__class__ is str and len(name) <= limit)
 
 
 @lru_cache(maxsize=1024)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import baggage, propagate, trace
+from opentelemetry import context as otel_context
 from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
@@ -31,6 +32,7 @@ _CANONICAL_TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]
 _INVALID_TRACE_ID = "0" * 32
 _INVALID_SPAN_ID = "0" * 16
 _FLAGS = {f"{flags:02x}": trace.TraceFlags(flags) for flags in range(256)}
+_FLAGS_TEXT = {flags: text for text, flags in _FLAGS.items()}  # formatting an int subclass is dear
 # The propagators whose extraction from a lone canonical traceparent, and whose injection of a
 # span's context without baggage, are done directly.
 _DEFAULT_SHAPES = (
@@ -54,13 +56,15 @@ class MetaPropagator:
         """What the global propagator injects into ``carrier`` for ``span`` (with the current
         context's baggage)."""
         self._refresh()
-        if self._direct and not (self._baggage and baggage.get_all()):
+        if self._direct and not (self._baggage and _current_baggage()):
             span_context = span.get_span_context()
             if span_context != trace.INVALID_SPAN_CONTEXT:  # the propagator's own test
-                trace_id, span_id, flags = span_context.trace_id, span_context.span_id, span_context.trace_flags
-                carrier[TRACEPARENT] = f"00-{trace_id:032x}-{span_id:016x}-{flags:02x}"
-                if span_context.trace_state:
-                    carrier[TRACESTATE] = span_context.trace_state.to_header()
+                # A tuple (trace_id, span_id, is_remote, trace_flags, trace_state, ...): one read,
+                # not four properties (tested against the propagator's own output).
+                trace_id, span_id, _, flags, trace_state = span_context[:5]
+                carrier[TRACEPARENT] = f"00-{trace_id:032x}-{span_id:016x}-{_FLAGS_TEXT[flags]}"
+                if trace_state:
+                    carrier[TRACESTATE] = trace_state.to_header()
             return
         propagate.inject(carrier, context=trace.set_span_in_context(span))
 
@@ -120,6 +124,17 @@ class MetaPropagator:
             self._direct = shape in _DEFAULT_SHAPES
             self._baggage = W3CBaggagePropagator in (shape or ())
             self._textmap = textmap
+
+
+# The current context's baggage, read as ``baggage.get_all`` does but without its four calls and
+# the read-only copy it makes (every request is asked); the API's own function if its key moved.
+_BAGGAGE_KEY: Any = getattr(baggage, "_BAGGAGE_KEY", None)
+
+
+def _current_baggage() -> Any:
+    if _BAGGAGE_KEY is None:
+        return baggage.get_all()
+    return otel_context.get_current().get(_BAGGAGE_KEY)
 
 
 def _shape(textmap: Any) -> tuple[type, ...] | None:

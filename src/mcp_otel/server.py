@@ -69,7 +69,7 @@ class ServerCall(Call):
     __slots__ = ("answer", "answered", "attributes", "dispatch", "input_declined", "owner", "remote_trace_id")
 
     def __init__(self, kind: SpanKind, method: str, span: Span, metric_attributes: Mapping[str, Any]) -> None:
-        super().__init__(kind, method, span, metric_attributes)
+        Call.__init__(self, kind, method, span, metric_attributes)  # not super(): one object less per request
         self.attributes: dict[str, Any] = {}  # its span's, but for content (requests it sends inherit them)
         self.owner: Any = None  # 1.x: the session; 2.x: the ServerRunner or ClientSession
         self.dispatch: Any = None  # 1.x: the RequestResponder; 2.x: the dispatch context
@@ -179,13 +179,14 @@ class ServerInstrumentation:
             and (content := arguments_attributes(field(incoming.params, "arguments"), self.settings))
         ):
             span_attributes = {**span_attributes, **content}
-        if answers := round_attributes(incoming.input_responses):
+        responses = incoming.input_responses  # a 2026-07-28 round's answers (mcp 1.x: none)
+        if responses is not None and (answers := round_attributes(responses)):
             span_attributes = {**span_attributes, **answers}
         call = self._lifecycle.open(
             ServerCall, SpanKind.SERVER, request, span_attributes, metric_attributes, parent=parent, links=links
         )
         call.attributes, call.owner, call.dispatch = attributes, owner, dispatch
-        call.input_declined = declined_in(incoming.input_responses)
+        call.input_declined = responses is not None and declined_in(responses)
         call.remote_trace_id = remote_span.trace_id if remote_span is not None else 0
         return call
 

@@ -33,13 +33,10 @@ from mcp_otel.server import ACTIVE_SERVER_CALL, ServerCall
 
 
 def next_request_id(session: Any) -> int | None:
-    """mcp 1.x: the id ``send_request`` will take, read just before it runs (it
-    allocates the id before it first awaits). mcp 2.x allocates inside its dispatcher (``None``).
-    """
-    if getattr(session, "_dispatcher", None) is not None:
-        return None
+    """The id ``send_request`` will take, read just before it runs (it allocates the id before
+    it first awaits)."""
     value = getattr(session, "_request_id", None)
-    return value if isinstance(value, int) else None
+    return value if value.__class__ is int else None
 
 
 def cancel_notification(request_id: Any, reason: str) -> Any:
@@ -293,11 +290,13 @@ class Mcp1FrontEnd(SdkFrontEnd):
         if exc is not None and not cancelled and common.is_client_session(session) and rpc_error_of(exc) is None:
             # An agent's callback raised: the session's receive loop answers -32602 for it.
             return classify_callback_crash(type(exc).__qualname__, CALLBACK_CRASH_CODE)
+        answer = _answer(call)
         if exc is not None and not cancelled:  # raised only with raise_exceptions=True
             answer_error = handler_answer(exc)
+        elif call.answered and answer is call.answer:  # not a result (a ServerResult has .root)
+            answer_error = common.rpc_error_from(call.answer)
         else:
-            answer_error = common.rpc_error_from(call.answer) if call.answered else None
-        answer = _answer(call)
+            answer_error = None
         if answer_error is None and not cancelled_by_peer and (result_type := unfinished(answer)) is not None:
             return result_type
         return classify_server_call(
