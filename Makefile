@@ -6,7 +6,7 @@ SDKS := mcp1 mcp2
 # one (pyenv's, or python3.10 on PATH), so both ends of the range are tested; else on $(PYTHON).
 PYTHON_mcp1 ?= $(or $(wildcard $(shell pyenv prefix 3.10 2>/dev/null)/bin/python3.10),$(shell command -v python3.10 2>/dev/null),$(PYTHON))
 
-.PHONY: demo one-trace test lint typecheck unit lowest bench valgrind clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
+.PHONY: demo one-trace test lint typecheck unit lowest docs docs-check bench valgrind clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt requirements/test.txt pyproject.toml
@@ -60,13 +60,30 @@ unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 	@echo ">> pytest with mcp 2.x"
 	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp1/bin/python $(VENV)/mcp2/bin/pytest $(PYTEST_ARGS)
 
-test: lint typecheck stack conformance third-party unit lowest
+# The documentation site (mkdocs.yml, docs/), in its own virtualenv. `docs` serves it on
+# http://127.0.0.1:8000; `docs-check` builds it strictly (a broken link or anchor fails it).
+DOCS_ENV := NO_MKDOCS_2_WARNING=1
+
+$(VENV)/docs/.installed: requirements/docs.txt
+	@rm -rf $(VENV)/docs
+	$(PYTHON) -m venv $(VENV)/docs
+	$(VENV)/docs/bin/pip install --quiet --disable-pip-version-check -r requirements/docs.txt
+	@touch $@
+
+docs: $(VENV)/docs/.installed
+	$(DOCS_ENV) $(VENV)/docs/bin/mkdocs serve --dev-addr 127.0.0.1:8000
+
+docs-check: $(VENV)/docs/.installed
+	$(DOCS_ENV) $(VENV)/docs/bin/mkdocs build --strict --quiet
+
+test: lint typecheck docs-check stack conformance third-party unit lowest
 
 # Per-call overhead against the floor and the peers in instructions (cachegrind) and wall clock,
-# mcp-otel report's cost per call, the scale figures (docs/benchmarks.md), a gateway's cost per
+# mcp-otel report's cost per call, the scale figures (docs/benchmarks.md, plots in docs/img/), a gateway's cost per
 # span and memory per trace held (docs/gateway-sizing.md), then the full soak. About an hour.
-bench: valgrind $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed stack
+bench: valgrind $(VENV)/docs/.installed $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed stack
 	$(VENV)/mcp2/bin/python benchmarks/run.py --python1 $(VENV)/bench-mcp1/bin/python --python2 $(VENV)/mcp2/bin/python
+	$(VENV)/docs/bin/python benchmarks/plots.py
 	$(VENV)/mcp2/bin/python benchmarks/gateway_sizing.py --output docs/gateway-sizing.json
 	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp1/bin/pytest tests/soak -q
 	MCP_OTEL_SOAK_CALLS=100000 MCP_OTEL_HTTP_SOAK_REQUESTS=20000 $(VENV)/mcp2/bin/pytest tests/soak -q

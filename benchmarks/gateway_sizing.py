@@ -1,4 +1,4 @@
-"""Sizing one gateway collector of the scaled topology (README "Past one machine"): what it costs
+"""Sizing one gateway collector of the scaled topology (docs/stack.md, "Past one machine"): what it costs
 per span, and what a trace held for its sampling decision costs in memory.
 
     python benchmarks/gateway_sizing.py [--traces N] [--output docs/gateway-sizing.json]

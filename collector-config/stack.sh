@@ -16,7 +16,7 @@ start() {
   echo ">> $name started (pid $!, log $run/$name.log)"
 }
 
-# Said at every start (and checked by tests/stack/test_stack_script.py against the README).
+# Said at every start (and checked by tests/stack/test_stack_script.py against docs/stack.md).
 JAEGER_UI_NOTE="Jaeger here serves its query API and Monitor data but no UI: Go's module proxy ships Jaeger without its UI assets (only the Docker image has them; \`docker compose up\` for the UI). Here: Prometheus's UI at http://127.0.0.1:9090 (graphs, rules, alerts), and \`mcp-otel report\` for the per-server table."
 
 case "${1:-}" in

@@ -28,7 +28,7 @@ HAS_FASTMCP = find_spec("fastmcp") is not None
 MCP_VERSION = tuple(int(part) for part in version("mcp").split(".")[:2])
 # mcp 1.x servers before 1.27 run a request's handler on after its transport closed; over stdio the
 # client stops the server process (2 s later) before the handler ends, so that request has no
-# SERVER span at all (README, Known limits). Later servers cancel the handler: a disconnect.
+# SERVER span at all (docs/limits.md). Later servers cancel the handler: a disconnect.
 SERVER_OUTLIVES_CLOSED_TRANSPORT = MCP_MAJOR == 1 and MCP_VERSION < (1, 27)
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""The README's first command: the one-trace example prints each call as both sides saw it, joined in one trace."""
+"""`make one-trace` (docs/index.md): each call printed as both sides saw it, joined in one trace."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ rules for every method; only a tool call's result can carry ``isError``).
 No OpenTelemetry and no MCP SDK in here: the patches extract facts (the SDK's error code, whether
 the exception is the running async library's cancellation, whether this client cancelled the
 request) and these functions decide. That keeps every rule in one table, unit tested
-exhaustively, and documented in the README under "Errors we report".
+exhaustively, and documented in docs/outcomes.md.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A keyword argument to ``McpInstrumentor().instrument()`` wins over its environment variable. An
 invalid value never raises (instrumenting must not break the application): it is logged once
-and the default is used. The README's "Settings" table lists every setting here.
+and the default is used. docs/settings.md lists every setting here.
 """
 
 from __future__ import annotations

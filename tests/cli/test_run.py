@@ -190,9 +190,10 @@ def test_run_needs_a_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert "give the agent's command after --" in capsys.readouterr().err
 
 
-def test_the_readme_shows_the_demo_numbers() -> None:
-    readme = (REPO_ROOT / "README.md").read_text()
-    table = readme.split("```\nserver   calls", 1)[1].split("```", 1)[0]
+@pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
+def test_the_readme_and_getting_started_show_the_demo_numbers(page: str) -> None:
+    text = (REPO_ROOT / page).read_text()
+    table = text.split("```\nserver   calls", 1)[1].split("```", 1)[0]
     shown = {}
     for line in table.splitlines()[2:]:
         cells = line.split()

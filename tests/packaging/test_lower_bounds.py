@@ -1,5 +1,5 @@
 """The lowest-versions environments (`make lowest`) pin exactly the lower bounds the package
-declares, so that what the README's Compatibility table says was tested at the low end is what
+declares, so that what docs/compatibility.md says was tested at the low end is what
 the metadata claims: a bound raised or lowered in pyproject.toml without its environment fails
 here."""
 

@@ -134,7 +134,7 @@ def test_only_our_request_spans_become_span_metrics_and_every_trace_is_kept() ->
     ]
 
 
-# --- The scaled topology (README "Past one machine") ---
+# --- The scaled topology (docs/stack.md, "Past one machine") ---
 
 
 def test_the_edge_routes_every_span_of_a_trace_to_one_gateway() -> None:

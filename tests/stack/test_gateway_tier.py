@@ -1,4 +1,4 @@
-"""The scaled topology on 127.0.0.1 (README "Past one machine"), with the real programs: one edge
+"""The scaled topology on 127.0.0.1 (docs/stack.md, "Past one machine"), with the real programs: one edge
 collector (edge.yaml) routing traces by trace id to two gateway collectors (collector.yaml +
 gateway.yaml: span metrics of every span, then tail sampling), Jaeger v2 and Prometheus with the
 rules; a fleet of instrumented agents, each with its own instrumented stdio server, in separate

@@ -1,7 +1,7 @@
 """The stack without Docker says what it offers: `collector-config/stack.sh` (`make stack-up`)
 prints, at every start, that the Jaeger built from the Go module proxy has no UI and where the
-UI and the figures are; the README says the same words; and the Jaeger it starts does serve the
-placeholder page and the query API, so the words stay true."""
+UI and the figures are; the stack's page (docs/stack.md) says the same words; and the Jaeger it
+starts does serve the placeholder page and the query API, so the words stay true."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_stack_up_says_there_is_no_jaeger_ui_and_where_to_look() -> None:
         assert fact in note, fact
     up = STACK_SCRIPT.read_text().split("\nup)", 1)[1].split(";;", 1)[0]
     assert 'echo ">> $JAEGER_UI_NOTE"' in up  # said at every start
-    assert _words(note) in _words((REPO_ROOT / "README.md").read_text())
+    assert _words(note) in _words((REPO_ROOT / "docs" / "stack.md").read_text())
 
 
 def test_the_built_jaeger_serves_its_api_and_only_a_placeholder_page(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ async def _observe() -> list[Any]:
     parameters = StdioServerParameters(command="node", args=[str(SERVER), "stdio"], env=env_without_otel())
     seen: list[Any] = []
     with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 (the server's log, not read)
-        # Looked up at call time: the instrumented stdio_client (see README, Known limits).
+        # Looked up at call time: the instrumented stdio_client (see docs/limits.md).
         async with (
             mcp.client.stdio.stdio_client(parameters, errlog=errlog) as (read, write),
             ClientSession(read, write) as session,

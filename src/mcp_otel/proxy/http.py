@@ -17,8 +17,7 @@ client cancels with ``notifications/cancelled``, and a closed stream is not a ca
 upstream unreachable or dropping the connection mid-answer; a DELETE (the session's end).
 
 aiohttp serves and forwards: one well-kept library for both ends, streaming both ways, its
-parser and multidicts in C, and connection reuse to the upstream (README, "Why these
-dependencies").
+parser and multidicts in C, and connection reuse to the upstream (README, "Dependencies, and why").
 """
 
 from __future__ import annotations

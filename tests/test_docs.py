@@ -1,0 +1,85 @@
+"""The README is the front door (short, every link resolving) and the documentation's tables say
+what the code writes: the outcome, cancel reason and error type values in them are the ones in
+:mod:`mcp_otel.semconv`. The site itself is built strictly by ``make docs-check`` (in ``make test``):
+a broken link, a missing page or an anchor that moved fails it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from mcp_otel.semconv import CancelReason, ErrorType, Outcome, ResultType
+from tests.harness import REPO_ROOT
+
+README = REPO_ROOT / "README.md"
+DOCS = REPO_ROOT / "docs"
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_CODE = re.compile(r"`([^`]+)`")
+ERROR_TYPES = {value for name, value in vars(ErrorType).items() if name.isupper()}
+OUTCOMES = {outcome.value for outcome in Outcome}
+CANCEL_REASONS = {reason.value for reason in CancelReason}
+RESULT_TYPES = {result_type.value for result_type in ResultType}  # answered with no outcome yet
+
+
+def test_the_readme_is_short() -> None:
+    assert len(README.read_text().splitlines()) <= 150
+
+
+def test_every_link_in_the_readme_resolves() -> None:
+    links = _LINK.findall(README.read_text())
+    assert len(links) >= 15  # the quick starts' and the documentation's
+    for link in links:
+        if link.startswith(("http://", "https://")):
+            continue
+        path, _, anchor = link.partition("#")
+        assert (REPO_ROOT / path).is_file(), link
+        assert not anchor, f"{link}: GitHub and the site name anchors differently; link the page"
+
+
+def _table_rows(text: str) -> list[list[str]]:
+    """The cells of every table row (header and separator rows included)."""
+    rows = [line.strip().strip("|").split("|") for line in text.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in row] for row in rows]
+
+
+def _columns(rows: list[list[str]], header: str) -> list[str]:
+    """The cells under ``header`` in every table that has that column."""
+    cells, index = [], None
+    for row in rows:
+        if header in row:
+            index = row.index(header)
+        elif index is not None and len(row) > index and not set(row[index]) <= {"-"}:
+            cells.append(row[index])
+        if len(row) <= (index or 0):
+            index = None
+    return cells
+
+
+@pytest.mark.parametrize("page", [README, DOCS / "outcomes.md"], ids=lambda page: page.name)
+def test_the_outcome_tables_name_only_values_the_code_writes(page: Path) -> None:
+    rows = _table_rows(page.read_text())
+    outcome_cells = _columns(rows, "`mcp.request.outcome`")
+    error_cells = _columns(rows, "`error.type`")
+    assert outcome_cells
+    assert error_cells
+    named_outcomes = {code for cell in outcome_cells for code in _CODE.findall(cell)}
+    assert named_outcomes & OUTCOMES == OUTCOMES, "each outcome appears"
+    for code in named_outcomes - OUTCOMES:
+        assert code in CANCEL_REASONS | RESULT_TYPES or code.startswith("mcp.request.") or "=" in code, code
+    named_errors = {code for cell in error_cells for code in _CODE.findall(cell)}
+    for code in named_errors:
+        words = code.split(", ")
+        for word in words:
+            known = word in ERROR_TYPES or word in CANCEL_REASONS or re.fullmatch(r"-?\d+", word)
+            assert known or word.startswith(("mcp.", "rpc.", "tool.", "http.")), word
+    assert {ErrorType.TOOL_ERROR, ErrorType.TIMEOUT, ErrorType.CONNECTION_CLOSED} <= named_errors | {
+        word for code in named_errors for word in code.split(", ")
+    }
+
+
+def test_every_page_is_in_the_site() -> None:
+    nav = (REPO_ROOT / "mkdocs.yml").read_text()
+    pages = {path.name for path in DOCS.glob("*.md")}
+    assert pages == set(re.findall(r":\s*(\S+\.md)\s*$", nav, re.MULTILINE))
