@@ -138,18 +138,24 @@ async def test_as_server_outcomes_in_the_clients_trace(
             session_id = (await session.call_tool("session", {})).content[0].text
             answers = [(await session.call_tool(tool, {})).model_dump() for tool in ("ok", "fails")]
             rejected = await call(session, "rejects")
+            faulted = await call(session, "faults")
         spans = setup.stop()
     assert answers == expected
-    ok, fails, rejects = (named(spans, f"tools/call {tool}") for tool in ("ok", "fails", "rejects"))
+    ok, fails, rejects, faults = (named(spans, f"tools/call {tool}") for tool in ("ok", "fails", "rejects", "faults"))
     assert outcome_of(ok) == ("UNSET", "ok", None, None)
     assert outcome_of(fails) == ("ERROR", "failed", "tool_error", None)
-    if MCP_MAJOR == 2:  # MCPServer answers the tool's MCP error as a JSON-RPC caller fault
+    if MCP_MAJOR == 2:  # MCPServer answers the tool's MCP error as a JSON-RPC error with its code
         assert isinstance(rejected, Exception)
+        assert isinstance(faulted, Exception)
+        # -32602 blames the request (status UNSET on the server's span); -32603 is the server's.
         assert outcome_of(rejects) == ("UNSET", "failed", "-32602", None)
         assert rejects["attributes"]["rpc.response.status_code"] == "-32602"
-    else:  # FastMCP 1.x answers it isError
+        assert outcome_of(faults) == ("ERROR", "failed", "-32603", None)
+        assert faults["attributes"]["rpc.response.status_code"] == "-32603"
+    else:  # FastMCP 1.x answers both isError
         assert outcome_of(rejects) == ("ERROR", "failed", "tool_error", None)
-    for span in (ok, fails, rejects):
+        assert outcome_of(faults) == ("ERROR", "failed", "tool_error", None)
+    for span in (ok, fails, rejects, faults):
         attributes = span["attributes"]
         assert attributes["network.transport"] == "tcp"
         assert attributes["client.address"] == LOOPBACK
@@ -158,14 +164,15 @@ async def test_as_server_outcomes_in_the_clients_trace(
         assert attributes["mcp.server.name"] == SERVER_NAME
         assert attributes["tool.outcome"] == attributes["mcp.request.outcome"]
     clients = {span.name: span for span in tool_call_spans(exporter.get_finished_spans())}
-    for span in (ok, fails, rejects):
+    for span in (ok, fails, rejects, faults):
         client = clients[span["name"]].get_span_context()
         assert span["context"]["trace_id"] == f"0x{client.trace_id:032x}"
         assert span["parent_id"] == f"0x{client.span_id:016x}"
     # One point per request, the same outcome as its span; the session's duration once.
     points = otlp.points(setup.output, MCP_SERVER_OPERATION_DURATION)
     tool_points = {p["attributes"]["gen_ai.tool.name"]: p for p in points if "gen_ai.tool.name" in p["attributes"]}
-    assert {tool: p["count"] for tool, p in tool_points.items()} == {"session": 1, "ok": 1, "fails": 1, "rejects": 1}
+    counts = {tool: p["count"] for tool, p in tool_points.items()}
+    assert counts == {"session": 1, "ok": 1, "fails": 1, "rejects": 1, "faults": 1}
     assert tool_points["fails"]["attributes"]["mcp.request.outcome"] == "failed"
     assert "client.address" not in tool_points["ok"]["attributes"]  # not a metric dimension
     (session_point,) = otlp.points(setup.output, MCP_SERVER_SESSION_DURATION)

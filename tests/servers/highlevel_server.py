@@ -4,6 +4,7 @@ Usage: python -m tests.servers.highlevel_server stdio | http PORT [TOKEN]
 (with TOKEN, HTTP requests without ``Authorization: Bearer TOKEN`` are refused with 401)
 Tools: ok; fails (raises ValueError: the SDK answers an isError result); rejects (raises the
 SDK's MCP error -32602: 1.x FastMCP still answers isError, 2.x MCPServer a JSON-RPC error);
+faults (the same with -32603, a server fault);
 slow (sleeps `seconds`, default 5); working (a progress notification, then 10 s of sleep); flood
 (`count` progress notifications of `size` characters);
 session (the Mcp-Session-Id header the server received, or "" when there is none); whoami (the
@@ -22,6 +23,8 @@ import uvicorn
 
 from tests.servers.span_file import install_span_file
 from tests.servers.tools import RPC_ERROR_CODE, RPC_ERROR_MESSAGE, SERVER_NAME
+
+SERVER_FAULT_CODE = -32603  # JSON-RPC internal error: the server's own fault
 
 if version("mcp").startswith("1."):
     from mcp.server.fastmcp import Context
@@ -54,6 +57,10 @@ def build_server() -> Any:
     @server.tool()
     def rejects() -> str:
         raise mcp_error(RPC_ERROR_CODE, RPC_ERROR_MESSAGE)
+
+    @server.tool()
+    def faults() -> str:
+        raise mcp_error(SERVER_FAULT_CODE, "internal error")
 
     @server.tool()
     async def slow(seconds: float = 5) -> str:
