@@ -9,12 +9,16 @@ shuffled order:
   and forwarding cost, the proxy's floor;
 * ``mcp-otel proxy``: the same relay, each message observed and each request a SERVER span and a
   point, exported to its OTLP JSON lines file;
-* ``mcp-otel proxy`` on uvloop's event loop (when uvloop is installed): what a faster loop buys.
+* ``mcp-otel proxy`` on uvloop's event loop (when uvloop is installed): what a faster loop buys;
+* the same relay made of what the SDK itself serves and calls with (starlette on uvicorn,
+  forwarding with httpx2, mcp 2.x's HTTP client; ``--starlette`` below), observing nothing: the
+  stack the proxy did not choose, against the one it did.
 
 Measured: latency added per ``tools/call`` over direct (p50, p99), and each proxy process's CPU
 time per request (user + system, from ``/proc``, over the measured rounds).
 
     python benchmarks/http_proxy.py --unobserved LISTEN UPSTREAM   (the unobserved relay)
+    python benchmarks/http_proxy.py --starlette LISTEN UPSTREAM    (the other stack's relay)
 """
 
 from __future__ import annotations
@@ -38,7 +42,14 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.proxy import percentiles  # noqa: E402
 from tests.processes import LOOPBACK, free_port, running  # noqa: E402
 
-PATHS = ("direct", "relay, unobserved", "mcp-otel proxy", "mcp-otel proxy, uvloop")
+PATHS = (
+    "direct",
+    "relay, unobserved",
+    "mcp-otel proxy",
+    "mcp-otel proxy, uvloop",
+    "starlette/uvicorn/httpx2 relay, unobserved",
+)
+_STARLETTE = "starlette/uvicorn/httpx2 relay, unobserved"
 _CLI = "import sys; from mcp_otel.cli import main; sys.exit(main())"
 _UVLOOP = "import asyncio, uvloop; asyncio.set_event_loop_policy(uvloop.EventLoopPolicy()); " + _CLI
 
@@ -47,6 +58,8 @@ def _command(path: str, python: str, listen: str, upstream: str, output: Path) -
     proxy = ["proxy", "--name", "bench", "--output", str(output), "--listen", listen, "--upstream", upstream]
     if path == "relay, unobserved":
         return [python, str(Path(__file__)), "--unobserved", listen, upstream]
+    if path == _STARLETTE:
+        return [python, str(Path(__file__)), "--starlette", listen, upstream]
     if path == "mcp-otel proxy, uvloop":
         return [python, "-c", _UVLOOP, *proxy]
     return [python, "-c", _CLI, *proxy]
@@ -107,7 +120,12 @@ async def _measure(servers: dict[str, tuple[str, int]], rounds: int, calls: int)
 
 def run(python: str, rounds: int = 15, calls: int = 40) -> dict[str, Any]:
     """Every path this environment can run (uvloop's only where it is installed)."""
-    paths = tuple(p for p in PATHS if "uvloop" not in p or importlib.util.find_spec("uvloop"))
+    available = {"uvloop": "uvloop", "httpx2": "httpx2"}  # each path's optional module
+    paths = tuple(
+        p
+        for p in PATHS
+        if all(module not in p or importlib.util.find_spec(found) for module, found in available.items())
+    )
     print("bench: http proxy: latency and CPU ...", file=sys.stderr)
     with (
         tempfile.TemporaryDirectory(prefix="mcp-otel-http-bench-") as name,
@@ -135,7 +153,8 @@ def markdown(result: dict[str, Any]) -> list[str]:
         f"side by side, {result['rounds']} rounds of {result['calls']} `tools/call` each, interleaved in shuffled",
         "order: the proxy's relay observing nothing (aiohttp serving and forwarding: its floor),",
         "`mcp-otel proxy` (each message observed, each request a SERVER span and a point in its OTLP",
-        "JSON lines file), and the same on uvloop's event loop. Latency is wall clock on a shared",
+        "JSON lines file), the same on uvloop's event loop, and a relay of the SDK's own stack",
+        "(starlette on uvicorn, forwarding with httpx2) observing nothing. Latency is wall clock on a shared",
         "machine (orders of magnitude); CPU is each process's user and system time over the rounds,",
         "per request (in the direct row the upstream's, over every request it served).",
         "",
@@ -172,9 +191,54 @@ async def _unobserved(listen: str, upstream: str) -> None:
     await serve_http(host, int(port), upstream, Unobserved)  # type: ignore[arg-type]
 
 
+# Not relayed by a reverse proxy (RFC 9110 7.6.1), and what the client library sets itself.
+_HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+}
+
+
+def _starlette(listen: str, upstream: str) -> None:
+    """A reverse proxy made of the SDK's own stack, observing nothing: starlette on uvicorn
+    serves, httpx2 (mcp 2.x's client) forwards over pooled connections, answers streamed chunk by
+    chunk, until SIGTERM."""
+    import httpx2
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.background import BackgroundTask
+    from starlette.requests import Request
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    client = httpx2.AsyncClient(timeout=None)
+
+    async def relay(request: Request) -> StreamingResponse:
+        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP]
+        outgoing = client.build_request(request.method, upstream, headers=headers, content=await request.body())
+        answer = await client.send(outgoing, stream=True)
+        kept = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP}
+        return StreamingResponse(
+            answer.aiter_raw(), status_code=answer.status_code, headers=kept, background=BackgroundTask(answer.aclose)
+        )
+
+    app = Starlette(routes=[Route("/{path:path}", relay, methods=["GET", "POST", "DELETE"])])
+    host, _, port = listen.rpartition(":")
+    uvicorn.run(app, host=host, port=int(port), log_level="warning")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--unobserved":
         asyncio.run(_unobserved(sys.argv[2], sys.argv[3]))
+    elif sys.argv[1] == "--starlette":
+        _starlette(sys.argv[2], sys.argv[3])
     else:
         result = run(sys.executable, int(sys.argv[1]) if len(sys.argv) > 1 else 5, 20)
         print("\n".join(markdown(result)))
