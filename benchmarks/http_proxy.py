@@ -191,21 +191,6 @@ async def _unobserved(listen: str, upstream: str) -> None:
     await serve_http(host, int(port), upstream, Unobserved)  # type: ignore[arg-type]
 
 
-# Not relayed by a reverse proxy (RFC 9110 7.6.1), and what the client library sets itself.
-_HOP_BY_HOP = {
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-    "content-length",
-}
-
-
 def _starlette(listen: str, upstream: str) -> None:
     """A reverse proxy made of the SDK's own stack, observing nothing: starlette on uvicorn
     serves, httpx2 (mcp 2.x's client) forwards over pooled connections, answers streamed chunk by
@@ -217,6 +202,8 @@ def _starlette(listen: str, upstream: str) -> None:
     from starlette.requests import Request
     from starlette.responses import StreamingResponse
     from starlette.routing import Route
+
+    from mcp_otel.proxy.http import _HOP_BY_HOP  # the headers the proxy does not relay either
 
     client = httpx2.AsyncClient(timeout=None)
 
