@@ -38,7 +38,7 @@ lowest: $(addprefix $(VENV)/,$(addsuffix /.installed,$(LOWEST)))
 	@$(call lowest_run,lowest-mcp1)
 	@$(call lowest_run,lowest-mcp2)
 
-# A scripted agent and three MCP servers, run under `mcp-otel run`: the per-server table.
+# A scripted agent and four MCP servers, run under `mcp-otel run`: the per-server table.
 demo: $(VENV)/mcp2/.installed
 	$(VENV)/mcp2/bin/mcp-otel run --output .cache/demo-telemetry.jsonl -- python examples/demo/agent.py
 

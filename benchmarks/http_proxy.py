@@ -27,10 +27,8 @@ import asyncio
 import importlib.util
 import logging
 import os
-import random
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack, ExitStack, contextmanager
 from pathlib import Path
@@ -39,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.proxy import percentiles  # noqa: E402
+from benchmarks.proxy import interleaved_rounds, percentiles  # noqa: E402
 from tests.processes import LOOPBACK, free_port, running  # noqa: E402
 
 PATHS = (
@@ -95,8 +93,6 @@ async def _measure(servers: dict[str, tuple[str, int]], rounds: int, calls: int)
     from mcp.client.streamable_http import streamable_http_client
 
     logging.getLogger("mcp").setLevel(logging.ERROR)
-    samples: dict[str, list[float]] = {path: [] for path in servers}
-    cpu: dict[str, float] = {}
     async with AsyncExitStack() as stack:
         sessions = {}
         for path, (url, _) in servers.items():
@@ -106,26 +102,15 @@ async def _measure(servers: dict[str, tuple[str, int]], rounds: int, calls: int)
             for _ in range(50):
                 await sessions[path].call_tool("ok", {})
         started = {path: _cpu_seconds(pid) for path, (_, pid) in servers.items()}
-        for _ in range(rounds):
-            order = list(servers)
-            random.shuffle(order)
-            for path in order:
-                for _ in range(calls):
-                    began = time.perf_counter_ns()
-                    await sessions[path].call_tool("ok", {})
-                    samples[path].append((time.perf_counter_ns() - began) / 1000)
+        samples = await interleaved_rounds(sessions, rounds, calls)
         cpu = {path: _cpu_seconds(pid) - started[path] for path, (_, pid) in servers.items()}
     return {"samples": samples, "cpu": cpu}
 
 
 def run(python: str, rounds: int = 15, calls: int = 40) -> dict[str, Any]:
-    """Every path this environment can run (uvloop's only where it is installed)."""
-    available = {"uvloop": "uvloop", "httpx2": "httpx2"}  # each path's optional module
-    paths = tuple(
-        p
-        for p in PATHS
-        if all(module not in p or importlib.util.find_spec(found) for module, found in available.items())
-    )
+    """Every path this environment can run (uvloop's and httpx2's only where installed)."""
+    optional = ("uvloop", "httpx2")  # modules a path runs on, named in it, not always installed
+    paths = tuple(p for p in PATHS if all(module not in p or importlib.util.find_spec(module) for module in optional))
     print("bench: http proxy: latency and CPU ...", file=sys.stderr)
     with (
         tempfile.TemporaryDirectory(prefix="mcp-otel-http-bench-") as name,

@@ -83,7 +83,6 @@ async def _open(stack: AsyncExitStack, command: list[str], environment: dict[str
 
 async def _latencies(python: str, rounds: int, calls: int, directory: Path) -> dict[str, Any]:
     environment = dict(os.environ)
-    samples: dict[str, list[float]] = {path: [] for path in PATHS}
     big: dict[str, list[float]] = {path: [] for path in PATHS}
     async with AsyncExitStack() as stack:
         output = directory / "latency.jsonl"
@@ -91,20 +90,29 @@ async def _latencies(python: str, rounds: int, calls: int, directory: Path) -> d
         for session in sessions.values():
             for _ in range(50):
                 await session.call_tool("ok", {})
-        for _ in range(rounds):
-            order = list(PATHS)
-            random.shuffle(order)
-            for path in order:
-                for _ in range(calls):
-                    started = time.perf_counter_ns()
-                    await sessions[path].call_tool("ok", {})
-                    samples[path].append((time.perf_counter_ns() - started) / 1000)
+        samples = await interleaved_rounds(sessions, rounds, calls)
         for _ in range(5):
             for path in PATHS:
                 started = time.perf_counter_ns()
                 await sessions[path].call_tool(BIG, {})
                 big[path].append((time.perf_counter_ns() - started) / 1000)
     return {"samples": samples, "big": big}
+
+
+async def interleaved_rounds(sessions: dict[str, Any], rounds: int, calls: int) -> dict[str, list[float]]:
+    """Microseconds of each ``tools/call`` ``ok`` through each session: ``rounds`` rounds of
+    ``calls`` each, the sessions' order shuffled every round (so that a noisy moment on a shared
+    machine falls on all of them alike)."""
+    samples: dict[str, list[float]] = {path: [] for path in sessions}
+    for _ in range(rounds):
+        order = list(sessions)
+        random.shuffle(order)
+        for path in order:
+            for _ in range(calls):
+                started = time.perf_counter_ns()
+                await sessions[path].call_tool("ok", {})
+                samples[path].append((time.perf_counter_ns() - started) / 1000)
+    return samples
 
 
 def percentiles(values: list[float]) -> tuple[float, float]:
