@@ -11,8 +11,8 @@ answers), so every such value is cut to the configured ``max_name_length`` here,
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from mcp_otel.config import Settings
@@ -68,20 +68,36 @@ class Request(NamedTuple):
 
     @classmethod
     def of(cls, method: Any, params: Any, settings: Settings) -> Request:
+        """The request of ``method`` with ``params`` (a wire dict, a model of either major)."""
         # Not a str: a peer's odd method, which no known method equals.
         method_shape = METHODS.get(method, _GENERIC) if method.__class__ is str else _GENERIC
         target = field(params, "name") if method_shape.target_attribute else None
         uri = field(params, "uri") if method_shape.has_uri else None
+        return cls.named(method, target, uri, settings)
+
+    @staticmethod
+    def named(method: Any, target: Any, uri: Any, settings: Settings) -> Request:
+        """The request of ``method`` naming ``target`` (a tool or prompt) and ``uri``, as a peer sent
+        them (bounded here). Every request needs one, and requests repeat: built once per (method,
+        names), but for a peer's huge or odd names (built each time, never held)."""
         limit, content_limit = settings.max_name_length, settings.max_content_length
-        # Every request builds one, and requests repeat: built once per (method, names), but for a
-        # peer's huge or odd names (built each time, never held).
+        key = (method, target, uri, limit, content_limit)
+        try:
+            found = _REQUESTS.get(key)
+        except TypeError:  # an unhashable name: a peer's odd one
+            return _request(method, target, uri, limit, content_limit)
+        if found is not None:
+            return found
+        request = _request(method, target, uri, limit, content_limit)
         if (
             (method is None or (method.__class__ is str and len(method) <= limit))
             and (target is None or (target.__class__ is str and len(target) <= limit))
             and (uri is None or (uri.__class__ is str and len(uri) <= content_limit))
         ):
-            return _request(method, target, uri, limit, content_limit)
-        return _request.__wrapped__(method, target, uri, limit, content_limit)
+            if len(_REQUESTS) >= _MAX_REQUESTS:
+                _REQUESTS.clear()
+            _REQUESTS[key] = request
+        return request
 
     def span_name(self) -> str:
         """``{mcp.method.name} {target}``, or the method alone (semconv: no URI in the name)."""
@@ -92,7 +108,11 @@ class Request(NamedTuple):
         return self.method == METHOD_TOOLS_CALL
 
 
-@lru_cache(maxsize=1024)
+# (method, target, uri, name limit, content limit) -> its Request: names a peer sent within the limits.
+_REQUESTS: dict[tuple[Any, ...], Request] = {}
+_MAX_REQUESTS = 1024
+
+
 def _request(method: Any, target: Any, uri: Any, name_limit: int, content_limit: int) -> Request:
     method = str(method) if method else "unknown"
     if method not in KNOWN_METHODS:  # a peer's own method name
@@ -175,7 +195,10 @@ class AttributeCache:
 
     def get(self, key: Hashable) -> tuple[dict[str, Any], Mapping[str, Any]] | None:
         """The attributes kept for ``key`` (the span's a copy of its own), or ``None``."""
-        entry = self._entries.get(key)
+        try:
+            entry = self._entries.get(key)
+        except TypeError:  # a fact the SDK holds that cannot be a key: built each time
+            return None
         return None if entry is None else (dict(entry[0]), entry[1])
 
     def put(
@@ -184,5 +207,6 @@ class AttributeCache:
         """Keep ``entry`` for ``key``; returns what :meth:`get` would."""
         if len(self._entries) >= self._limit:
             self._entries.clear()
-        self._entries[key] = entry
+        with suppress(TypeError):  # not a key (see get): not kept
+            self._entries[key] = entry
         return dict(entry[0]), entry[1]

@@ -92,8 +92,7 @@ class ClientCall(Call):
         "v1_request_id",
     )
 
-    def __init__(self, kind: SpanKind, method: str, span: Span, metric_attributes: Mapping[str, Any]) -> None:
-        Call.__init__(self, kind, method, span, metric_attributes)  # not super(): one object less per request
+    def __init__(self) -> None:
         self.session: Any = None
         self.request_id: str | None = None
         self.v1_request_id: int | None = None  # the id as mcp 1.x put it on the wire
@@ -209,7 +208,7 @@ class ClientInstrumentation:
         """A call as the caller made it (``call_tool``, ``get_prompt``): its name and arguments."""
         try:
             name, arguments = binding.arguments_of(wrapped, args, kwargs, "name", "arguments")
-            request = Request.of(method, {"name": name}, self.settings)
+            request = Request.named(method, name, None, self.settings)
             return self._open(session, request, *self._client_attributes(session, request), arguments)
         except Exception as exc:
             report_once("could not start a client span", exc)
@@ -277,7 +276,7 @@ class ClientInstrumentation:
         if not self.settings.propagate:
             return args, kwargs
         try:
-            slot = binding.argument_slot(binding.plain_function(wrapped), "meta")
+            slot = binding.argument_slot(getattr(wrapped, "__func__", wrapped), "meta")  # plain_function's
             if slot is None:
                 return args, kwargs
             meta = slot.get(args, kwargs)

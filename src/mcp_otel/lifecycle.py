@@ -28,17 +28,18 @@ Classify = Callable[[], CallOutcome | ResultType]
 
 
 class Call:
-    """One request in flight on one side. Front ends add what their source tells (subclasses)."""
+    """One request in flight on one side, opened by :meth:`Lifecycle.open` (which sets these
+    fields). Front ends add what their source tells (subclasses, which set only their own
+    fields: one constructor per request, not a chain)."""
 
     __slots__ = ("finished", "kind", "method", "metric_attributes", "span", "started")
 
-    def __init__(self, kind: SpanKind, method: str, span: Span, metric_attributes: Mapping[str, Any]) -> None:
-        self.kind = kind
-        self.method = method
-        self.span = span
-        self.metric_attributes = metric_attributes  # shared with alike requests: read-only
-        self.started = time.perf_counter()
-        self.finished = False
+    kind: SpanKind
+    method: str
+    span: Span
+    metric_attributes: Mapping[str, Any]  # shared with alike requests: read-only
+    started: float  # time.perf_counter() at open
+    finished: bool
 
 
 C = TypeVar("C", bound=Call)
@@ -67,9 +68,13 @@ class Lifecycle:
         span = self._tracer.start_span(
             request.span_name(), context=parent, kind=kind, attributes=attributes, links=links
         )
+        call = call_type()
+        call.kind, call.method, call.span, call.finished = kind, request.method, span, False
         if metric_attributes is None:
             metric_attributes = self._metrics.attributes(attributes)
-        return call_type(kind, request.method, span, metric_attributes)
+        call.metric_attributes = metric_attributes
+        call.started = time.perf_counter()
+        return call
 
     def finish(self, call: Call, classify: Classify, late: Mapping[str, Any] | None = None) -> None:
         """Classify ``call`` once, write the outcome (and ``late`` attributes, learnt since it

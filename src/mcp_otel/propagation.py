@@ -22,6 +22,7 @@ from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.trace.span import DEFAULT_TRACE_STATE
 
 from mcp_otel.frontends.common import meta_carrier, meta_entries
 
@@ -33,6 +34,7 @@ _INVALID_TRACE_ID = "0" * 32
 _INVALID_SPAN_ID = "0" * 16
 _FLAGS = {f"{flags:02x}": trace.TraceFlags(flags) for flags in range(256)}
 _FLAGS_TEXT = {flags: text for text, flags in _FLAGS.items()}  # formatting an int subclass is dear
+_IS_VALID = 5  # a SpanContext's is_valid, read from its tuple (the property is a Python call)
 # The propagators whose extraction from a lone canonical traceparent, and whose injection of a
 # span's context without baggage, are done directly.
 _DEFAULT_SHAPES = (
@@ -55,15 +57,16 @@ class MetaPropagator:
     def inject(self, carrier: dict[str, str], span: trace.Span) -> None:
         """What the global propagator injects into ``carrier`` for ``span`` (with the current
         context's baggage)."""
-        self._refresh()
+        if (textmap := propagate.get_global_textmap()) is not self._textmap:
+            self._refresh(textmap)
         if self._direct and not (self._baggage and _current_baggage()):
             span_context = span.get_span_context()
             if span_context != trace.INVALID_SPAN_CONTEXT:  # the propagator's own test
-                # A tuple (trace_id, span_id, is_remote, trace_flags, trace_state, ...): one read,
-                # not four properties (tested against the propagator's own output).
+                # A tuple (trace_id, span_id, is_remote, trace_flags, trace_state, is_valid): one
+                # read, not four properties (tested against the propagator's own output).
                 trace_id, span_id, _, flags, trace_state = span_context[:5]
                 carrier[TRACEPARENT] = f"00-{trace_id:032x}-{span_id:016x}-{_FLAGS_TEXT[flags]}"
-                if trace_state:
+                if trace_state is not DEFAULT_TRACE_STATE and trace_state:  # the shared empty one: no call
                     carrier[TRACESTATE] = trace_state.to_header()
             return
         propagate.inject(carrier, context=trace.set_span_in_context(span))
@@ -81,10 +84,11 @@ class MetaPropagator:
             found = self._extract(meta)
         except Exception:
             return None
-        return found if found is not None and found[1].is_valid else None
+        return found if found is not None and found[1][_IS_VALID] else None
 
     def _extract(self, meta: Any) -> tuple[Context, trace.SpanContext] | None:
-        self._refresh()
+        if (textmap := propagate.get_global_textmap()) is not self._textmap:
+            self._refresh(textmap)
         entries = meta_entries(meta)
         if not entries:
             return None
@@ -113,17 +117,15 @@ class MetaPropagator:
         )
         return trace.set_span_in_context(trace.NonRecordingSpan(span_context), Context()), span_context
 
-    def _refresh(self) -> None:
-        """Its fields (a composite builds the set anew on every read) and whether it is a
-        default, computed again only when the global propagator is replaced."""
-        textmap = propagate.get_global_textmap()
-        if textmap is not self._textmap:
-            self._fields = frozenset(textmap.fields)
-            self._other_fields = tuple(self._fields - {TRACEPARENT})
-            shape = _shape(textmap)
-            self._direct = shape in _DEFAULT_SHAPES
-            self._baggage = W3CBaggagePropagator in (shape or ())
-            self._textmap = textmap
+    def _refresh(self, textmap: Any) -> None:
+        """Learn the global propagator ``textmap`` (its callers ask only when it was replaced): its
+        fields (a composite builds the set anew on every read) and whether it is a default."""
+        self._fields = frozenset(textmap.fields)
+        self._other_fields = tuple(self._fields - {TRACEPARENT})
+        shape = _shape(textmap)
+        self._direct = shape in _DEFAULT_SHAPES
+        self._baggage = W3CBaggagePropagator in (shape or ())
+        self._textmap = textmap
 
 
 # The current context's baggage, read as ``baggage.get_all`` does but without its four calls and

@@ -20,7 +20,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Link, Span, SpanKind, Tracer
+from opentelemetry.trace import Link, SpanContext, SpanKind, Tracer
 
 from mcp_otel.attributes import AttributeCache, Request, request_attributes, round_attributes
 from mcp_otel.classify import (
@@ -66,10 +66,9 @@ CONNECTION_ATTRIBUTES = (MCP_SERVER_NAME, MCP_SERVER_VERSION, MCP_PROTOCOL_VERSI
 class ServerCall(Call):
     """A request this process handles, as the patches see it."""
 
-    __slots__ = ("answer", "answered", "attributes", "dispatch", "input_declined", "owner", "remote_trace_id")
+    __slots__ = ("answer", "answered", "attributes", "dispatch", "input_declined", "owner", "remote_span")
 
-    def __init__(self, kind: SpanKind, method: str, span: Span, metric_attributes: Mapping[str, Any]) -> None:
-        Call.__init__(self, kind, method, span, metric_attributes)  # not super(): one object less per request
+    def __init__(self) -> None:
         self.attributes: dict[str, Any] = {}  # its span's, but for content (requests it sends inherit them)
         self.owner: Any = None  # 1.x: the session; 2.x: the ServerRunner or ClientSession
         self.dispatch: Any = None  # 1.x: the RequestResponder; 2.x: the dispatch context
@@ -78,7 +77,7 @@ class ServerCall(Call):
         # The person declined an input request of this call (answered in this round, or to an
         # elicitation this process sent while handling it).
         self.input_declined = False
-        self.remote_trace_id = 0  # the sender's trace (0: none came with the request)
+        self.remote_span: SpanContext | None = None  # the sender's span (none came with the request)
 
 
 # The request handled in this task: lets the respond() and SDK-middleware hooks find it, and
@@ -138,7 +137,12 @@ class ServerInstrumentation:
     ) -> Any:
         """Run the SDK's handling of one request inside its SERVER span. ``outcome`` classifies
         (call, returned, raised); ``answer`` is the result the request was answered with."""
-        call = self._begin(facts)
+        try:
+            found = facts()
+            call = None if found is None else self._call(*found)
+        except Exception as exc:
+            report_once("could not start a server span", exc)
+            call = None
         if call is None:
             return await wrapped(*args, **kwargs)
         # Our span current (for the handler's code) and our call findable while it runs; the
@@ -152,21 +156,13 @@ class ServerInstrumentation:
                 with around:
                     result = await wrapped(*args, **kwargs)
         except BaseException as exc:
-            self._finish(call, partial(outcome, call, None, exc))
+            self._finish(call, partial(outcome, call, None, exc), lambda: None)
             raise
         finally:
             otel_context.detach(context_token)
             ACTIVE_SERVER_CALL.reset(call_token)
-        self._finish(call, partial(outcome, call, result, None), answer(call, result))
+        self._finish(call, partial(outcome, call, result, None), partial(answer, call, result))
         return result
-
-    def _begin(self, facts: Callable[[], tuple[common.ServerRequest, Any, Any] | None]) -> ServerCall | None:
-        try:
-            found = facts()
-            return None if found is None else self._call(*found)
-        except Exception as exc:
-            report_once("could not start a server span", exc)
-            return None
 
     def _call(self, incoming: common.ServerRequest, owner: Any, dispatch: Any) -> ServerCall:
         request = Request.of(incoming.method, incoming.params, self.settings)
@@ -187,7 +183,7 @@ class ServerInstrumentation:
         )
         call.attributes, call.owner, call.dispatch = attributes, owner, dispatch
         call.input_declined = responses is not None and declined_in(responses)
-        call.remote_trace_id = remote_span.trace_id if remote_span is not None else 0
+        call.remote_span = remote_span
         return call
 
     def _parent_and_links(self, meta: Any) -> tuple[trace.SpanContext | None, otel_context.Context | None, list[Link]]:
@@ -201,7 +197,10 @@ class ServerInstrumentation:
         remote, remote_span = found
         if not self.settings.trust_remote_context:
             return remote_span, None, [Link(remote_span)]
-        ambient = trace.get_current_span().get_span_context()
+        ambient_span = trace.get_current_span()
+        if ambient_span is trace.INVALID_SPAN:  # none (most requests): nothing to link
+            return remote_span, remote, []
+        ambient = ambient_span.get_span_context()
         links = [Link(ambient)] if ambient.is_valid and ambient.span_id != remote_span.span_id else []
         return remote_span, remote, links
 
@@ -218,8 +217,11 @@ class ServerInstrumentation:
         attributes, metric_attributes = self._cache.get(key) or self._cache.put(
             key, self._connection_attributes(incoming, request, peer)
         )
-        if isinstance(incoming.request_id, (int, str)) and not isinstance(incoming.request_id, bool):
-            attributes[JSONRPC_REQUEST_ID] = bounded(str(incoming.request_id), self.settings.max_name_length)
+        request_id = incoming.request_id
+        if request_id.__class__ is int or request_id.__class__ is str:  # no bool, nor a peer's odd id
+            text = str(request_id)
+            limit = self.settings.max_name_length
+            attributes[JSONRPC_REQUEST_ID] = text if len(text) <= limit else bounded(text, limit)
         return attributes, metric_attributes
 
     def _connection_attributes(
@@ -228,9 +230,9 @@ class ServerInstrumentation:
         attributes = request_attributes(
             request,
             self.settings,
-            server_name=incoming.server_name,
-            server_version=incoming.server_version,
-            protocol_version=incoming.protocol_version,
+            server_name=common.str_or_none(incoming.server_name),
+            server_version=common.str_or_none(incoming.server_version),
+            protocol_version=common.str_or_none(incoming.protocol_version),
             session_id=incoming.session_id,
         )
         if incoming.http_request is not None:
@@ -244,11 +246,12 @@ class ServerInstrumentation:
             (attributes[NETWORK_TRANSPORT],) = peer
         return attributes, self._metrics.attributes(attributes)
 
-    def _finish(self, call: ServerCall, classify: Classify, result: Any = None) -> None:
+    def _finish(self, call: ServerCall, classify: Classify, answer: Callable[[], Any]) -> None:
+        """``answer``: what the request was answered with (asked only where it is recorded)."""
         capture = self.settings.capture_content and call.method == METHOD_TOOLS_CALL
-        late = result_attributes(result, self.settings) if capture else {}
+        late = result_attributes(answer(), self.settings) if capture else {}
         if call.method == METHOD_ELICITATION_CREATE:
-            late.update(self._answered_elicitation(call, result))
+            late.update(self._answered_elicitation(call, answer()))
         self._lifecycle.finish(call, classify, late)
 
     def declined_answer(self, call: ServerCall, answer: Any, rpc_error: RpcError | None) -> bool:
@@ -256,7 +259,8 @@ class ServerInstrumentation:
         agent's call in flight that asked for it learns it too."""
         declined = call.method in INPUT_METHODS and is_declined_answer(call.method, answer, rpc_error)
         if declined:
-            self._input_declined(call.owner, call.remote_trace_id)
+            remote = call.remote_span
+            self._input_declined(call.owner, 0 if remote is None else remote.trace_id)
         return declined
 
     @staticmethod

@@ -31,3 +31,37 @@ def test_built_once_per_key_and_each_caller_gets_its_own_span_attributes() -> No
     fetch("c")
     fetch("a")  # built again
     assert built == ["a", "b", "c", "a"]
+
+
+def test_a_request_is_built_once_per_names_and_a_peers_huge_or_odd_names_are_never_held() -> None:
+    from mcp_otel import attributes
+    from mcp_otel.attributes import Request
+    from mcp_otel.config import Settings
+
+    settings = Settings(max_name_length=16)
+    attributes._REQUESTS.clear()
+    first = Request.named("tools/call", "search", None, settings)
+    assert first == Request("tools/call", "search")
+    assert first.span_name() == "tools/call search"
+    assert Request.of("tools/call", {"name": "search"}, settings) is first
+    assert len(attributes._REQUESTS) == 1
+
+    huge = Request.named("tools/call", "x" * 1000, None, settings)
+    assert huge.target == "x" * 15 + "…"
+    odd = Request.named("tools/call", ["not", "a", "name"], None, settings)  # unhashable
+    assert odd.target == "['not', 'a', 'n…"
+    assert Request.named(7, None, None, settings) == Request("7")
+    assert len(attributes._REQUESTS) == 1  # none of them kept
+
+    for index in range(attributes._MAX_REQUESTS + 5):
+        Request.named("tools/call", f"t{index}", None, settings)
+    assert len(attributes._REQUESTS) <= attributes._MAX_REQUESTS
+
+
+def test_a_key_that_cannot_be_hashed_is_built_each_time_and_not_kept() -> None:
+    cache = AttributeCache()
+    key = ("tools/call", ["a", "server", "name", "as", "a", "list"])
+    assert cache.get(key) is None
+    span, metric = cache.put(key, ({"a": 1}, {"m": 1}))
+    assert (span, metric) == ({"a": 1}, {"m": 1})
+    assert cache.get(key) is None

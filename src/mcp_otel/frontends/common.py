@@ -143,11 +143,13 @@ class ServerRequest(NamedTuple):
     params: Any  # a wire dict (2.x) or the typed params (1.x)
     request_id: Any
     meta: Any  # params._meta as the SDK holds it (a dict, or a 1.x pydantic model)
-    protocol_version: str | None
+    # The connection's facts as the SDK holds them (made text where the attributes are built: once
+    # per connection, not per request).
+    protocol_version: Any
     session_id: str | None
     http_request: Any  # the Starlette request on HTTP transports, else None
-    server_name: str | None
-    server_version: str | None
+    server_name: Any
+    server_version: Any
     write_stream: Any  # the connection's write stream (the transport registry's key)
     # A 2026-07-28 round's answers to the previous round's input requests (mcp 2.x; 1.x has none).
     input_responses: Any = None

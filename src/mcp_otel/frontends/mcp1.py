@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -124,11 +124,11 @@ def _received(
         params=getattr(request, "params", None),
         request_id=getattr(responder, "request_id", None),
         meta=getattr(responder, "request_meta", None),
-        protocol_version=str_or_none(protocol_version),
+        protocol_version=protocol_version,
         session_id=None if http_request is None else header(http_request, "mcp-session-id"),
         http_request=http_request,
-        server_name=str_or_none(server_name),
-        server_version=str_or_none(server_version),
+        server_name=server_name,
+        server_version=server_version,
         write_stream=getattr(session, "_write_stream", None),
     )
 
@@ -260,23 +260,14 @@ class Mcp1FrontEnd(SdkFrontEnd):
             responder, request, session = binding.arguments_of(wrapped, args, kwargs, "message", "req", "session")
             return server_request(instance, responder, request, session), session, responder
 
-        return self._handle(facts, wrapped, args, kwargs)
+        # The handler returns nothing: the answer is what respond() was given.
+        return self._server.handle(facts, self._outcome, _answer, wrapped, args, kwargs)
 
     def _client_received(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         def facts() -> tuple[ServerRequest, Any, Any] | None:
             (responder,) = binding.arguments_of(wrapped, args, kwargs, "responder")
             return client_received_request(instance, responder), instance, responder
 
-        return self._handle(facts, wrapped, args, kwargs)
-
-    def _handle(
-        self,
-        facts: Callable[[], tuple[ServerRequest, Any, Any] | None],
-        wrapped: Any,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> Any:
-        # The handler returns nothing: the answer is what respond() was given.
         return self._server.handle(facts, self._outcome, _answer, wrapped, args, kwargs)
 
     def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
@@ -334,7 +325,9 @@ class Mcp1FrontEnd(SdkFrontEnd):
         if request is None:
             return wrapped(*args, **kwargs)
         # The answer goes through this wrapper again, now with the call active, which notes it.
-        return self._handle(lambda: (request, session, responder), responder.respond, args, kwargs)
+        return self._server.handle(
+            lambda: (request, session, responder), self._outcome, _answer, responder.respond, args, kwargs
+        )
 
     # --- sessions -----------------------------------------------------------------------------
 

@@ -53,7 +53,7 @@ from typing import Any
 import msgspec
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Link, Span, SpanKind, Tracer
+from opentelemetry.trace import Link, SpanKind, Tracer
 
 from mcp_otel.attributes import Request, round_attributes, session_attributes
 from mcp_otel.classify import (
@@ -170,8 +170,7 @@ class _WireCall(Call):
 
     __slots__ = ("input_declined",)
 
-    def __init__(self, kind: SpanKind, method: str, span: Span, metric_attributes: Mapping[str, Any]) -> None:
-        super().__init__(kind, method, span, metric_attributes)
+    def __init__(self) -> None:
         self.input_declined = False
 
 
