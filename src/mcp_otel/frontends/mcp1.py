@@ -119,17 +119,17 @@ def _received(
 ) -> ServerRequest:
     metadata = getattr(responder, "message_metadata", None)
     http_request = getattr(metadata, "request_context", None)
-    return ServerRequest(
-        method=getattr(request, "method", None),
-        params=getattr(request, "params", None),
-        request_id=getattr(responder, "request_id", None),
-        meta=getattr(responder, "request_meta", None),
-        protocol_version=protocol_version,
-        session_id=None if http_request is None else header(http_request, "mcp-session-id"),
-        http_request=http_request,
-        server_name=server_name,
-        server_version=server_version,
-        write_stream=getattr(session, "_write_stream", None),
+    return ServerRequest(  # by position (see ServerRequest)
+        getattr(request, "method", None),  # method
+        getattr(request, "params", None),  # params
+        getattr(responder, "request_id", None),  # request_id
+        getattr(responder, "request_meta", None),  # meta
+        protocol_version,
+        None if http_request is None else header(http_request, "mcp-session-id"),  # session_id
+        http_request,
+        server_name,
+        server_version,
+        getattr(session, "_write_stream", None),  # write_stream
     )
 
 

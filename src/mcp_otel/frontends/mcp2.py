@@ -103,18 +103,18 @@ def _received(
 ) -> ServerRequest:
     params = params if isinstance(params, Mapping) else {}
     http_request = getattr(getattr(dctx, "message_metadata", None), "request_context", None)
-    return ServerRequest(
-        method=method,
-        params=params,
-        request_id=getattr(dctx, "request_id", None),
-        meta=params.get("_meta"),
-        protocol_version=protocol_version,
-        session_id=str_or_none(session_id),
-        http_request=http_request,
-        server_name=server_name,
-        server_version=server_version,
-        write_stream=getattr(getattr(dctx, "_dispatcher", None), "_write_stream", None),
-        input_responses=params.get("inputResponses"),
+    return ServerRequest(  # by position (see ServerRequest)
+        method,
+        params,
+        getattr(dctx, "request_id", None),  # request_id
+        params.get("_meta"),  # meta
+        protocol_version,
+        str_or_none(session_id),  # session_id
+        http_request,
+        server_name,
+        server_version,
+        getattr(getattr(dctx, "_dispatcher", None), "_write_stream", None),  # write_stream
+        params.get("inputResponses"),  # input_responses
     )
 
 
