@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from functools import partial
 from typing import Any
 
 from opentelemetry import context, trace
@@ -113,9 +112,9 @@ ACTIVE_CALL: ContextVar[ClientCall | None] = ContextVar("mcp_otel_client_call", 
 SENDING: ContextVar[ClientCall | None] = ContextVar("mcp_otel_sending", default=None)
 
 # How a request starts (see ClientInstrumentation.traced): its call (``None``: none of ours) and
-# the arguments to send it with, given the caller's.
+# the arguments to send it with, given (wrapped, instance, args, kwargs) as the patch got them.
 Started = tuple["ClientCall | None", tuple[Any, ...], dict[str, Any]]
-Start = Callable[[tuple[Any, ...], dict[str, Any]], Started]
+Start = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Started]
 
 # What a front end does when the caller stopped waiting for a request (mcp 1.x: the courtesy
 # cancel, opt-in); it never raises.
@@ -156,7 +155,7 @@ class ClientInstrumentation:
     # --- tools/call, as the caller made it ----------------------------------------------------
 
     def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return self.traced(partial(self._start_tool_call, wrapped, instance), ACTIVE_CALL, wrapped, args, kwargs)
+        return self.traced(self._start_tool_call, ACTIVE_CALL, wrapped, instance, args, kwargs)
 
     def _start_tool_call(self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Started:
         active = ACTIVE_CALL.get()
@@ -172,6 +171,7 @@ class ClientInstrumentation:
         start: Start,
         current: ContextVar[ClientCall | None],
         wrapped: Any,
+        instance: Any,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
@@ -181,7 +181,7 @@ class ClientInstrumentation:
         span with what it returned or raised (which goes on to the caller unchanged). One
         coroutine of ours per request: each layer costs every one of the SDK's awaits."""
         try:
-            call, args, kwargs = start(args, kwargs)
+            call, args, kwargs = start(wrapped, instance, args, kwargs)
         except Exception as exc:
             report_once("could not start a client span", exc)
             call = None
@@ -362,8 +362,8 @@ class ClientInstrumentation:
             late[MCP_REQUEST_ROUNDS] = call.rounds
             if call.input_methods:
                 late[MCP_REQUEST_INPUT_METHODS] = sorted(call.input_methods)
-        classify = partial(self._classify, call, result, exc, result_type, self.settings.capture_content)
-        self._lifecycle.finish(call, classify, late)
+        facts = (call, result, exc, result_type, self.settings.capture_content)
+        self._lifecycle.finish(call, self._classify, late, facts)
 
     def _learnt_from_handshake(self, call: ClientCall, result: Any) -> dict[str, Any]:
         """``initialize`` (``server/discover``) names the server only in its answer: its span and

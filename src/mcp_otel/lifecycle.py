@@ -23,8 +23,9 @@ from mcp_otel.outcome import CallOutcome, finish_span, finish_unfinished
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import ResultType
 
-# How a request ended, asked once, when it is finished (a classifier with its facts bound).
-Classify = Callable[[], CallOutcome | ResultType]
+# How a request ended, asked once, when it is finished: a classifier, called with the facts it is
+# given (Lifecycle.finish), or with its facts bound.
+Classify = Callable[..., CallOutcome | ResultType]
 
 
 class Call:
@@ -76,8 +77,11 @@ class Lifecycle:
         call.started = time.perf_counter()
         return call
 
-    def finish(self, call: Call, classify: Classify, late: Mapping[str, Any] | None = None) -> None:
-        """Classify ``call`` once, write the outcome (and ``late`` attributes, learnt since it
+    def finish(
+        self, call: Call, classify: Classify, late: Mapping[str, Any] | None = None, facts: tuple[Any, ...] = ()
+    ) -> None:
+        """Classify ``call`` once (``classify(*facts)``: no ``partial`` per request, which costs
+        about three plain calls), write the outcome (and ``late`` attributes, learnt since it
         opened) onto its span and end it, then record the same outcome as its point. A second
         finish changes nothing. Fails open: whatever fails here, the span is ended and the
         failure is logged once."""
@@ -86,7 +90,7 @@ class Lifecycle:
         call.finished = True
         span = call.span
         try:
-            outcome = classify()
+            outcome = classify(*facts)
         except Exception as exc:
             report_once("could not classify a call", exc)
             span.end()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from functools import partial
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -78,6 +77,11 @@ class ServerCall(Call):
         # elicitation this process sent while handling it).
         self.input_declined = False
         self.remote_span: SpanContext | None = None  # the sender's span (none came with the request)
+
+
+def _unanswered(call: ServerCall, result: Any) -> None:
+    """A handler that raised answered nothing of its own."""
+    return None
 
 
 # The request handled in this task: lets the respond() and SDK-middleware hooks find it, and
@@ -156,12 +160,12 @@ class ServerInstrumentation:
                 with around:
                     result = await wrapped(*args, **kwargs)
         except BaseException as exc:
-            self._finish(call, partial(outcome, call, None, exc), lambda: None)
+            self._finish(call, outcome, None, exc, _unanswered)
             raise
         finally:
             otel_context.detach(context_token)
             ACTIVE_SERVER_CALL.reset(call_token)
-        self._finish(call, partial(outcome, call, result, None), partial(answer, call, result))
+        self._finish(call, outcome, result, None, answer)
         return result
 
     def _call(self, incoming: common.ServerRequest, owner: Any, dispatch: Any) -> ServerCall:
@@ -246,13 +250,21 @@ class ServerInstrumentation:
             (attributes[NETWORK_TRANSPORT],) = peer
         return attributes, self._metrics.attributes(attributes)
 
-    def _finish(self, call: ServerCall, classify: Classify, answer: Callable[[], Any]) -> None:
-        """``answer``: what the request was answered with (asked only where it is recorded)."""
+    def _finish(
+        self,
+        call: ServerCall,
+        outcome: Classify,
+        result: Any,
+        exc: BaseException | None,
+        answer: Callable[[ServerCall, Any], Any],
+    ) -> None:
+        """``outcome(call, result, exc)`` classifies; ``answer(call, result)`` is what the request
+        was answered with (asked only where it is recorded)."""
         capture = self.settings.capture_content and call.method == METHOD_TOOLS_CALL
-        late = result_attributes(answer(), self.settings) if capture else {}
+        late = result_attributes(answer(call, result), self.settings) if capture else {}
         if call.method == METHOD_ELICITATION_CREATE:
-            late.update(self._answered_elicitation(call, answer()))
-        self._lifecycle.finish(call, classify, late)
+            late.update(self._answered_elicitation(call, answer(call, result)))
+        self._lifecycle.finish(call, outcome, late, (call, result, exc))
 
     def declined_answer(self, call: ServerCall, answer: Any, rpc_error: RpcError | None) -> bool:
         """Whether an agent answered its server's input request with the person's no; if so, the

@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Mapping
-from functools import partial
 from typing import Any
 
 from mcp_otel import binding
@@ -205,7 +204,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
             active.sent = True
             self._note_request_id(active, instance)
             return wrapped(*args, **kwargs)
-        return self._client.traced(partial(self._start_send, wrapped, instance), SENDING, wrapped, args, kwargs)
+        return self._client.traced(self._start_send, SENDING, wrapped, instance, args, kwargs)
 
     def _start_send(self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Started:
         def describe() -> tuple[Any, Any]:

@@ -229,8 +229,7 @@ class Mcp2FrontEnd(SdkFrontEnd):
     def _logical(self, method: str, wrapped: Any, client: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``Client.call_tool`` / ``get_prompt``: one CLIENT span for the call as the caller made
         it, however many input rounds (2026-07-28 ``InputRequiredResult``) it takes."""
-        start = partial(self._start_logical, method, wrapped, client)
-        return self._client.traced(start, ACTIVE_CALL, wrapped, args, kwargs)
+        return self._client.traced(partial(self._start_logical, method), ACTIVE_CALL, wrapped, client, args, kwargs)
 
     def _start_logical(
         self, method: str, wrapped: Any, client: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -332,7 +331,9 @@ class Mcp2FrontEnd(SdkFrontEnd):
             return await wrapped(*args, **kwargs)
         if call.rounds and call is ACTIVE_CALL.get():
             return await self._round(call, wrapped, args, kwargs)
-        return await self._client.traced(lambda args, kwargs: (call, args, kwargs), SENDING, wrapped, args, kwargs)
+        return await self._client.traced(
+            lambda _wrapped, _session, args, kwargs: (call, args, kwargs), SENDING, wrapped, session, args, kwargs
+        )
 
     def _sdk_span(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The dispatcher's ``otel_span``: learn the request id, and by default replace the SDK's
