@@ -23,7 +23,7 @@ from opentelemetry.trace import SpanKind
 
 from mcp_otel import semconv
 from tests.conftest import tool_call_spans
-from tests.harness import HANDSHAKE_VERSION, MCP_MAJOR, build_server
+from tests.harness import HANDSHAKE_VERSION, MCP_MAJOR, build_server, open_session
 from tests.metrics.test_metrics import histogram_points, tool_call_points
 
 pytestmark = pytest.mark.anyio
@@ -197,3 +197,25 @@ async def test_untrusted_remote_context_is_only_a_link(
         assert span.context.trace_id != remote
         assert [link.context.trace_id for link in span.links] == [remote]
         assert not trace.get_current_span().get_span_context().is_valid
+
+
+async def test_a_server_whose_name_and_version_are_not_text_still_gets_its_spans(
+    instrument: Callable[..., Any], exporter: InMemorySpanExporter
+) -> None:
+    """The SDK holds the server's name and version as the application set them: one that is not
+    text (here set after the handshake, which validates it) is left out of the attributes, and an
+    unhashable one is never a cache key; the calls and their spans go on."""
+    instrument()
+    server = build_server()
+    async with open_session("memory", server) as session:
+        server.name, server.version = 42, ["not", "text"]
+        first = await session.call_tool("ok", {})
+        second = await session.call_tool("ok", {})
+    assert [result.content[0].text for result in (first, second)] == ["ok", "ok"]
+    spans = tool_call_spans(exporter.get_finished_spans(), SpanKind.SERVER)
+    assert len(spans) == 2
+    for span in spans:
+        assert span.attributes is not None
+        assert span.attributes[semconv.TOOL_OUTCOME] == "ok"
+        assert semconv.MCP_SERVER_NAME not in span.attributes
+        assert semconv.MCP_SERVER_VERSION not in span.attributes
