@@ -34,14 +34,15 @@ class ArgumentSlot:
         return args, {**kwargs, self.name: value}
 
 
-def plain_function(wrapped: Any) -> Any:
-    """The function behind a bound method: the key of the signature cache (it holds no instance)."""
-    return getattr(wrapped, "__func__", wrapped)
+def slot_of(wrapped: Any, name: str) -> ArgumentSlot | None:
+    """The slot of parameter ``name`` of ``wrapped`` (a bound method or its function), from the
+    signature cache, which is keyed by the plain function (it holds no instance)."""
+    return argument_slot(getattr(wrapped, "__func__", wrapped), name)
 
 
 def arguments_of(wrapped: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], *names: str) -> tuple[Any, ...]:
     """The values of parameters ``names`` in a call of ``wrapped`` (``None`` where absent)."""
-    key = (getattr(wrapped, "__func__", wrapped), names)  # plain_function's, without its call
+    key = (getattr(wrapped, "__func__", wrapped), names)  # the plain function, as slot_of reads it
     read = _READERS.get(key)  # runs for every request: one dict lookup
     if read is None:
         if len(_READERS) >= _MAX_READERS:
@@ -84,7 +85,8 @@ def _reader(slots: tuple[ArgumentSlot | None, ...]) -> _Reader:
 def argument_slot(method: Callable[..., Any], name: str) -> ArgumentSlot | None:
     """The slot of parameter ``name`` of ``method``, from its signature (``None`` if it has none).
 
-    Callers pass the plain function (``bound.__func__``), so the cache holds no instance.
+    Called with the plain function (``bound.__func__``: :func:`slot_of`), so the cache holds no
+    instance.
     """
     parameters = list(inspect.signature(method).parameters.values())[1:]  # drop self
     for index, parameter in enumerate(parameters):

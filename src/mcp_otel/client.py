@@ -276,7 +276,7 @@ class ClientInstrumentation:
         if not self.settings.propagate:
             return args, kwargs
         try:
-            slot = binding.argument_slot(getattr(wrapped, "__func__", wrapped), "meta")  # plain_function's
+            slot = binding.slot_of(wrapped, "meta")
             if slot is None:
                 return args, kwargs
             meta = slot.get(args, kwargs)
@@ -452,7 +452,7 @@ class ClientInstrumentation:
     async def _post_writer(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         stream = None
         try:
-            slot = binding.argument_slot(binding.plain_function(wrapped), "write_stream")
+            slot = binding.slot_of(wrapped, "write_stream")
             endpoint = common.http_endpoint(instance)
             if slot is not None and endpoint is not None:
                 stream = slot.get(args, kwargs)

@@ -223,9 +223,7 @@ class ServerInstrumentation:
         )
         request_id = incoming.request_id
         if request_id.__class__ is int or request_id.__class__ is str:  # no bool, nor a peer's odd id
-            text = str(request_id)
-            limit = self.settings.max_name_length
-            attributes[JSONRPC_REQUEST_ID] = text if len(text) <= limit else bounded(text, limit)
+            attributes[JSONRPC_REQUEST_ID] = bounded(str(request_id), self.settings.max_name_length)
         return attributes, metric_attributes
 
     def _connection_attributes(

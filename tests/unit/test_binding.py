@@ -61,10 +61,10 @@ def test_one_parameter_methods_and_their_wrappers_share_readers() -> None:
 
 
 def test_replace_puts_the_value_where_the_caller_passed_it() -> None:
-    slot = binding.argument_slot(binding.plain_function(CALL_TOOL), "meta")
+    slot = binding.slot_of(CALL_TOOL, "meta")
     assert slot is not None
     assert slot.replace(("echo",), {}, {"t": 1}) == (("echo",), {"meta": {"t": 1}})
-    arguments = binding.argument_slot(binding.plain_function(CALL_TOOL), "arguments")
+    arguments = binding.slot_of(CALL_TOOL, "arguments")
     assert arguments is not None
     assert arguments.replace(("echo", {}), {}, {"a": 1}) == (("echo", {"a": 1}), {})
     assert arguments.replace(("echo",), {"arguments": {}}, {"a": 1}) == (("echo",), {"arguments": {"a": 1}})

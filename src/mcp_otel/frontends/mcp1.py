@@ -241,7 +241,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
         if not self._client.settings.propagate:
             return args, kwargs
         try:
-            slot = binding.argument_slot(binding.plain_function(wrapped), "request")
+            slot = binding.slot_of(wrapped, "request")
             request = slot.get(args, kwargs) if slot is not None else None
             if slot is None or request is None:
                 return args, kwargs
