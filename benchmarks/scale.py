@@ -62,7 +62,7 @@ async def hold(variant: str, calls: int) -> dict[str, int]:
     from benchmarks.variants import set_up
     from benchmarks.worker import session
 
-    set_up(variant)
+    set_up(variant, "memory")
     # Tracebacks deep enough to tell whose allocation it is, where there is something to tell.
     frames = FRAMES if variant == "mcp-otel" else 1
     hold = server.Hold(calls)

@@ -52,7 +52,7 @@ def build(hold: Hold | None = None) -> Any:
             await hold()
 
     if version("mcp").startswith("1."):
-        server = Server("bench")
+        server = Server(NAME, version=VERSION)
 
         @server.list_tools()
         async def list_tools() -> list[types.Tool]:
@@ -79,9 +79,13 @@ def build(hold: Hold | None = None) -> Any:
     async def on_read_resource(ctx: Any, params: Any) -> Any:
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=str(params.uri), text="ok")])
 
-    return Server("bench", on_list_tools=on_list_tools, on_call_tool=on_call_tool, on_read_resource=on_read_resource)
+    return Server(
+        NAME, version=VERSION, on_list_tools=on_list_tools, on_call_tool=on_call_tool, on_read_resource=on_read_resource
+    )
 
 
+# The server's name and version, both majors: what the spans and points record (benchmarks.variants).
+NAME, VERSION = "bench", "1.30.0"
 BIG_RESULT = 10 * 1024 * 1024
 
 # The number of distinct tool names the server lists and the worker calls in turn (``ok`` alone
@@ -120,5 +124,5 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from benchmarks.variants import set_up
 
-    set_up(sys.argv[1] if sys.argv[1] != "floor" else "baseline")  # the floor's spans are on the client
+    set_up(sys.argv[1] if sys.argv[1] != "floor" else "baseline", "stdio")  # the floor's spans are on the client
     anyio.run(serve, sys.argv[1])

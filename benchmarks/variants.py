@@ -11,6 +11,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from benchmarks.server import NAME as SERVER_NAME
+from benchmarks.server import VERSION as SERVER_VERSION
+
 # Variants per SDK major; "peers" are other instrumentations, run where they support the major.
 VARIANTS = {
     1: [
@@ -78,14 +81,15 @@ def sdk_providers(set_global: bool) -> tuple[Any, Any]:
     return tracer_provider, meter_provider
 
 
-def set_up(variant: str, operation: str = "tools/call") -> Callable[[Call], Call]:
-    """Configure this process for ``variant``; returns how to wrap each measured ``operation``."""
+def set_up(variant: str, transport: str, operation: str = "tools/call") -> Callable[[Call], Call]:
+    """Configure this process for ``variant`` over ``transport``; returns how to wrap each
+    measured ``operation``."""
     if variant == "baseline":
         return lambda call: call
     if variant in ("floor", "floor-context"):
-        return _floor(operation, carry_context=variant == "floor-context")
+        return _floor(operation, transport, carry_context=variant == "floor-context")
     if variant == "floor-propagated":
-        return _floor_propagated(operation)
+        return _floor_propagated(operation, transport)
     if variant == "logfire":
         import logfire
 
@@ -113,12 +117,13 @@ def set_up(variant: str, operation: str = "tools/call") -> Callable[[Call], Call
 # The operations measured: tool calls, and a resource read (a request that is not a tool call).
 OPERATIONS = ("tools/call", "resources/read")
 RESOURCE = "bench://ok"
-# The attributes mcp-otel's spans and metric points carry for this benchmark's requests: the floor
-# records the same data, so it measures what the SDK costs for it, not fewer attributes.
+# The attributes mcp-otel's spans and metric points carry for this benchmark's requests over stdio:
+# the floor records the same data, so it measures what the SDK costs for it, not fewer attributes.
+# In memory there is no transport to name, and neither records network.transport (``recorded``).
 _COMMON = {
     "mcp.protocol.version": "2025-11-25",
-    "mcp.server.name": "bench",
-    "mcp.server.version": "1.30.0",
+    "mcp.server.name": SERVER_NAME,
+    "mcp.server.version": SERVER_VERSION,
     "network.transport": "pipe",
     "jsonrpc.request.id": "7",
 }
@@ -141,6 +146,17 @@ POINT_ATTRIBUTES = {
     for operation, attributes in SPAN_ATTRIBUTES.items()
 }
 SPAN_NAMES = {"tools/call": "tools/call ok", "resources/read": "resources/read"}
+
+
+def recorded(operation: str, transport: str) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """What mcp-otel records for ``operation`` over ``transport``: the attributes a span starts
+    with, those it ends with, and a metric point's."""
+    span, point = SPAN_ATTRIBUTES[operation], POINT_ATTRIBUTES[operation]
+    if transport == "memory":
+        span, point = ({k: v for k, v in a.items() if k != "network.transport"} for a in (span, point))
+    return span, END_ATTRIBUTES[operation], point
+
+
 _BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
 
 
@@ -155,7 +171,7 @@ def _floor_instruments(providers: tuple[Any, Any]) -> tuple[Any, Any, Any]:
     return tracer_provider.get_tracer("floor"), *histograms
 
 
-def _floor(operation: str, carry_context: bool = False) -> Callable[[Call], Call]:
+def _floor(operation: str, transport: str, carry_context: bool = False) -> Callable[[Call], Call]:
     """What recording a call costs the SDK at least: two spans and two histogram records with
     mcp-otel's attributes (each point in its span's context, as mcp-otel records it), with a
     tracer that is not the global one (so mcp 2.x's own spans stay off), and nothing else: no
@@ -166,8 +182,7 @@ def _floor(operation: str, carry_context: bool = False) -> Callable[[Call], Call
     from opentelemetry.trace import SpanKind, set_span_in_context
 
     tracer, client, server = _floor_instruments(sdk_providers(set_global=False))
-    name, attributes = SPAN_NAMES[operation], SPAN_ATTRIBUTES[operation]
-    end, point = END_ATTRIBUTES[operation], POINT_ATTRIBUTES[operation]
+    name, (attributes, end, point) = SPAN_NAMES[operation], recorded(operation, transport)
 
     def wrap(call: Call) -> Call:
         async def measured() -> Any:
@@ -194,7 +209,9 @@ def _floor(operation: str, carry_context: bool = False) -> Callable[[Call], Call
     return wrap
 
 
-def _floor_propagated(operation: str, providers: tuple[Any, Any] | None = None) -> Callable[[Call], Call]:
+def _floor_propagated(
+    operation: str, transport: str, providers: tuple[Any, Any] | None = None
+) -> Callable[[Call], Call]:
     """The floor as the least instrumentation that propagates would make it (mcp 1.x tool calls):
     ``ClientSession.call_tool`` and ``Server._handle_request`` wrapped with wrapt, the CLIENT
     span's context handed to ``call_tool(meta=...)``, the SERVER span a child of what the server
@@ -207,8 +224,7 @@ def _floor_propagated(operation: str, providers: tuple[Any, Any] | None = None) 
     from opentelemetry.trace import SpanKind, set_span_in_context
 
     tracer, client, server = _floor_instruments(providers or sdk_providers(set_global=False))
-    name, attributes = SPAN_NAMES[operation], SPAN_ATTRIBUTES[operation]
-    end, point = END_ATTRIBUTES[operation], POINT_ATTRIBUTES[operation]
+    name, (attributes, end, point) = SPAN_NAMES[operation], recorded(operation, transport)
 
     # Both wrappers written out, as the floor's own calls are: a helper they shared would add its
     # calls to the path this variant exists to measure.

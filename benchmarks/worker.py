@@ -59,7 +59,7 @@ async def session(transport: str, variant: str, server: Any = None) -> AsyncIter
 
 
 async def main(variant: str, transport: str, operation: str, counted: int | None) -> None:
-    wrap = set_up(variant, operation)
+    wrap = set_up(variant, transport, operation)
     async with session(transport, variant) as client_session:
         await client_session.list_tools()
         names = itertools.cycle(tool_names())

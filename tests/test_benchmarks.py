@@ -51,7 +51,7 @@ from benchmarks.worker import session
 exporter = InMemorySpanExporter()
 tracer_provider = TracerProvider()
 tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
-variants._floor_propagated("tools/call", (tracer_provider, MeterProvider()))
+variants._floor_propagated("tools/call", "memory", (tracer_provider, MeterProvider()))
 
 async def main():
     async with session("memory", "floor-propagated") as client_session:
@@ -79,6 +79,57 @@ def test_floor_propagated_makes_one_trace_of_two_spans() -> None:
     assert listed[1] != called[1]
     assert served[1] == called[1]  # one trace
     assert served[3] == called[2]  # the SERVER span is the CLIENT span's child
+
+
+# mcp-otel's CLIENT span and client point of one tool call, recorded in memory: (span, point) attributes.
+_RECORDED = """
+import asyncio, json, sys
+sys.path.insert(0, sys.argv[1])
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from mcp_otel import McpInstrumentor
+from benchmarks.worker import session
+
+exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+tracer_provider = TracerProvider()
+tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+McpInstrumentor().instrument(tracer_provider=tracer_provider, meter_provider=MeterProvider(metric_readers=[reader]))
+
+async def main():
+    async with session(sys.argv[2], "baseline") as client_session:  # over stdio, a server without spans
+        await client_session.call_tool("ok", {})
+
+asyncio.run(main())
+(span,) = [s for s in exporter.get_finished_spans() if s.kind.name == "CLIENT" and s.name == "tools/call ok"]
+points = [
+    point.attributes
+    for metric in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
+    if metric.name == "mcp.client.operation.duration"
+    for point in metric.data.data_points
+    if point.attributes.get("gen_ai.tool.name") == "ok"
+]
+print(json.dumps([dict(span.attributes), *map(dict, points)]))
+"""
+
+
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+def test_the_floors_record_what_mcp_otel_records(transport: str) -> None:
+    """The floors are only a floor if they record the data mcp-otel does: the same attribute names
+    on a span and a point, on each transport (in memory there is no network.transport)."""
+    from benchmarks.variants import recorded
+
+    completed = subprocess.run(
+        [sys.executable, "-c", _RECORDED, str(ROOT), transport], capture_output=True, text=True, timeout=120, check=True
+    )
+    span, point = json.loads(completed.stdout)
+    started, ended, pointed = recorded("tools/call", transport)
+    assert sorted(span) == sorted(started | ended)
+    assert sorted(point) == sorted(pointed)
+    unchanging = {key: value for key, value in (started | ended).items() if key != "jsonrpc.request.id"}
+    assert {key: span[key] for key in unchanging} == unchanging
 
 
 def test_calls_in_flight_are_held_and_their_memory_attributed() -> None:
