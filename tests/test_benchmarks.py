@@ -81,7 +81,8 @@ def test_floor_propagated_makes_one_trace_of_two_spans() -> None:
     assert served[3] == called[2]  # the SERVER span is the CLIENT span's child
 
 
-# mcp-otel's CLIENT span and client point of one tool call, recorded in memory: (span, point) attributes.
+# mcp-otel's span and point of one tool call on one side (argv: root, transport, CLIENT or SERVER):
+# their attributes.
 _RECORDED = """
 import asyncio, json, sys
 sys.path.insert(0, sys.argv[1])
@@ -103,11 +104,11 @@ async def main():
         await client_session.call_tool("ok", {})
 
 asyncio.run(main())
-(span,) = [s for s in exporter.get_finished_spans() if s.kind.name == "CLIENT" and s.name == "tools/call ok"]
+(span,) = [s for s in exporter.get_finished_spans() if s.kind.name == sys.argv[3] and s.name == "tools/call ok"]
 points = [
     point.attributes
     for metric in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
-    if metric.name == "mcp.client.operation.duration"
+    if metric.name == f"mcp.{sys.argv[3].lower()}.operation.duration"
     for point in metric.data.data_points
     if point.attributes.get("gen_ai.tool.name") == "ok"
 ]
@@ -115,14 +116,19 @@ print(json.dumps([dict(span.attributes), *map(dict, points)]))
 """
 
 
-@pytest.mark.parametrize("transport", ["memory", "stdio"])
-def test_the_floors_record_what_mcp_otel_records(transport: str) -> None:
-    """The floors are only a floor if they record the data mcp-otel does: the same attribute names
-    on a span and a point, on each transport (in memory there is no network.transport)."""
+# Over stdio the server is another process, started without spans.
+@pytest.mark.parametrize(("transport", "side"), [("memory", "CLIENT"), ("memory", "SERVER"), ("stdio", "CLIENT")])
+def test_the_floors_record_what_mcp_otel_records(transport: str, side: str) -> None:
+    """The floors are only a floor if they record the data mcp-otel does: the same attributes on a
+    span and a point, on each transport (in memory there is no network.transport)."""
     from benchmarks.variants import recorded
 
     completed = subprocess.run(
-        [sys.executable, "-c", _RECORDED, str(ROOT), transport], capture_output=True, text=True, timeout=120, check=True
+        [sys.executable, "-c", _RECORDED, str(ROOT), transport, side],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     span, point = json.loads(completed.stdout)
     started, ended, pointed = recorded("tools/call", transport)
