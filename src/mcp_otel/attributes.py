@@ -65,6 +65,8 @@ class Request(NamedTuple):
     method: str
     target: str | None = None  # tool or prompt name (bounded)
     uri: str | None = None  # mcp.resource.uri (bounded)
+    # Its spans' name, made once with the request (``of``, ``named``); see span_name.
+    name: str | None = None
 
     @classmethod
     def of(cls, method: Any, params: Any, settings: Settings) -> Request:
@@ -101,7 +103,7 @@ class Request(NamedTuple):
 
     def span_name(self) -> str:
         """``{mcp.method.name} {target}``, or the method alone (semconv: no URI in the name)."""
-        return f"{self.method} {self.target}" if self.target else self.method
+        return self.name or _span_name(self.method, self.target)
 
     @property
     def is_tool_call(self) -> bool:
@@ -117,11 +119,13 @@ def _request(method: Any, target: Any, uri: Any, name_limit: int, content_limit:
     method = str(method) if method else "unknown"
     if method not in KNOWN_METHODS:  # a peer's own method name
         method = bounded(method, name_limit)
-    return Request(
-        method,
-        None if target is None else bounded(str(target), name_limit),
-        None if uri is None else bounded(str(uri), content_limit),
-    )
+    target = None if target is None else bounded(str(target), name_limit)
+    uri = None if uri is None else bounded(str(uri), content_limit)
+    return Request(method, target, uri, _span_name(method, target))
+
+
+def _span_name(method: str, target: str | None) -> str:
+    return f"{method} {target}" if target else method
 
 
 def request_attributes(
@@ -185,28 +189,27 @@ class AttributeCache:
     (server, protocol version, session, transport), and building them (names bounded, metric
     names admitted) was the largest share of a wrapper's cost (docs/benchmarks.md). At most
     ``limit`` keys are kept (targets are the caller's names, sessions and ports come and go): when
-    full it starts over, so a long-running process keeps its current keys cached. Callers get
-    their own copy of the span attributes; the metric attributes are shared, read-only.
+    full it starts over, so a long-running process keeps its current keys cached. Both are
+    shared with every alike request, read-only: a caller that adds to them makes a new dict.
     """
 
     def __init__(self, limit: int = 1024) -> None:
-        self._entries: dict[Hashable, tuple[dict[str, Any], Mapping[str, Any]]] = {}
+        self._entries: dict[Hashable, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
         self._limit = limit
 
-    def get(self, key: Hashable) -> tuple[dict[str, Any], Mapping[str, Any]] | None:
-        """The attributes kept for ``key`` (the span's a copy of its own), or ``None``."""
+    def get(self, key: Hashable) -> tuple[Mapping[str, Any], Mapping[str, Any]] | None:
+        """The attributes kept for ``key``, or ``None``."""
         try:
-            entry = self._entries.get(key)
+            return self._entries.get(key)
         except TypeError:  # a fact the SDK holds that cannot be a key: built each time
             return None
-        return None if entry is None else (dict(entry[0]), entry[1])
 
     def put(
-        self, key: Hashable, entry: tuple[dict[str, Any], Mapping[str, Any]]
-    ) -> tuple[dict[str, Any], Mapping[str, Any]]:
-        """Keep ``entry`` for ``key``; returns what :meth:`get` would."""
+        self, key: Hashable, entry: tuple[Mapping[str, Any], Mapping[str, Any]]
+    ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+        """Keep ``entry`` for ``key``; returns it."""
         if len(self._entries) >= self._limit:
             self._entries.clear()
         with suppress(TypeError):  # not a key (see get): not kept
             self._entries[key] = entry
-        return dict(entry[0]), entry[1]
+        return entry

@@ -218,7 +218,7 @@ class ClientInstrumentation:
         self,
         session: Any,
         request: Request,
-        attributes: dict[str, Any],
+        attributes: Mapping[str, Any],
         metric_attributes: Mapping[str, Any] | None,
         arguments: Any = None,
     ) -> ClientCall:
@@ -233,9 +233,9 @@ class ClientInstrumentation:
         call.session = session
         return call
 
-    def _client_attributes(self, session: Any, request: Request) -> tuple[dict[str, Any], Mapping[str, Any] | None]:
-        """A client's request: its span and metric attributes, with the session's facts (the span
-        is still useful without them)."""
+    def _client_attributes(self, session: Any, request: Request) -> tuple[Mapping[str, Any], Mapping[str, Any] | None]:
+        """A client's request: its span and metric attributes (shared: read-only), with the
+        session's facts (the span is still useful without them)."""
         try:
             facts = common.session_facts(session)
             transport = self._transports.lookup(common.session_write_stream(session))
@@ -316,7 +316,8 @@ class ClientInstrumentation:
                 (self._server_attributes(request), None) if from_server else self._client_attributes(session, request)
             )
             if MCP_PROTOCOL_VERSION not in attributes and (version := common.envelope_protocol_version(params)):
-                attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request before the session knows it
+                # A 2026-07-28 request before the session knows it (a copy: cached ones are shared).
+                attributes = {**attributes, MCP_PROTOCOL_VERSION: version}
                 metric_attributes = None  # derived with it
             arguments = field(params, "arguments") if request.is_tool_call else None
             call = self._open(session, request, attributes, metric_attributes, arguments)

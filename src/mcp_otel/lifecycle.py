@@ -66,9 +66,8 @@ class Lifecycle:
         ``set_attributes`` costs the SDK a lock and a copy). ``metric_attributes``: ``None`` to
         derive them from ``attributes``; ``parent``: the sender's context (default: the current
         one)."""
-        span = self._tracer.start_span(
-            request.span_name(), context=parent, kind=kind, attributes=attributes, links=links
-        )
+        name = request.name or request.span_name()  # made with the request (no call), or now
+        span = self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes, links=links)
         call = call_type()
         call.kind, call.method, call.span, call.finished = kind, request.method, span, False
         if metric_attributes is None:

@@ -35,6 +35,16 @@ _INVALID_SPAN_ID = "0" * 16
 _FLAGS = {f"{flags:02x}": trace.TraceFlags(flags) for flags in range(256)}
 _FLAGS_TEXT = {flags: text for text, flags in _FLAGS.items()}  # formatting an int subclass is dear
 _IS_VALID = 5  # a SpanContext's is_valid, read from its tuple (the property is a Python call)
+# A SpanContext is the tuple (trace_id, span_id, is_remote, trace_flags, trace_state, is_valid).
+_SPAN_CONTEXT_IS_ITS_TUPLE = tuple(trace.SpanContext(1, 2, True, trace.TraceFlags(1))) == (
+    1,
+    2,
+    True,
+    trace.TraceFlags(1),
+    DEFAULT_TRACE_STATE,
+    True,
+)
+_new_tuple = tuple.__new__
 # The propagators whose extraction from a lone canonical traceparent, and whose injection of a
 # span's context without baggage, are done directly.
 _DEFAULT_SHAPES = (
@@ -112,9 +122,16 @@ class MetaPropagator:
         trace_id, span_id, flags = found.groups()
         if trace_id == _INVALID_TRACE_ID or span_id == _INVALID_SPAN_ID:
             return Context(), trace.INVALID_SPAN_CONTEXT
-        # (trace_id, span_id, is_remote, trace_flags) by position: keywords cost its __new__ more.
-        span_context = trace.SpanContext(int(trace_id, 16), int(span_id, 16), True, _FLAGS[flags])
-        return trace.set_span_in_context(trace.NonRecordingSpan(span_context), Context()), span_context
+        fields = (int(trace_id, 16), int(span_id, 16), True, _FLAGS[flags], DEFAULT_TRACE_STATE, True)
+        # Made as SpanContext.__new__ makes it, without its checks (the match made them: both ids
+        # in range and not zero): half its cost. By its constructor if its layout ever changes.
+        span_context = (
+            _new_tuple(trace.SpanContext, fields) if _SPAN_CONTEXT_IS_ITS_TUPLE else trace.SpanContext(*fields[:5])
+        )
+        span = trace.NonRecordingSpan(span_context)
+        if _SPAN_KEY is None:
+            return trace.set_span_in_context(span, Context()), span_context
+        return Context({_SPAN_KEY: span}), span_context
 
     def _refresh(self, textmap: Any) -> None:
         """Learn the global propagator ``textmap`` (its callers ask only when it was replaced): its
@@ -125,6 +142,12 @@ class MetaPropagator:
         self._direct = shape in _DEFAULT_SHAPES
         self._baggage = W3CBaggagePropagator in (shape or ())
         self._textmap = textmap
+
+
+# The key the API keeps a context's span under: a context holding only the sender's span is made
+# at once (set_span_in_context copies an empty context through two calls); the API's own function
+# if the key moved.
+_SPAN_KEY: Any = getattr(getattr(trace, "propagation", None), "_SPAN_KEY", None)
 
 
 # The current context's baggage, read as ``baggage.get_all`` does but without its four calls and

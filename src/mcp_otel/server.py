@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -41,7 +42,6 @@ from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     CLIENT_ADDRESS,
     CLIENT_PORT,
-    INPUT_METHODS,
     JSONRPC_REQUEST_ID,
     MCP_ELICITATION_ACTION,
     MCP_PROTOCOL_VERSION,
@@ -62,13 +62,17 @@ from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportReg
 CONNECTION_ATTRIBUTES = (MCP_SERVER_NAME, MCP_SERVER_VERSION, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, NETWORK_TRANSPORT)
 
 
+_NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
+
+
 class ServerCall(Call):
     """A request this process handles, as the patches see it."""
 
     __slots__ = ("answer", "answered", "attributes", "dispatch", "input_declined", "owner", "remote_span")
 
     def __init__(self) -> None:
-        self.attributes: dict[str, Any] = {}  # its span's, but for content (requests it sends inherit them)
+        # Its span's, but for content (requests it sends inherit them); shared with alike requests.
+        self.attributes: Mapping[str, Any] = _NO_ATTRIBUTES
         self.owner: Any = None  # 1.x: the session; 2.x: the ServerRunner or ClientSession
         self.dispatch: Any = None  # 1.x: the RequestResponder; 2.x: the dispatch context
         self.answer: Any = None  # 1.x: what respond() was given
@@ -208,7 +212,9 @@ class ServerInstrumentation:
         links = [Link(ambient)] if ambient.is_valid and ambient.span_id != remote_span.span_id else []
         return remote_span, remote, links
 
-    def _attributes(self, incoming: common.ServerRequest, request: Request) -> tuple[dict[str, Any], Mapping[str, Any]]:
+    def _attributes(
+        self, incoming: common.ServerRequest, request: Request
+    ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
         """The request's span and metric attributes: what its connection says, then its own id."""
         peer: tuple[str, ...] | tuple[str | None, int | None] | None
         if incoming.http_request is not None:
@@ -223,7 +229,10 @@ class ServerInstrumentation:
         )
         request_id = incoming.request_id
         if request_id.__class__ is int or request_id.__class__ is str:  # no bool, nor a peer's odd id
-            attributes[JSONRPC_REQUEST_ID] = bounded(str(request_id), self.settings.max_name_length)
+            # A copy with it: the cached attributes are shared.
+            return {**attributes, JSONRPC_REQUEST_ID: bounded(str(request_id), self.settings.max_name_length)}, (
+                metric_attributes
+            )
         return attributes, metric_attributes
 
     def _connection_attributes(
@@ -265,9 +274,10 @@ class ServerInstrumentation:
         self._lifecycle.finish(call, outcome, late, (call, result, exc))
 
     def declined_answer(self, call: ServerCall, answer: Any, rpc_error: RpcError | None) -> bool:
-        """Whether an agent answered its server's input request with the person's no; if so, the
-        agent's call in flight that asked for it learns it too."""
-        declined = call.method in INPUT_METHODS and is_declined_answer(call.method, answer, rpc_error)
+        """Whether an agent answered its server's input request (``call``'s method is one of
+        INPUT_METHODS: callers ask only then) with the person's no; if so, the agent's call in
+        flight that asked for it learns it too."""
+        declined = is_declined_answer(call.method, answer, rpc_error)
         if declined:
             remote = call.remote_span
             self._input_declined(call.owner, 0 if remote is None else remote.trace_id)

@@ -11,7 +11,7 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_otel import binding, client, lifecycle, metrics, propagation
-from mcp_otel.frontends import common, mcp1
+from mcp_otel.frontends import common
 from tests.conftest import tool_call_spans
 from tests.harness import open_session
 
@@ -25,8 +25,8 @@ def explode(*args: Any, **kwargs: Any) -> Any:
 # (object, attribute) pairs of our helpers, each on a different step of a call.
 HELPERS = [
     pytest.param(common, "session_facts", id="session_facts"),  # reading the session's facts at span start
-    # the request id mcp 1.x will send
-    pytest.param(mcp1, "next_request_id", id="next_request_id", marks=pytest.mark.mcp1),
+    # noting the request id mcp 1.x will send
+    pytest.param(client.ClientInstrumentation, "note_request_id", id="note_request_id", marks=pytest.mark.mcp1),
     pytest.param(propagation.MetaPropagator, "inject", id="inject"),  # injecting trace context
     pytest.param(client, "classify_client_result", id="classify_client_result"),  # classifying the result
     pytest.param(lifecycle, "finish_span", id="finish_span"),  # writing the outcome

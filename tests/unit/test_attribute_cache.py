@@ -1,4 +1,4 @@
-"""The attribute cache: built once per key, copies handed out, bounded, and it starts over when full."""
+"""The attribute cache: built once per key, shared, bounded, and it starts over when full."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from typing import Any
 from mcp_otel.attributes import AttributeCache
 
 
-def test_built_once_per_key_and_each_caller_gets_its_own_span_attributes() -> None:
+def test_built_once_per_key_and_shared_by_alike_requests() -> None:
     built: list[str] = []
     cache = AttributeCache(limit=2)
 
-    def fetch(name: str) -> tuple[dict[str, Any], Any]:
+    def fetch(name: str) -> tuple[Any, Any]:
         """As the instrumentations ask: what is kept, else built and kept."""
         found = cache.get(name)
         if found is not None:
@@ -20,9 +20,8 @@ def test_built_once_per_key_and_each_caller_gets_its_own_span_attributes() -> No
         return cache.put(name, ({"name": name}, {"metric": name}))
 
     first, metric = fetch("a")
-    first["jsonrpc.request.id"] = "1"  # a caller adds its own id
     second, same_metric = fetch("a")
-    assert second == {"name": "a"}
+    assert second is first  # read-only: a caller that adds its own id makes a new dict
     assert same_metric is metric
     assert built == ["a"]
 
@@ -41,7 +40,7 @@ def test_a_request_is_built_once_per_names_and_a_peers_huge_or_odd_names_are_nev
     settings = Settings(max_name_length=16)
     attributes._REQUESTS.clear()
     first = Request.named("tools/call", "search", None, settings)
-    assert first == Request("tools/call", "search")
+    assert first == Request("tools/call", "search", None, "tools/call search")
     assert first.span_name() == "tools/call search"
     assert Request.of("tools/call", {"name": "search"}, settings) is first
     assert len(attributes._REQUESTS) == 1
@@ -50,7 +49,7 @@ def test_a_request_is_built_once_per_names_and_a_peers_huge_or_odd_names_are_nev
     assert huge.target == "x" * 15 + "…"
     odd = Request.named("tools/call", ["not", "a", "name"], None, settings)  # unhashable
     assert odd.target == "['not', 'a', 'n…"
-    assert Request.named(7, None, None, settings) == Request("7")
+    assert Request.named(7, None, None, settings) == Request("7", None, None, "7")
     assert len(attributes._REQUESTS) == 1  # none of them kept
 
     for index in range(attributes._MAX_REQUESTS + 5):

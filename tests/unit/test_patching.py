@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import inspect
 import logging
 import sys
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 import wrapt
@@ -17,6 +20,10 @@ MODULE_SOURCE = """
 class Greeter:
     def greet(self, name):
         return f"hello {name}"
+
+    async def welcome(self, name, *, formal=False):
+        \"\"\"Welcome someone.\"\"\"
+        return f"welcome {name}" + (", sir" if formal else "")
 
 def shout(text):
     return text.upper()
@@ -88,3 +95,55 @@ def test_missing_targets_are_skipped_and_logged_once(module_name: str, caplog: p
     assert any("Absent.method" in record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG)
     patcher.stop()
     assert module.shout("d") == "D"
+
+
+def test_an_inner_patch_is_a_plain_function_that_calls_its_wrapper_as_wrapt_would(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    original = module.Greeter.__dict__["welcome"]
+    seen: list[tuple[Any, ...]] = []
+
+    def noting(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        seen.append((wrapped.__func__, wrapped.__self__, instance, args, kwargs))
+        return wrapped(*args, **kwargs)
+
+    patcher = Patcher([Patch(module_name, "Greeter.welcome", noting, inner=True)])
+    patcher.start()
+    patched = module.Greeter.__dict__["welcome"]
+    assert type(patched) is type(original)  # a function, not a proxy: it binds in C
+    assert patched is not original
+    assert patched.__wrapped__ is original
+    named = (patched.__name__, patched.__qualname__, patched.__doc__)
+    assert named == ("welcome", "Greeter.welcome", "Welcome someone.")
+    assert inspect.signature(patched) == inspect.signature(original)
+    greeter = module.Greeter()
+    assert asyncio.run(greeter.welcome("a", formal=True)) == "welcome a, sir"
+    assert asyncio.run(module.Greeter.welcome(greeter, "b")) == "welcome b"  # called on the class
+    assert seen == [(original, greeter, greeter, ("a",), {"formal": True}), (original, greeter, greeter, ("b",), {})]
+    patcher.stop()
+    assert module.Greeter.__dict__["welcome"] is original
+
+
+def test_an_inner_patch_of_a_coroutine_function_still_reads_as_one(module_name: str) -> None:
+    """``asyncio.iscoroutinefunction`` and ``unittest.mock``'s autospec (which asks it, or
+    ``inspect`` on 3.12+) see a coroutine function; ``inspect.iscoroutinefunction`` does from
+    Python 3.12 on (before, it reads only the code's flags)."""
+    module = importlib.import_module(module_name)
+    patcher = Patcher([Patch(module_name, "Greeter.welcome", exclaim, inner=True)])
+    patcher.start()
+    try:
+        assert asyncio.iscoroutinefunction(module.Greeter.welcome)
+        assert inspect.iscoroutinefunction(module.Greeter.welcome) is (sys.version_info >= (3, 12))
+        assert isinstance(mock.create_autospec(module.Greeter, instance=True).welcome, mock.AsyncMock)
+        assert not asyncio.iscoroutinefunction(module.Greeter.greet)
+    finally:
+        patcher.stop()
+
+
+def test_an_inner_patch_of_what_is_not_a_method_is_a_wrapt_proxy(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    patcher = Patcher([Patch(module_name, "shout", exclaim, inner=True)])
+    patcher.start()
+    assert isinstance(module.shout, wrapt.FunctionWrapper)
+    assert module.shout("e") == "E!"
+    patcher.stop()
+    assert module.shout("e") == "E"

@@ -16,6 +16,7 @@ from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from mcp_otel import propagation
 from mcp_otel.propagation import MetaPropagator
 
 hex_digits = "0123456789abcdef"
@@ -101,16 +102,25 @@ def test_the_same_context_as_the_propagator(propagators: list[object], carrier: 
         )
 
 
-def test_a_canonical_traceparent_is_read_exactly(textmap: None) -> None:
+@pytest.mark.parametrize("made_as_its_tuple", [True, False], ids=["as-its-tuple", "by-its-constructor"])
+def test_a_canonical_traceparent_is_read_exactly(
+    textmap: None, made_as_its_tuple: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(propagation, "_SPAN_CONTEXT_IS_ITS_TUPLE", made_as_its_tuple)
+    assert propagation._SPAN_CONTEXT_IS_ITS_TUPLE is made_as_its_tuple
     propagate.set_global_textmap(CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()]))
     carrier = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
-    span_context = trace.get_current_span(MetaPropagator().extract(carrier)).get_span_context()
-    assert span_context == trace.SpanContext(
+    extracted = MetaPropagator().extract(carrier)
+    assert isinstance(extracted, Context)
+    span = trace.get_current_span(extracted)
+    assert span.get_span_context() == trace.SpanContext(
         trace_id=0x0AF7651916CD43DD8448EB211C80319C,
         span_id=0xB7AD6B7169203331,
         is_remote=True,
         trace_flags=trace.TraceFlags(1),
     )
+    # The context holds the sender's span and nothing else, as the API would make it.
+    assert extracted == trace.set_span_in_context(span, Context())
 
 
 class _FixedTraceContext(TraceContextTextMapPropagator):

@@ -27,15 +27,8 @@ from mcp_otel.frontends.sdk import SdkFrontEnd
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
-from mcp_otel.semconv import METHOD_INITIALIZE, METHOD_TOOLS_CALL, ResultType
+from mcp_otel.semconv import INPUT_METHODS, METHOD_INITIALIZE, METHOD_TOOLS_CALL, ResultType
 from mcp_otel.server import ACTIVE_SERVER_CALL, ServerCall
-
-
-def next_request_id(session: Any) -> int | None:
-    """The id ``send_request`` will take, read just before it runs (it allocates the id before
-    it first awaits)."""
-    value = getattr(session, "_request_id", None)
-    return value if value.__class__ is int else None
 
 
 def cancel_notification(request_id: Any, reason: str) -> Any:
@@ -174,12 +167,13 @@ class Mcp1FrontEnd(SdkFrontEnd):
 
     def patches(self) -> list[Patch]:
         return [
-            # Both sides send through BaseSession.
-            Patch("mcp.shared.session", "BaseSession.send_request", self._send_request, optional=True),
+            # Both sides send through BaseSession; inside call_tool too (an inner patch).
+            Patch("mcp.shared.session", "BaseSession.send_request", self._send_request, optional=True, inner=True),
             Patch("mcp.shared.session", "BaseSession.send_notification", self._client.send_notification, optional=True),
             Patch("mcp.server.lowlevel.server", "Server._handle_request", self._handle_request, optional=True),
             Patch("mcp.client.session", "ClientSession._received_request", self._client_received, optional=True),
-            Patch("mcp.shared.session", "RequestResponder.respond", self._respond, optional=True),
+            # Inside _handle_request (an inner patch).
+            Patch("mcp.shared.session", "RequestResponder.respond", self._respond, optional=True, inner=True),
             # Sessions, both sides.
             Patch("mcp.shared.session", "BaseSession.__aenter__", self._sessions.enter, optional=True),
             Patch("mcp.shared.session", "BaseSession.__aexit__", self._session_exit, optional=True),
@@ -222,16 +216,15 @@ class Mcp1FrontEnd(SdkFrontEnd):
         return (call, *self._with_trace_context(wrapped, call, args, kwargs))
 
     def _note_request_id(self, call: ClientCall, session: Any) -> None:
-        """The id ``send_request`` is about to take (read before it runs: it takes it before it
-        first awaits)."""
+        """The id ``send_request`` is about to take: the session's next one, read just before it
+        runs (it takes it before it first awaits)."""
         try:
-            request_id = next_request_id(session)
+            request_id = getattr(session, "_request_id", None)
+            if request_id.__class__ is int:
+                call.v1_request_id = request_id
+                self._client.note_request_id(call, request_id)
         except Exception as exc:  # the span is still useful without it
-            report_once("could not read the client session's facts", exc)
-            return
-        if request_id is not None:
-            call.v1_request_id = request_id
-            self._client.note_request_id(call, request_id)
+            report_once("could not note the request id", exc)
 
     def _with_trace_context(
         self, wrapped: Any, call: ClientCall, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -280,7 +273,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
         if exc is not None and not cancelled and common.is_client_session(session) and rpc_error_of(exc) is None:
             # An agent's callback raised: the session's receive loop answers -32602 for it.
             return classify_callback_crash(type(exc).__qualname__, CALLBACK_CRASH_CODE)
-        answer = _answer(call)
+        answer = getattr(call.answer, "root", call.answer)  # as _answer reads it (no call: every request)
         if exc is not None and not cancelled:  # raised only with raise_exceptions=True
             answer_error = handler_answer(exc)
         elif call.answered and answer is call.answer:  # not a result (a ServerResult has .root)
@@ -296,7 +289,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
             is_cancellation=cancelled,
             transport_closed=cancelled and transport_closed(session),  # read only where it decides
             keep_message=self._server.settings.capture_content,
-            answer_declined=self._server.declined_answer(call, answer, answer_error),
+            answer_declined=call.method in INPUT_METHODS and self._server.declined_answer(call, answer, answer_error),
             input_declined=call.input_declined,
         )
 
