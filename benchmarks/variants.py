@@ -24,8 +24,8 @@ VARIANTS = {
 }
 DESCRIPTIONS = {
     "baseline": "uninstrumented, no TracerProvider",
-    "floor": "uninstrumented call + 2 SDK spans + 2 histogram records (each in its span's context) by hand, same "
-    "attributes as mcp-otel's",
+    "floor": "uninstrumented call + 2 SDK spans + 2 histogram records (each in its span's context) by hand, the "
+    "attributes mcp-otel records on that transport",
     "floor-context": "the floor, its CLIENT span's context injected into params._meta and carried there by the SDK "
     "(not read at the server)",
     "floor-propagated": "the floor made by two wrapt patches (call_tool, the server's _handle_request) that carry the "

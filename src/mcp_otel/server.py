@@ -83,6 +83,12 @@ class ServerCall(Call):
         self.remote_span: SpanContext | None = None  # the sender's span (none came with the request)
 
 
+# What a front end reads of a request it handles, given its patch's (wrapped, instance, args,
+# kwargs): the request, its owner (session) and its dispatch (1.x: the responder), or ``None``:
+# none of ours. A function, not a closure made per request.
+RequestFacts = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], "tuple[common.ServerRequest, Any, Any] | None"]
+
+
 def _unanswered(call: ServerCall, result: Any) -> None:
     """A handler that raised answered nothing of its own."""
     return None
@@ -135,7 +141,8 @@ class ServerInstrumentation:
 
     async def handle(
         self,
-        facts: Callable[[], tuple[common.ServerRequest, Any, Any] | None],
+        facts: RequestFacts,
+        instance: Any,
         outcome: Callable[[ServerCall, Any, BaseException | None], CallOutcome | ResultType],
         answer: Callable[[ServerCall, Any], Any],
         wrapped: Any,
@@ -143,10 +150,11 @@ class ServerInstrumentation:
         kwargs: dict[str, Any],
         around: Any = None,
     ) -> Any:
-        """Run the SDK's handling of one request inside its SERVER span. ``outcome`` classifies
-        (call, returned, raised); ``answer`` is the result the request was answered with."""
+        """Run the SDK's handling of one request inside its SERVER span. ``facts`` reads the
+        request from the patch's (wrapped, instance, args, kwargs); ``outcome`` classifies (call,
+        returned, raised); ``answer`` is the result the request was answered with."""
         try:
-            found = facts()
+            found = facts(wrapped, instance, args, kwargs)
             call = None if found is None else self._call(*found)
         except Exception as exc:
             report_once("could not start a server span", exc)

@@ -248,19 +248,11 @@ class Mcp1FrontEnd(SdkFrontEnd):
     # --- requests handled ---------------------------------------------------------------------
 
     def _handle_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        def facts() -> tuple[ServerRequest, Any, Any] | None:
-            responder, request, session = binding.arguments_of(wrapped, args, kwargs, "message", "req", "session")
-            return server_request(instance, responder, request, session), session, responder
-
         # The handler returns nothing: the answer is what respond() was given.
-        return self._server.handle(facts, self._outcome, _answer, wrapped, args, kwargs)
+        return self._server.handle(_handled_request, instance, self._outcome, _answer, wrapped, args, kwargs)
 
     def _client_received(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        def facts() -> tuple[ServerRequest, Any, Any] | None:
-            (responder,) = binding.arguments_of(wrapped, args, kwargs, "responder")
-            return client_received_request(instance, responder), instance, responder
-
-        return self._server.handle(facts, self._outcome, _answer, wrapped, args, kwargs)
+        return self._server.handle(_client_received_request, instance, self._outcome, _answer, wrapped, args, kwargs)
 
     def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
         session, responder = call.owner, call.dispatch
@@ -318,7 +310,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
             return wrapped(*args, **kwargs)
         # The answer goes through this wrapper again, now with the call active, which notes it.
         return self._server.handle(
-            lambda: (request, session, responder), self._outcome, _answer, responder.respond, args, kwargs
+            lambda *_: (request, session, responder), responder, self._outcome, _answer, responder.respond, args, kwargs
         )
 
     # --- sessions -----------------------------------------------------------------------------
@@ -337,6 +329,22 @@ class Mcp1FrontEnd(SdkFrontEnd):
         return await self._sessions.exit(
             wrapped, instance, args, kwargs, client=False, server_went_away=False, server=server
         )
+
+
+def _handled_request(
+    wrapped: Any, server: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[ServerRequest, Any, Any]:
+    """``Server._handle_request``'s request, its session and responder."""
+    responder, request, session = binding.arguments_of(wrapped, args, kwargs, "message", "req", "session")
+    return server_request(server, responder, request, session), session, responder
+
+
+def _client_received_request(
+    wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[ServerRequest, Any, Any]:
+    """``ClientSession._received_request``'s request (from its server), the session and responder."""
+    (responder,) = binding.arguments_of(wrapped, args, kwargs, "responder")
+    return client_received_request(session, responder), session, responder
 
 
 def _answer(call: ServerCall, result: Any = None) -> Any:

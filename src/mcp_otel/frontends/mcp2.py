@@ -52,7 +52,7 @@ from mcp_otel.semconv import (
     CancelReason,
     ResultType,
 )
-from mcp_otel.server import ACTIVE_SERVER_CALL, ServerCall, ServerInstrumentation
+from mcp_otel.server import ACTIVE_SERVER_CALL, RequestFacts, ServerCall, ServerInstrumentation
 from mcp_otel.sessions import SessionInstrumentation
 
 # mcp 2.x TransportContext.kind values.
@@ -356,29 +356,17 @@ class Mcp2FrontEnd(SdkFrontEnd):
     # --- requests handled ---------------------------------------------------------------------
 
     def _on_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        def facts() -> tuple[ServerRequest, Any, Any]:
-            dctx, method, params = binding.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
-            return server_request(instance, dctx, method, params), instance, dctx
-
-        return self._handle(facts, wrapped, args, kwargs)
+        return self._handle(_handled_request, wrapped, instance, args, kwargs)
 
     def _client_on_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        def facts() -> tuple[ServerRequest, Any, Any]:
-            dctx, method, params = binding.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
-            return client_received_request(instance, dctx, method, params), instance, dctx
-
-        return self._handle(facts, wrapped, args, kwargs)
+        return self._handle(_client_handled_request, wrapped, instance, args, kwargs)
 
     def _handle(
-        self,
-        facts: Callable[[], tuple[ServerRequest, Any, Any] | None],
-        wrapped: Any,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
+        self, facts: RequestFacts, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
         # fastmcp's own SERVER span for the same request suppressed while the handler runs.
         around = fastmcp.spans_suppressed() if self._server.settings.sdk_spans is SdkSpans.SUPPRESS else None
-        return self._server.handle(facts, self._outcome, _returned, wrapped, args, kwargs, around)
+        return self._server.handle(facts, instance, self._outcome, _returned, wrapped, args, kwargs, around)
 
     def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
         owner, dctx = call.owner, call.dispatch
@@ -449,6 +437,22 @@ class Mcp2FrontEnd(SdkFrontEnd):
             return await wrapped(*args, **kwargs)
         finally:
             self._sessions.end(connection, None, client=False, server=server)
+
+
+def _handled_request(
+    wrapped: Any, runner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[ServerRequest, Any, Any]:
+    """A request the server's runner dispatches: it, the runner and its dispatch context."""
+    dctx, method, params = binding.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
+    return server_request(runner, dctx, method, params), runner, dctx
+
+
+def _client_handled_request(
+    wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[ServerRequest, Any, Any]:
+    """A request a client session handles from its server: it, the session and the dispatch context."""
+    dctx, method, params = binding.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
+    return client_received_request(session, dctx, method, params), session, dctx
 
 
 def _returned(call: ServerCall, result: Any) -> Any:
