@@ -265,7 +265,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
         if exc is not None and not cancelled and common.is_client_session(session) and rpc_error_of(exc) is None:
             # An agent's callback raised: the session's receive loop answers -32602 for it.
             return classify_callback_crash(type(exc).__qualname__, CALLBACK_CRASH_CODE)
-        answer = getattr(call.answer, "root", call.answer)  # as _answer reads it (no call: every request)
+        answer = _answer(call)
         if exc is not None and not cancelled:  # raised only with raise_exceptions=True
             answer_error = handler_answer(exc)
         elif call.answered and answer is call.answer:  # not a result (a ServerResult has .root)
