@@ -191,3 +191,17 @@ def test_the_http_proxy_benchmark_measures_every_path() -> None:
         assert 0 < p50 <= p99
     assert set(result["cpu_us"]) == set(http_proxy.PATHS)
     assert "| mcp-otel proxy |" in "\n".join(http_proxy.markdown(result))
+
+
+def test_a_missing_process_count_is_counted_again_not_summed_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over stdio a worker's count is its own and its server's: a run that lost one (a process
+    killed before valgrind wrote it) is run again, and a count never made whole is an error."""
+    from benchmarks import instructions
+
+    job = instructions.Job(sys.executable, "mcp-otel", "stdio", "tools/call")
+    runs = iter([[5], [5, 7]])
+    monkeypatch.setattr(instructions, "_counts", lambda job, calls: next(runs))
+    assert instructions.instructions(job, 100) == 12
+    monkeypatch.setattr(instructions, "_counts", lambda job, calls: [5])
+    with pytest.raises(RuntimeError, match="missing 3 times"):
+        instructions.instructions(job, 100)
