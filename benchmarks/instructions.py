@@ -59,7 +59,7 @@ class Job:
 
 # The processes a worker's count is made of: itself, and over stdio the server it starts. A
 # process killed before valgrind writes its count leaves none, which would make the sum silently
-# short (seen once: one variant's figure a third lower, right again when counted alone).
+# short (one variant's figure was once a third lower, right again counted alone; why is not known).
 PROCESSES = {"memory": 1, "stdio": 2}
 ATTEMPTS = 3
 

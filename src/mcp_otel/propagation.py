@@ -36,14 +36,8 @@ _FLAGS = {f"{flags:02x}": trace.TraceFlags(flags) for flags in range(256)}
 _FLAGS_TEXT = {flags: text for text, flags in _FLAGS.items()}  # formatting an int subclass is dear
 _IS_VALID = 5  # a SpanContext's is_valid, read from its tuple (the property is a Python call)
 # A SpanContext is the tuple (trace_id, span_id, is_remote, trace_flags, trace_state, is_valid).
-_SPAN_CONTEXT_IS_ITS_TUPLE = tuple(trace.SpanContext(1, 2, True, trace.TraceFlags(1))) == (
-    1,
-    2,
-    True,
-    trace.TraceFlags(1),
-    DEFAULT_TRACE_STATE,
-    True,
-)
+_PROBE = (1, 2, True, trace.TraceFlags(1))
+_SPAN_CONTEXT_IS_ITS_TUPLE = tuple(trace.SpanContext(*_PROBE)) == (*_PROBE, DEFAULT_TRACE_STATE, True)
 _new_tuple = tuple.__new__
 # The propagators whose extraction from a lone canonical traceparent, and whose injection of a
 # span's context without baggage, are done directly.

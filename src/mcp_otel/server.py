@@ -42,6 +42,7 @@ from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     CLIENT_ADDRESS,
     CLIENT_PORT,
+    INPUT_METHODS,
     JSONRPC_REQUEST_ID,
     MCP_ELICITATION_ACTION,
     MCP_PROTOCOL_VERSION,
@@ -238,9 +239,7 @@ class ServerInstrumentation:
         request_id = incoming.request_id
         if request_id.__class__ is int or request_id.__class__ is str:  # no bool, nor a peer's odd id
             # A copy with it: the cached attributes are shared.
-            return {**attributes, JSONRPC_REQUEST_ID: bounded(str(request_id), self.settings.max_name_length)}, (
-                metric_attributes
-            )
+            attributes = {**attributes, JSONRPC_REQUEST_ID: bounded(str(request_id), self.settings.max_name_length)}
         return attributes, metric_attributes
 
     def _connection_attributes(
@@ -282,10 +281,9 @@ class ServerInstrumentation:
         self._lifecycle.finish(call, outcome, late, (call, result, exc))
 
     def declined_answer(self, call: ServerCall, answer: Any, rpc_error: RpcError | None) -> bool:
-        """Whether an agent answered its server's input request (``call``'s method is one of
-        INPUT_METHODS: callers ask only then) with the person's no; if so, the agent's call in
-        flight that asked for it learns it too."""
-        declined = is_declined_answer(call.method, answer, rpc_error)
+        """Whether an agent answered its server's input request with the person's no; if so, the
+        agent's call in flight that asked for it learns it too."""
+        declined = call.method in INPUT_METHODS and is_declined_answer(call.method, answer, rpc_error)
         if declined:
             remote = call.remote_span
             self._input_declined(call.owner, 0 if remote is None else remote.trace_id)

@@ -27,7 +27,7 @@ from mcp_otel.frontends.sdk import SdkFrontEnd
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
-from mcp_otel.semconv import INPUT_METHODS, METHOD_INITIALIZE, METHOD_TOOLS_CALL, ResultType
+from mcp_otel.semconv import METHOD_INITIALIZE, METHOD_TOOLS_CALL, ResultType
 from mcp_otel.server import ACTIVE_SERVER_CALL, ServerCall
 
 
@@ -281,7 +281,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
             is_cancellation=cancelled,
             transport_closed=cancelled and transport_closed(session),  # read only where it decides
             keep_message=self._server.settings.capture_content,
-            answer_declined=call.method in INPUT_METHODS and self._server.declined_answer(call, answer, answer_error),
+            answer_declined=self._server.declined_answer(call, answer, answer_error),
             input_declined=call.input_declined,
         )
 

@@ -382,7 +382,7 @@ class Mcp2FrontEnd(SdkFrontEnd):
             is_cancellation=cancelled,
             transport_closed=transport_closed(dctx),
             keep_message=self._server.settings.capture_content,
-            answer_declined=call.method in INPUT_METHODS and self._server.declined_answer(call, result, rpc_error),
+            answer_declined=self._server.declined_answer(call, result, rpc_error),
             input_declined=call.input_declined,
         )
 
