@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
+from functools import partial
 from typing import Any
 
 from opentelemetry import context, trace
@@ -146,16 +147,18 @@ class ClientInstrumentation:
 
     def patches(self) -> list[Patch]:
         return [
-            Patch("mcp.client.session", "ClientSession.call_tool", self._call_tool),
+            # The wrapper is traced itself, its first two arguments bound: no call of ours between.
+            Patch(
+                "mcp.client.session",
+                "ClientSession.call_tool",
+                partial(self.traced, self._start_tool_call, ACTIVE_CALL),
+            ),
             Patch("mcp.client.session", "ClientSession.initialize", self._initialize),
             Patch("mcp.client.stdio", "stdio_client", self._stdio_client, rebind=True),
             Patch("mcp.client.streamable_http", "StreamableHTTPTransport.post_writer", self._post_writer),
         ]
 
     # --- tools/call, as the caller made it ----------------------------------------------------
-
-    def _call_tool(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return self.traced(self._start_tool_call, ACTIVE_CALL, wrapped, instance, args, kwargs)
 
     def _start_tool_call(self, wrapped: Any, session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Started:
         active = ACTIVE_CALL.get()

@@ -143,17 +143,19 @@ class ServerInstrumentation:
     async def handle(
         self,
         facts: RequestFacts,
-        instance: Any,
         outcome: Callable[[ServerCall, Any, BaseException | None], CallOutcome | ResultType],
         answer: Callable[[ServerCall, Any], Any],
         wrapped: Any,
+        instance: Any,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         around: Any = None,
     ) -> Any:
         """Run the SDK's handling of one request inside its SERVER span. ``facts`` reads the
         request from the patch's (wrapped, instance, args, kwargs); ``outcome`` classifies (call,
-        returned, raised); ``answer`` is the result the request was answered with."""
+        returned, raised); ``answer`` is the result the request was answered with. The last four
+        are a patch's, in wrapt's order: a front end binds the first three with ``partial`` and
+        patches with that, no call of its own between."""
         try:
             found = facts(wrapped, instance, args, kwargs)
             call = None if found is None else self._call(*found)

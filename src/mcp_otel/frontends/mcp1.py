@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from mcp_otel import binding
@@ -25,10 +26,10 @@ from mcp_otel.frontends import common
 from mcp_otel.frontends.common import ServerRequest, SessionFacts, header, rpc_error_of, session_facts, str_or_none
 from mcp_otel.frontends.sdk import SdkFrontEnd
 from mcp_otel.outcome import CallOutcome
-from mcp_otel.patching import Patch
+from mcp_otel.patching import Patch, Wrapper
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import METHOD_INITIALIZE, METHOD_TOOLS_CALL, ResultType
-from mcp_otel.server import ACTIVE_SERVER_CALL, ServerCall
+from mcp_otel.server import ACTIVE_SERVER_CALL, RequestFacts, ServerCall
 
 
 def cancel_notification(request_id: Any, reason: str) -> Any:
@@ -61,19 +62,6 @@ def with_meta(request: Any, carrier: Mapping[str, str]) -> Any:
         new_meta = type(params).Meta(**{**entries, **carrier})
         new_root = root.model_copy(update={"params": params.model_copy(update={"meta": new_meta})})
     return new_root if root is request else type(request)(new_root)
-
-
-def server_request(server: Any, responder: Any, request: Any, session: Any) -> ServerRequest:
-    """mcp 1.x ``Server._handle_request``: a request a server handles."""
-    client_params = getattr(session, "client_params", None)
-    return _received(
-        request,
-        responder,
-        session,
-        protocol_version=getattr(client_params, "protocolVersion", None),
-        server_name=getattr(server, "name", None),
-        server_version=getattr(server, "version", None),
-    )
 
 
 def initialize_request(session: Any, responder: Any) -> ServerRequest | None:
@@ -170,8 +158,16 @@ class Mcp1FrontEnd(SdkFrontEnd):
             # Both sides send through BaseSession; inside call_tool too (an inner patch).
             Patch("mcp.shared.session", "BaseSession.send_request", self._send_request, optional=True, inner=True),
             Patch("mcp.shared.session", "BaseSession.send_notification", self._client.send_notification, optional=True),
-            Patch("mcp.server.lowlevel.server", "Server._handle_request", self._handle_request, optional=True),
-            Patch("mcp.client.session", "ClientSession._received_request", self._client_received, optional=True),
+            # The handler returns nothing: the answer is what respond() was given.
+            Patch(
+                "mcp.server.lowlevel.server", "Server._handle_request", self._handling(_handled_request), optional=True
+            ),
+            Patch(
+                "mcp.client.session",
+                "ClientSession._received_request",
+                self._handling(_client_received_request),
+                optional=True,
+            ),
             # Inside _handle_request (an inner patch).
             Patch("mcp.shared.session", "RequestResponder.respond", self._respond, optional=True, inner=True),
             # Sessions, both sides.
@@ -247,12 +243,9 @@ class Mcp1FrontEnd(SdkFrontEnd):
 
     # --- requests handled ---------------------------------------------------------------------
 
-    def _handle_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        # The handler returns nothing: the answer is what respond() was given.
-        return self._server.handle(_handled_request, instance, self._outcome, _answer, wrapped, args, kwargs)
-
-    def _client_received(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return self._server.handle(_client_received_request, instance, self._outcome, _answer, wrapped, args, kwargs)
+    def _handling(self, facts: RequestFacts) -> Wrapper:
+        """The patch that handles a request inside its SERVER span, ``facts`` reading it."""
+        return partial(self._server.handle, facts, self._outcome, _answer)
 
     def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
         session, responder = call.owner, call.dispatch
@@ -310,7 +303,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
             return wrapped(*args, **kwargs)
         # The answer goes through this wrapper again, now with the call active, which notes it.
         return self._server.handle(
-            lambda *_: (request, session, responder), responder, self._outcome, _answer, responder.respond, args, kwargs
+            lambda *_: (request, session, responder), self._outcome, _answer, responder.respond, responder, args, kwargs
         )
 
     # --- sessions -----------------------------------------------------------------------------
@@ -334,9 +327,17 @@ class Mcp1FrontEnd(SdkFrontEnd):
 def _handled_request(
     wrapped: Any, server: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[ServerRequest, Any, Any]:
-    """``Server._handle_request``'s request, its session and responder."""
+    """``Server._handle_request``'s request (a request a server handles), its session and responder."""
     responder, request, session = binding.arguments_of(wrapped, args, kwargs, "message", "req", "session")
-    return server_request(server, responder, request, session), session, responder
+    received = _received(
+        request,
+        responder,
+        session,
+        protocol_version=getattr(getattr(session, "client_params", None), "protocolVersion", None),
+        server_name=getattr(server, "name", None),
+        server_version=getattr(server, "version", None),
+    )
+    return received, session, responder
 
 
 def _client_received_request(

@@ -366,7 +366,7 @@ class Mcp2FrontEnd(SdkFrontEnd):
     ) -> Any:
         # fastmcp's own SERVER span for the same request suppressed while the handler runs.
         around = fastmcp.spans_suppressed() if self._server.settings.sdk_spans is SdkSpans.SUPPRESS else None
-        return self._server.handle(facts, instance, self._outcome, _returned, wrapped, args, kwargs, around)
+        return self._server.handle(facts, self._outcome, _returned, wrapped, instance, args, kwargs, around)
 
     def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
         owner, dctx = call.owner, call.dispatch
