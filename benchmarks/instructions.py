@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).with_name("worker.py")
 FEW, MANY = 100, 500
 _SUMMARY = re.compile(r"^summary:\s+(\d+)", re.MULTILINE)
+_COMMAND = re.compile(r"^cmd:\s+(.*)$", re.MULTILINE)
 # Every span kept until exit, exported then (FEW and MANY runs both fit one batch); the collector
 # stopped while requests are counted.
 _COUNTED_ENV = {
@@ -57,28 +58,33 @@ class Job:
     env: tuple[tuple[str, str], ...] = ()  # added to the worker's environment
 
 
-# The processes a worker's count is made of: itself, and over stdio the server it starts. A
-# process killed before valgrind writes its count leaves none, which would make the sum silently
-# short (one variant's figure was once a third lower, right again counted alone; why is not known).
-PROCESSES = {"memory": 1, "stdio": 2}
+# The processes a worker's count must hold, by the script each runs: the worker, and over stdio
+# the server it starts. A process killed before valgrind writes its count leaves none, which would
+# make the sum silently short (one variant's figure was once a third lower, right again counted
+# alone; why is not known). Other processes a run starts are counted too: logfire runs git once
+# at start-up, in both runs of a job, so it leaves the difference per request unchanged.
+SCRIPTS = {"memory": (WORKER,), "stdio": (WORKER, WORKER.with_name("server.py"))}
 ATTEMPTS = 3
 
 
 def instructions(job: Job, calls: int) -> int:
     """Instructions executed by one worker making ``calls`` requests, its children included
-    (counted again when a process's count is missing)."""
+    (counted again when the worker's or its server's count is missing)."""
     for _ in range(ATTEMPTS):
-        totals = _counts(job, calls)
-        if len(totals) == PROCESSES[job.transport]:
-            return sum(totals)
+        counts = _counts(job, calls)
+        ran = {word for command, _ in counts for word in command.split()}
+        missing = [script.name for script in SCRIPTS[job.transport] if str(script) not in ran]
+        if not missing:
+            return sum(total for _, total in counts)
         print(
-            f"bench: {job.variant} over {job.transport}: {len(totals)} process counts, counting again", file=sys.stderr
+            f"bench: {job.variant} over {job.transport}: no count of {', '.join(missing)}, counting again",
+            file=sys.stderr,
         )
     raise RuntimeError(f"{job.variant} over {job.transport}: a process's count was missing {ATTEMPTS} times")
 
 
-def _counts(job: Job, calls: int) -> list[int]:
-    """Each process's instruction count for one run of ``job``."""
+def _counts(job: Job, calls: int) -> list[tuple[str, int]]:
+    """Each process's command line and instruction count, for one run of ``job``."""
     with tempfile.TemporaryDirectory(prefix="mcp-otel-cachegrind-") as directory:
         command = [
             "valgrind",
@@ -95,14 +101,15 @@ def _counts(job: Job, calls: int) -> list[int]:
         ]
         environment = {**os.environ, **_COUNTED_ENV, **dict(job.env), "PYTHONHASHSEED": "0"}
         subprocess.run(command, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        return [_total(path) for path in Path(directory).glob("out.*")]
+        return [_command_and_total(path) for path in Path(directory).glob("out.*")]
 
 
-def _total(path: Path) -> int:
-    found = _SUMMARY.search(path.read_text())
-    if found is None:
-        raise RuntimeError(f"no summary line in {path}")
-    return int(found.group(1))
+def _command_and_total(path: Path) -> tuple[str, int]:
+    text = path.read_text()
+    command, total = _COMMAND.search(text), _SUMMARY.search(text)
+    if command is None or total is None:
+        raise RuntimeError(f"no command or summary line in {path}")
+    return command.group(1), int(total.group(1))
 
 
 def per_request(jobs: list[Job], workers: int = 2) -> dict[Job, float]:

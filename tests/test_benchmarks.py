@@ -195,13 +195,19 @@ def test_the_http_proxy_benchmark_measures_every_path() -> None:
 
 def test_a_missing_process_count_is_counted_again_not_summed_short(monkeypatch: pytest.MonkeyPatch) -> None:
     """Over stdio a worker's count is its own and its server's: a run that lost one (a process
-    killed before valgrind wrote it) is run again, and a count never made whole is an error."""
+    killed before valgrind wrote it) is run again, and a count never made whole is an error.
+    Other processes a run starts (logfire runs git) are summed, not taken for a missing one."""
     from benchmarks import instructions
 
+    worker = f"{sys.executable} {instructions.WORKER} mcp-otel stdio tools/call 100"
+    server = f"{sys.executable} {instructions.WORKER.with_name('server.py')} mcp-otel"
     job = instructions.Job(sys.executable, "mcp-otel", "stdio", "tools/call")
-    runs = iter([[5], [5, 7]])
+    runs = iter([[(worker, 5), ("/usr/bin/git rev-parse HEAD", 3)], [(worker, 5), (server, 7), ("git", 3)]])
     monkeypatch.setattr(instructions, "_counts", lambda job, calls: next(runs))
-    assert instructions.instructions(job, 100) == 12
-    monkeypatch.setattr(instructions, "_counts", lambda job, calls: [5])
+    assert instructions.instructions(job, 100) == 15
+    monkeypatch.setattr(instructions, "_counts", lambda job, calls: [(server, 7)])
     with pytest.raises(RuntimeError, match="missing 3 times"):
         instructions.instructions(job, 100)
+    memory = instructions.Job(sys.executable, "logfire", "memory", "tools/call")
+    monkeypatch.setattr(instructions, "_counts", lambda job, calls: [(worker, 5), ("git", 3)])
+    assert instructions.instructions(memory, 100) == 8
