@@ -10,6 +10,7 @@ answers), so every such value is cut to the configured ``max_name_length`` here,
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Hashable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
@@ -182,6 +183,10 @@ def round_attributes(input_responses: Any) -> dict[str, Any]:
     return {}
 
 
+# A request's span and metric attributes, shared with alike requests: read-only.
+Attributes = tuple[Mapping[str, Any], Mapping[str, Any]]
+
+
 class AttributeCache:
     """A request's span and metric attributes, but for its id, built once per set of facts.
 
@@ -194,22 +199,61 @@ class AttributeCache:
     """
 
     def __init__(self, limit: int = 1024) -> None:
-        self._entries: dict[Hashable, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+        self._entries: dict[Hashable, Attributes] = {}
         self._limit = limit
 
-    def get(self, key: Hashable) -> tuple[Mapping[str, Any], Mapping[str, Any]] | None:
+    def get(self, key: Hashable) -> Attributes | None:
         """The attributes kept for ``key``, or ``None``."""
         try:
             return self._entries.get(key)
         except TypeError:  # a fact the SDK holds that cannot be a key: built each time
             return None
 
-    def put(
-        self, key: Hashable, entry: tuple[Mapping[str, Any], Mapping[str, Any]]
-    ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    def put(self, key: Hashable, entry: Attributes) -> Attributes:
         """Keep ``entry`` for ``key``; returns it."""
         if len(self._entries) >= self._limit:
             self._entries.clear()
         with suppress(TypeError):  # not a key (see get): not kept
             self._entries[key] = entry
         return entry
+
+
+class SettledSessions:
+    """The attributes of each settled session's requests, by request.
+
+    A client session's facts (its server, protocol version, HTTP session id, transport) are
+    settled once its handshake is answered (the SDKs change them only in a handshake); from
+    then on, until the next one, its requests' attributes depend on the
+    request alone, and are found with one lookup instead of the session's facts read again on
+    every request (most of a client request's start). A session is settled anew at every
+    handshake (what it knew is dropped), forgotten when it closes, and held weakly; at most
+    ``limit`` sessions, and ``limit`` requests each, are kept (when full: sessions start over,
+    requests are not kept).
+    """
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._sessions: dict[int, tuple[weakref.ref[Any], dict[Request, Attributes]]] = {}
+        self._limit = limit
+
+    def settle(self, session: Any) -> None:
+        """``session``'s handshake was answered: its facts stay as they are until the next one."""
+        if len(self._sessions) >= self._limit:
+            self._sessions.clear()
+        try:
+            self._sessions[id(session)] = (weakref.ref(session), {})
+        except TypeError:  # not weakly referable: never settled
+            self._sessions.pop(id(session), None)
+
+    def forget(self, session: Any) -> None:
+        if self.requests(session) is not None:
+            del self._sessions[id(session)]
+
+    def requests(self, session: Any) -> dict[Request, Attributes] | None:
+        """A settled session's requests' attributes (the caller keeps new ones there, up to the
+        limit), or ``None``: not settled."""
+        entry = self._sessions.get(id(session))
+        return entry[1] if entry is not None and entry[0]() is session else None
+
+    def keep(self, requests: dict[Request, Attributes], request: Request, attributes: Attributes) -> None:
+        if len(requests) < self._limit:
+            requests[request] = attributes

@@ -35,7 +35,7 @@ from opentelemetry import context, trace
 from opentelemetry.trace import Span, SpanKind, Tracer
 
 from mcp_otel import binding
-from mcp_otel.attributes import AttributeCache, Request, session_attributes
+from mcp_otel.attributes import AttributeCache, Request, SettledSessions, session_attributes
 from mcp_otel.classify import (
     classify_client_exception,
     classify_client_result,
@@ -80,30 +80,17 @@ from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportReg
 class ClientCall(Call):
     """A request this process sent, as the patches see it."""
 
-    __slots__ = (
-        "cancel_sent",
-        "input_declined",
-        "input_methods",
-        "request_id",
-        "rounds",
-        "sent",
-        "session",
-        "task_id",
-        "v1_request_id",
-    )
-
-    def __init__(self) -> None:
-        self.session: Any = None
-        self.request_id: str | None = None
-        self.v1_request_id: int | None = None  # the id as mcp 1.x put it on the wire
-        self.cancel_sent = False
-        self.sent = False  # call_tool's own request went out (its send gets no span of its own)
-        # A logical call (mcp 2.x Client.call_tool / get_prompt): every request of its method it
-        # sends is one of its rounds (0: not a logical call).
-        self.rounds = 0
-        self.input_methods: set[str] | None = None  # input the server asked for in its rounds
-        self.input_declined = False  # the person declined an input request of this call
-        self.task_id: str | None = None  # tasks/get|result|cancel: the task it is about
+    session: Any = None
+    request_id: str | None = None
+    v1_request_id: int | None = None  # the id as mcp 1.x put it on the wire
+    cancel_sent = False
+    sent = False  # call_tool's own request went out (its send gets no span of its own)
+    # A logical call (mcp 2.x Client.call_tool / get_prompt): every request of its method it
+    # sends is one of its rounds (0: not a logical call).
+    rounds = 0
+    input_methods: set[str] | None = None  # input the server asked for in its rounds
+    input_declined = False  # the person declined an input request of this call
+    task_id: str | None = None  # tasks/get|result|cancel: the task it is about
 
 
 # The call_tool (or logical call) whose wrapper is running in this task: its own requests get no
@@ -144,6 +131,7 @@ class ClientInstrumentation:
         self._inflight: dict[tuple[int, str], ClientCall] = {}
         self._tasks = TaskFollower(self._lifecycle.finish)
         self._cache = AttributeCache()
+        self._settled = SettledSessions()
 
     def patches(self) -> list[Patch]:
         return [
@@ -240,14 +228,21 @@ class ClientInstrumentation:
         """A client's request: its span and metric attributes (shared: read-only), with the
         session's facts (the span is still useful without them)."""
         try:
+            settled = self._settled.requests(session)
+            if settled is not None and (found := settled.get(request)) is not None:
+                return found
             facts = common.session_facts(session)
             transport = self._transports.lookup(common.session_write_stream(session))
             session_id = transport.session_id() if transport is not None and transport.session_id else None
             # Plain values only: the key must not keep a transport (or what it holds) alive.
             connection = None if transport is None else transport.key()
             key = (request, facts, session_id, connection)
-            found = self._cache.get(key)
-            return found or self._cache.put(key, self._attributes(request, facts, transport, session_id))
+            found = self._cache.get(key) or self._cache.put(
+                key, self._attributes(request, facts, transport, session_id)
+            )
+            if settled is not None:
+                self._settled.keep(settled, request, found)
+            return found
         except Exception as exc:
             report_once("could not read the client session's facts", exc)
             attributes = session_attributes(request, self.settings, common.NO_FACTS)
@@ -373,6 +368,7 @@ class ClientInstrumentation:
         """``initialize`` (``server/discover``) names the server only in its answer: its span and
         point say it too."""
         try:
+            self._settled.settle(call.session)
             facts = common.handshake_facts(result)
             learnt = session_attributes(Request(call.method), self.settings, facts)
             self._lifecycle.relearn(call, learnt)
@@ -422,6 +418,7 @@ class ClientInstrumentation:
 
     def session_closed(self, session: Any) -> None:
         """A client session closed: tasks it still followed end with what is known of them."""
+        self._settled.forget(session)
         self._tasks.session_closed(session)
 
     # --- session facts and cancel tracking (the front ends patch their send_notification) -----
@@ -430,6 +427,7 @@ class ClientInstrumentation:
         result = await wrapped(*args, **kwargs)
         try:
             common.remember_initialize_result(instance, result)
+            self._settled.settle(instance)  # anew: mcp 1.x's facts are the ones just kept
         except Exception as exc:
             report_once("could not keep the initialize result", exc)
         return result

@@ -30,8 +30,9 @@ Classify = Callable[..., CallOutcome | ResultType]
 
 class Call:
     """One request in flight on one side, opened by :meth:`Lifecycle.open` (which sets these
-    fields). Front ends add what their source tells (subclasses, which set only their own
-    fields: one constructor per request, not a chain)."""
+    fields). Front ends add what their source tells: subclasses that declare their own fields
+    with class defaults, not in a constructor (making a call is then one C call, no Python
+    frame: a request's record is made on every request, on both sides)."""
 
     __slots__ = ("finished", "kind", "method", "metric_attributes", "span", "started")
 

@@ -69,19 +69,16 @@ _NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
 class ServerCall(Call):
     """A request this process handles, as the patches see it."""
 
-    __slots__ = ("answer", "answered", "attributes", "dispatch", "input_declined", "owner", "remote_span")
-
-    def __init__(self) -> None:
-        # Its span's, but for content (requests it sends inherit them); shared with alike requests.
-        self.attributes: Mapping[str, Any] = _NO_ATTRIBUTES
-        self.owner: Any = None  # 1.x: the session; 2.x: the ServerRunner or ClientSession
-        self.dispatch: Any = None  # 1.x: the RequestResponder; 2.x: the dispatch context
-        self.answer: Any = None  # 1.x: what respond() was given
-        self.answered = False
-        # The person declined an input request of this call (answered in this round, or to an
-        # elicitation this process sent while handling it).
-        self.input_declined = False
-        self.remote_span: SpanContext | None = None  # the sender's span (none came with the request)
+    # Its span's, but for content (requests it sends inherit them); shared with alike requests.
+    attributes: Mapping[str, Any] = _NO_ATTRIBUTES
+    owner: Any = None  # 1.x: the session; 2.x: the ServerRunner or ClientSession
+    dispatch: Any = None  # 1.x: the RequestResponder; 2.x: the dispatch context
+    answer: Any = None  # 1.x: what respond() was given
+    answered = False
+    # The person declined an input request of this call (answered in this round, or to an
+    # elicitation this process sent while handling it).
+    input_declined = False
+    remote_span: SpanContext | None = None  # the sender's span (none came with the request)
 
 
 # What a front end reads of a request it handles, given its patch's (wrapped, instance, args,

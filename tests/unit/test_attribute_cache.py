@@ -64,3 +64,61 @@ def test_a_key_that_cannot_be_hashed_is_built_each_time_and_not_kept() -> None:
     span, metric = cache.put(key, ({"a": 1}, {"m": 1}))
     assert (span, metric) == ({"a": 1}, {"m": 1})
     assert cache.get(key) is None
+
+
+class _Session:
+    """A session as the memo sees it: any object that can be referred to weakly."""
+
+
+def test_a_settled_sessions_requests_are_kept_until_it_settles_again_or_is_forgotten() -> None:
+    from mcp_otel.attributes import Request, SettledSessions
+
+    settled = SettledSessions(limit=2)
+    session, other = _Session(), _Session()
+    request = Request("tools/call", "search", None, "tools/call search")
+    entry: tuple[Any, Any] = ({"span": 1}, {"metric": 1})
+
+    assert settled.requests(session) is None  # no handshake seen: nothing kept
+    settled.settle(session)
+    requests = settled.requests(session)
+    assert requests == {}
+    settled.keep(requests, request, entry)
+    assert settled.requests(session) == {request: entry}
+    assert settled.requests(other) is None
+
+    settled.settle(session)  # a new handshake: what it knew is dropped
+    assert settled.requests(session) == {}
+    settled.forget(session)
+    assert settled.requests(session) is None
+    settled.forget(other)  # never settled: nothing to do
+
+    settled.settle(session)
+    requests = settled.requests(session)
+    assert requests is not None
+    for index in range(3):  # at most `limit` requests per session
+        settled.keep(requests, Request("tools/call", f"t{index}"), entry)
+    assert len(requests) == 2
+
+
+def test_sessions_are_held_weakly_and_bounded() -> None:
+    import gc
+    import weakref
+
+    from mcp_otel.attributes import SettledSessions
+
+    settled = SettledSessions(limit=2)
+    first, second, third = _Session(), _Session(), _Session()
+    settled.settle(first)
+    alive = weakref.ref(first)
+    del first
+    gc.collect()
+    assert alive() is None  # not kept alive by the memo
+
+    settled.settle(second)
+    settled.settle(third)  # full: starts over, with the third
+    assert settled.requests(second) is None
+    assert settled.requests(third) == {}
+
+    unreferable = object()  # no weak reference to it: never settled
+    settled.settle(unreferable)
+    assert settled.requests(unreferable) is None

@@ -28,7 +28,7 @@ from mcp_otel.frontends.sdk import SdkFrontEnd
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.patching import Patch, Wrapper
 from mcp_otel.safety import report_once
-from mcp_otel.semconv import METHOD_INITIALIZE, METHOD_TOOLS_CALL, ResultType
+from mcp_otel.semconv import INPUT_METHODS, METHOD_INITIALIZE, METHOD_TOOLS_CALL, ResultType
 from mcp_otel.server import ACTIVE_SERVER_CALL, RequestFacts, ServerCall
 
 
@@ -179,12 +179,11 @@ class Mcp1FrontEnd(SdkFrontEnd):
 
     def _send_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         active = ACTIVE_CALL.get()
+        # On mcp 1.x only call_tool's wrapper sets ACTIVE_CALL (no logical calls, no rounds).
         if (
             active is not None
             and not active.sent
             and active.session is instance
-            and active.method == METHOD_TOOLS_CALL
-            and not active.rounds
             and args
             and getattr(getattr(args[0], "root", None), "method", None) == METHOD_TOOLS_CALL
         ):
@@ -250,9 +249,14 @@ class Mcp1FrontEnd(SdkFrontEnd):
     def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
         session, responder = call.owner, call.dispatch
         cancelled_by_peer = peer_cancelled(responder)
-        if exc is None and not call.answered and not cancelled_by_peer:
-            # Returned without answering: 1.12-1.26 swallow a transport-close cancel.
-            return classify_server_call(is_cancellation=True, transport_closed=transport_closed(session))
+        if exc is None and not cancelled_by_peer:
+            if not call.answered:
+                # Returned without answering: 1.12-1.26 swallow a transport-close cancel.
+                return classify_server_call(is_cancellation=True, transport_closed=transport_closed(session))
+            answer = getattr(call.answer, "root", None)  # a result (an error answer has no root)
+            if answer is not None and call.method not in INPUT_METHODS:
+                # Most requests: a result, to a request that asks no person (none declined here).
+                return unfinished(answer) or classify_server_call(answer=answer, input_declined=call.input_declined)
         cancelled = exc is not None and common.is_cancellation(exc)
         answer_error: RpcError | None
         if exc is not None and not cancelled and common.is_client_session(session) and rpc_error_of(exc) is None:

@@ -168,10 +168,7 @@ def _messages(line: bytes) -> list[_Message]:
 class _WireCall(Call):
     """One request in flight on the wire."""
 
-    __slots__ = ("input_declined",)
-
-    def __init__(self) -> None:
-        self.input_declined = False
+    input_declined = False
 
 
 # A request's key in a session: its JSON-RPC id, typed (see _key).
