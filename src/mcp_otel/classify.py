@@ -82,12 +82,40 @@ def unfinished(result: object) -> ResultType | None:
         return None
     if tag is None and task is None:  # a result: most answers
         return None
+    return _unfinished_type(tag, task)
+
+
+def _unfinished_type(tag: object, task: object) -> ResultType | None:
+    """``unfinished`` of an answer's ``resultType`` and ``task`` (not both ``None``)."""
     # A str enum compares equal to its value (and ``.value`` is a Python-level descriptor call).
     if tag == ResultType.INPUT_REQUIRED:
         return ResultType.INPUT_REQUIRED
     if tag == ResultType.TASK or (tag is None and task is not None and _field(task, "taskId", "task_id")):
         return ResultType.TASK
     return None
+
+
+_TOOL_ERROR = CallOutcome.failed(ErrorType.TOOL_ERROR)
+
+
+def classify_answer(result: object) -> CallOutcome | ResultType:
+    """A request answered with ``result``, where nothing but the answer decides (no exception,
+    no cancel, no person's no, either side): not its result yet (:func:`unfinished`), a tool
+    error (``isError``), or ok. The same verdict as ``unfinished`` and then
+    :func:`classify_client_result` (or :func:`classify_server_call`) would give, with the
+    answer's fields read once: most requests end here, on both sides."""
+    fields = None if isinstance(result, dict) else getattr(result, "__dict__", None)
+    if isinstance(fields, dict):
+        tag, task, is_error = fields.get("result_type"), fields.get("task"), fields.get("is_error")
+        if is_error is None:
+            is_error = fields.get("isError")
+    elif isinstance(result, Mapping):
+        tag, task, is_error = result.get("resultType"), result.get("task"), result.get("isError")
+    else:
+        return _TOOL_ERROR if _is_error_result(result) else OK
+    if (tag is not None or task is not None) and (result_type := _unfinished_type(tag, task)) is not None:
+        return result_type
+    return _TOOL_ERROR if is_error is True else OK
 
 
 def is_declined_answer(method: str, answer: object = None, rpc_error: RpcError | None = None) -> bool:

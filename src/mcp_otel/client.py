@@ -37,11 +37,11 @@ from opentelemetry.trace import Span, SpanKind, Tracer
 from mcp_otel import binding
 from mcp_otel.attributes import AttributeCache, Request, SettledSessions, session_attributes
 from mcp_otel.classify import (
+    classify_answer,
     classify_client_exception,
     classify_client_result,
     elicitation_action,
     is_declined_answer,
-    unfinished,
 )
 from mcp_otel.config import Settings
 from mcp_otel.content import arguments_attributes, result_attributes
@@ -344,7 +344,12 @@ class ClientInstrumentation:
         if call.request_id is not None:
             self._inflight.pop((id(call.session), call.request_id), None)
         late: dict[str, Any] = {JSONRPC_REQUEST_ID: call.request_id} if call.request_id else {}
-        result_type = unfinished(result) if exc is None else None
+        try:
+            answer = classify_answer(result) if exc is None else None  # the result read once
+        except Exception as error:  # fails open: the full classification reads it again
+            report_once("could not classify a call", error)
+            answer = None
+        result_type = answer if isinstance(answer, ResultType) else None
         if result_type is ResultType.TASK and call.method == METHOD_TOOLS_CALL and self._tasks.follows(call, result):
             call.span.set_attributes(late)  # the span ends when the task does
             return
@@ -361,7 +366,7 @@ class ClientInstrumentation:
             late[MCP_REQUEST_ROUNDS] = call.rounds
             if call.input_methods:
                 late[MCP_REQUEST_INPUT_METHODS] = sorted(call.input_methods)
-        facts = (call, result, exc, result_type, self.settings.capture_content)
+        facts = (call, result, exc, answer, self.settings.capture_content)
         self._lifecycle.finish(call, self._classify, late, facts)
 
     def _learnt_from_handshake(self, call: ClientCall, result: Any) -> dict[str, Any]:
@@ -379,11 +384,18 @@ class ClientInstrumentation:
 
     @staticmethod
     def _classify(
-        call: ClientCall, result: Any, exc: BaseException | None, result_type: ResultType | None, keep_message: bool
+        call: ClientCall,
+        result: Any,
+        exc: BaseException | None,
+        answer: CallOutcome | ResultType | None,
+        keep_message: bool,
     ) -> CallOutcome | ResultType:
-        """``result_type``: what ``unfinished`` says of the result (read once, by the caller)."""
-        if result_type is not None:
-            return result_type  # an input round driven by hand, or a task not followed
+        """``answer``: what the result alone says (``classify_answer``, read once by the caller;
+        ``None``: the call raised)."""
+        if answer is not None and (
+            isinstance(answer, ResultType) or (call.method not in INPUT_METHODS and not call.input_declined)
+        ):
+            return answer  # an input round driven by hand, a task not followed, or no person's no to weigh
         rpc_error = common.rpc_error_of(exc) if exc is not None else None
         answer_declined = call.method in INPUT_METHODS and is_declined_answer(call.method, result, rpc_error)
         if answer_declined:

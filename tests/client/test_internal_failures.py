@@ -28,7 +28,7 @@ HELPERS = [
     # noting the request id mcp 1.x will send
     pytest.param(client.ClientInstrumentation, "note_request_id", id="note_request_id", marks=pytest.mark.mcp1),
     pytest.param(propagation.MetaPropagator, "inject", id="inject"),  # injecting trace context
-    pytest.param(client, "classify_client_result", id="classify_client_result"),  # classifying the result
+    pytest.param(client, "classify_answer", id="classify_answer"),  # classifying the result
     pytest.param(lifecycle, "finish_span", id="finish_span"),  # writing the outcome
     pytest.param(metrics.CallMetrics, "record", id="record"),  # recording the metric point
 ]

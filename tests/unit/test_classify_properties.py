@@ -16,9 +16,11 @@ from opentelemetry.trace import StatusCode
 from mcp_otel.classify import (
     SDK_LOCAL_CODES,
     RpcError,
+    classify_answer,
     classify_client_exception,
     classify_client_result,
     classify_server_call,
+    unfinished,
 )
 from mcp_otel.outcome import CallOutcome, finish_span, outcome_of_span
 from mcp_otel.semconv import ToolOutcome
@@ -77,6 +79,33 @@ def test_any_client_exception_has_one_consistent_outcome(
 @given(result=results)
 def test_any_result_has_one_consistent_outcome(result: object) -> None:
     assert_consistent(classify_client_result(result))
+
+
+# Answers of every shape: results (with isError / is_error), and answers that are not results yet
+# (resultType, task), as models of either major and as the wire carries them.
+flags = st.one_of(st.booleans(), st.none(), st.text(max_size=3))
+tags = st.one_of(st.none(), st.sampled_from(["input_required", "task", "complete"]), st.text(max_size=3))
+tasks = st.one_of(
+    st.none(),
+    st.builds(SimpleNamespace, taskId=st.one_of(st.none(), st.text(max_size=3))),
+    st.builds(SimpleNamespace, task_id=st.one_of(st.none(), st.text(max_size=3))),
+    st.fixed_dictionaries({}, optional={"taskId": st.one_of(st.none(), st.text(max_size=3))}),
+)
+answers = st.one_of(
+    results,
+    st.builds(SimpleNamespace, result_type=tags, task=tasks, is_error=flags, isError=flags),
+    st.builds(SimpleNamespace, task=tasks, isError=flags),  # mcp 1.x: no resultType
+    st.fixed_dictionaries({}, optional={"resultType": tags, "task": tasks, "isError": flags, "content": st.just([])}),
+    st.text(max_size=3),
+)
+
+
+@given(answer=answers)
+def test_an_answer_read_once_is_what_both_sides_classifiers_say_of_it(answer: object) -> None:
+    """The one-read verdict most requests end with, on both sides, is the full classifiers'."""
+    verdict = classify_answer(answer)
+    assert verdict == (unfinished(answer) or classify_client_result(answer))
+    assert verdict == (unfinished(answer) or classify_server_call(answer=answer))
 
 
 @given(

@@ -20,7 +20,7 @@ from functools import partial
 from typing import Any
 
 from mcp_otel import binding
-from mcp_otel.classify import RpcError, classify_callback_crash, classify_server_call, unfinished
+from mcp_otel.classify import RpcError, classify_answer, classify_callback_crash, classify_server_call, unfinished
 from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall, Started
 from mcp_otel.frontends import common
 from mcp_otel.frontends.common import ServerRequest, SessionFacts, header, rpc_error_of, session_facts, str_or_none
@@ -254,9 +254,9 @@ class Mcp1FrontEnd(SdkFrontEnd):
                 # Returned without answering: 1.12-1.26 swallow a transport-close cancel.
                 return classify_server_call(is_cancellation=True, transport_closed=transport_closed(session))
             answer = getattr(call.answer, "root", None)  # a result (an error answer has no root)
-            if answer is not None and call.method not in INPUT_METHODS:
-                # Most requests: a result, to a request that asks no person (none declined here).
-                return unfinished(answer) or classify_server_call(answer=answer, input_declined=call.input_declined)
+            if answer is not None and call.method not in INPUT_METHODS and not call.input_declined:
+                # Most requests: a result, and no person's no to weigh (none asked, none declined).
+                return classify_answer(answer)
         cancelled = exc is not None and common.is_cancellation(exc)
         answer_error: RpcError | None
         if exc is not None and not cancelled and common.is_client_session(session) and rpc_error_of(exc) is None:
