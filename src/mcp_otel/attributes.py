@@ -223,37 +223,45 @@ class SettledSessions:
 
     A client session's facts (its server, protocol version, HTTP session id, transport) are
     settled once its handshake is answered (the SDKs change them only in a handshake); from
-    then on, until the next one, its requests' attributes depend on the
-    request alone, and are found with one lookup instead of the session's facts read again on
-    every request (most of a client request's start). A session is settled anew at every
-    handshake (what it knew is dropped), forgotten when it closes, and held weakly; at most
-    ``limit`` sessions, and ``limit`` requests each, are kept (when full: sessions start over,
-    requests are not kept).
+    then on, until the next one, its requests' attributes depend on the request alone, and are
+    found with one lookup instead of the session's facts read again on every request (most of
+    a client request's start). A session is settled anew at every
+    handshake (what it knew is dropped), forgotten when it closes, and held weakly. At most
+    ``limit`` sessions and ``limit`` requests in all are kept: when either is full, that starts
+    over (as the attribute cache does), so memory stays bounded whatever the names and sessions.
     """
 
     def __init__(self, limit: int = 1024) -> None:
         self._sessions: dict[int, tuple[weakref.ref[Any], dict[Request, Attributes]]] = {}
         self._limit = limit
+        self._kept = 0  # requests kept (those of sessions gone but not closed too)
 
     def settle(self, session: Any) -> None:
         """``session``'s handshake was answered: its facts stay as they are until the next one."""
         if len(self._sessions) >= self._limit:
             self._sessions.clear()
-        try:
+            self._kept = 0
+        self.forget(session)
+        with suppress(TypeError):  # not weakly referable: never settled
             self._sessions[id(session)] = (weakref.ref(session), {})
-        except TypeError:  # not weakly referable: never settled
-            self._sessions.pop(id(session), None)
 
     def forget(self, session: Any) -> None:
-        if self.requests(session) is not None:
+        requests = self.requests(session)
+        if requests is not None:
+            self._kept -= len(requests)
             del self._sessions[id(session)]
 
     def requests(self, session: Any) -> dict[Request, Attributes] | None:
-        """A settled session's requests' attributes (the caller keeps new ones there, up to the
-        limit), or ``None``: not settled."""
+        """A settled session's requests' attributes (the caller keeps new ones with
+        :meth:`keep`), or ``None``: not settled."""
         entry = self._sessions.get(id(session))
         return entry[1] if entry is not None and entry[0]() is session else None
 
     def keep(self, requests: dict[Request, Attributes], request: Request, attributes: Attributes) -> None:
-        if len(requests) < self._limit:
-            requests[request] = attributes
+        """Keep ``request``'s attributes in its session's ``requests`` (from :meth:`requests`)."""
+        if self._kept >= self._limit:
+            for _, kept in self._sessions.values():
+                kept.clear()
+            self._kept = 0
+        requests[request] = attributes
+        self._kept += 1

@@ -93,11 +93,16 @@ def test_a_settled_sessions_requests_are_kept_until_it_settles_again_or_is_forgo
     settled.forget(other)  # never settled: nothing to do
 
     settled.settle(session)
-    requests = settled.requests(session)
+    settled.settle(other)
+    requests, others = settled.requests(session), settled.requests(other)
     assert requests is not None
-    for index in range(3):  # at most `limit` requests per session
-        settled.keep(requests, Request("tools/call", f"t{index}"), entry)
-    assert len(requests) == 2
+    assert others is not None
+    settled.keep(requests, Request("tools/call", "t0"), entry)
+    settled.keep(others, Request("tools/call", "t1"), entry)
+    assert len(requests) + len(others) == 2
+    settled.keep(requests, Request("tools/call", "t2"), entry)  # `limit` requests in all: starts over
+    assert (requests, others) == ({Request("tools/call", "t2"): entry}, {})
+    assert settled.requests(other) == {}  # still settled: its next requests are kept again
 
 
 def test_sessions_are_held_weakly_and_bounded() -> None:
