@@ -225,10 +225,10 @@ class SettledSessions:
     settled once its handshake is answered (the SDKs change them only in a handshake); from
     then on, until the next one, its requests' attributes depend on the request alone, and are
     found with one lookup instead of the session's facts read again on every request (most of
-    a client request's start). A session is settled anew at every
-    handshake (what it knew is dropped), forgotten when it closes, and held weakly. At most
-    ``limit`` sessions and ``limit`` requests in all are kept: when either is full, that starts
-    over (as the attribute cache does), so memory stays bounded whatever the names and sessions.
+    a client request's start). A session is settled anew at every handshake (what it knew is
+    dropped), forgotten when it closes, and held weakly. At most ``limit`` sessions and
+    ``limit`` requests in all are kept: when either is full, that starts over (as the attribute
+    cache does), so memory stays bounded whatever the names and sessions.
     """
 
     def __init__(self, limit: int = 1024) -> None:
