@@ -86,13 +86,18 @@ def proxied(
     proxy_command = [MCP_OTEL, "proxy", *options, "--listen", f"{LOOPBACK}:{port}", "--upstream", upstream]
     with (
         running(
-            [*server_command, *([token] if token else [])], ports=[upstream_port], env=env, cwd=REPO_ROOT
+            [*server_command, *([token] if token else [])],
+            ports=[upstream_port],
+            env=env,
+            cwd=REPO_ROOT,
+            log=tmp_path / "server.log",
         ) as server,
         running(
             [*proxy_command, "--output", str(output)],
             ports=[port],
             env={**env, **({"OTEL_EXPORTER_OTLP_ENDPOINT": exporter} if exporter else {})},
             cwd=REPO_ROOT,
+            log=tmp_path / "proxy.log",
         ) as proxy,
     ):
         yield Proxied(f"http://{LOOPBACK}:{port}/mcp", upstream, output, span_file, proxy, server)
@@ -252,6 +257,87 @@ async def test_an_unreachable_upstream_fails_the_request(tmp_path: Path) -> None
         spans = setup.stop()
     assert status == 502
     assert outcome_of(named(spans, "tools/list")) == ("ERROR", "failed", "connection_closed", None)
+
+
+@contextmanager
+def closing_upstream(tmp_path: Path, mode: str) -> Iterator[Proxied]:
+    """The proxy in front of :mod:`tests.servers.closing_server` in ``mode``; what that server
+    read is in ``server.log``'s sibling ``handled.log``."""
+    upstream_port, port = free_port(), free_port()
+    upstream = f"http://{LOOPBACK}:{upstream_port}/mcp"
+    output, handled = tmp_path / "proxy.jsonl", tmp_path / "handled.log"
+    env = env_without_otel(PYTHONPATH=str(REPO_ROOT))
+    server_command = [sys.executable, "-m", "tests.servers.closing_server", str(upstream_port), mode, str(handled)]
+    proxy_command = [
+        MCP_OTEL,
+        "proxy",
+        "--listen",
+        f"{LOOPBACK}:{port}",
+        "--upstream",
+        upstream,
+        "--output",
+        str(output),
+    ]
+    with (
+        running(server_command, ports=[upstream_port], env=env, cwd=REPO_ROOT, log=tmp_path / "server.log") as server,
+        running(proxy_command, ports=[port], env=env, cwd=REPO_ROOT, log=tmp_path / "proxy.log") as proxy,
+    ):
+        yield Proxied(f"http://{LOOPBACK}:{port}/mcp", upstream, output, tmp_path / "none.jsonl", proxy, server)
+
+
+def _two_calls(setup: Proxied) -> list[tuple[int, Any]]:
+    """Two tools/call POSTs one after the other: the second goes out on the first's pooled connection."""
+    answers = []
+    for request_id in (1, 2):
+        body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": "ok"}}
+        status, data = _post(setup.url, body, {"content-type": "application/json", "accept": "application/json"})
+        answers.append((status, json.loads(data) if status == 200 else None))
+    return answers
+
+
+def _handled(tmp_path: Path) -> list[tuple[str, str, str]]:
+    return [tuple(line.split()) for line in (tmp_path / "handled.log").read_text().splitlines()]  # type: ignore[misc]
+
+
+OK_RESULT = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+
+
+@pytest.mark.parametrize("mode", ["close-reused", "reset-reused"])
+def test_a_request_on_a_pooled_connection_the_upstream_closed_goes_out_again(tmp_path: Path, mode: str) -> None:
+    """The upstream ends a kept-alive connection as the proxy sends on it (closed or reset, not a
+    byte of an answer): the request goes out once more on a new connection, the client gets the
+    upstream's answer, and the proxy records what the upstream answered."""
+    with closing_upstream(tmp_path, mode) as setup:
+        answers = _two_calls(setup)
+        spans = setup.stop()
+    assert answers == [(200, {"jsonrpc": "2.0", "id": n, "result": OK_RESULT}) for n in (1, 2)]
+    # connection 1 answered the first and dropped the second unread; connection 2 is the second try
+    assert _handled(tmp_path) == [("1", "1", "answered"), ("1", "2", "dropped"), ("2", "2", "answered")]
+    assert [(s["name"], outcome_of(s)) for s in spans] == [("tools/call ok", ("UNSET", "ok", None, None))] * 2
+
+
+@pytest.mark.parametrize(
+    ("mode", "handled"),
+    [
+        # the answer had begun: the upstream read the request
+        ("partial-reused", [("1", "1", "answered"), ("1", "2", "dropped")]),
+        # a new connection: nothing says the upstream did not read it
+        ("reset-fresh", [("1", "1", "dropped"), ("2", "2", "dropped")]),
+    ],
+)
+def test_a_request_the_upstream_may_have_read_is_not_sent_twice(
+    tmp_path: Path, mode: str, handled: list[tuple[str, str, str]]
+) -> None:
+    """Dropped once the answer began, or on a connection of its own: the client gets the proxy's
+    502, the upstream was given the request once, the proxy records the failure it saw."""
+    with closing_upstream(tmp_path, mode) as setup:
+        answers = _two_calls(setup)
+        spans = setup.stop()
+    expected_first = (502, None) if mode == "reset-fresh" else (200, {"jsonrpc": "2.0", "id": 1, "result": OK_RESULT})
+    assert answers == [expected_first, (502, None)]
+    assert _handled(tmp_path) == handled
+    failed = ("ERROR", "failed", "connection_closed", None)
+    assert [outcome_of(s) for s in spans] == ([failed] * 2 if mode == "reset-fresh" else [outcome_of(spans[0]), failed])
 
 
 async def test_a_traceparent_header_is_the_parent_when_meta_has_none(tmp_path: Path) -> None:

@@ -24,12 +24,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector, web
+from aiohttp import (
+    ClientError,
+    ClientOSError,
+    ClientSession,
+    ClientTimeout,
+    ServerDisconnectedError,
+    TCPConnector,
+    TraceConfig,
+    web,
+)
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from mcp_otel.proxy.stdio import Lines
@@ -67,7 +77,39 @@ MAX_SESSIONS = 10_000
 KEEPALIVE = 2.0  # seconds an idle connection to the upstream is kept
 # Answers read on at once after their client left (past it, their connections are closed).
 MAX_DRAINS = 1000
+# How a connection the upstream has closed fails a request written to it.
+_CLOSED_UNDER = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
+# The methods aiohttp itself sends again when a connection fails under them (RFC 9112 9.3.1).
+_AIOHTTP_RETRIES = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 NewSession = Callable[[], WireSession]
+
+
+class _Attempt:
+    """One request's first try, as aiohttp's tracing tells it: on a connection from the pool or not."""
+
+    __slots__ = ("reused",)
+
+    def __init__(self) -> None:
+        self.reused = False
+
+
+async def _on_reuse(session: ClientSession, context: Any, params: Any) -> None:
+    context.trace_request_ctx.reused = True
+
+
+def _closed_before_the_answer(attempt: _Attempt, exc: BaseException) -> bool:
+    """The upstream had closed the pooled connection the request went out on, before a byte of
+    the answer: a server ending an idle keep-alive connection just as the proxy sent on it (RFC
+    9112 9.3.1; uvicorn also does after an application error), unread. Before the answer's head,
+    aiohttp raises ServerDisconnectedError for a close (naming the head if part of one came) and
+    a reset or broken pipe for a write into a socket the server had closed (a peer's kernel
+    resets when data arrives that its application will not read). A new connection failing, or
+    a failure once the head arrived, is never this: that request may have been read."""
+    if not attempt.reused:
+        return False
+    if isinstance(exc, ServerDisconnectedError):
+        return exc.message == "Server disconnected"  # aiohttp's words when nothing of an answer came
+    return isinstance(exc, ConnectionResetError) or (isinstance(exc, ClientOSError) and exc.errno in _CLOSED_UNDER)
 
 
 class Sse:
@@ -146,18 +188,16 @@ class HttpRelay:
         self._exchanges: set[WireSession] = set()  # outside any session, in flight
         self._drains: set[asyncio.Future[None]] = set()  # answers read on after their client left
         self._client: ClientSession | None = None
+        self._fresh: ClientSession | None = None  # a request's second try: never a pooled connection
 
     async def start(self) -> None:
-        # No total timeout: an SSE stream lasts as long as its session. No decompression: the
-        # bytes go on as they came.
-        self._client = ClientSession(
-            # Idle connections are dropped before the usual servers drop theirs (uvicorn's and
-            # Node's keep-alive: 5 s), so a request never goes out on one the upstream is closing.
-            connector=TCPConnector(limit=0, keepalive_timeout=KEEPALIVE),
-            timeout=ClientTimeout(total=None, sock_connect=30),
-            auto_decompress=False,
-            skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
-        )
+        reuse = TraceConfig()
+        reuse.on_connection_reuseconn.append(_on_reuse)
+        # Idle connections are dropped before the usual servers drop theirs (uvicorn's and
+        # Node's keep-alive: 5 s); a server may still close one at any time (uvicorn does after
+        # an application error), which _forward answers by sending once more.
+        self._client = _upstream_client(TCPConnector(limit=0, keepalive_timeout=KEEPALIVE), [reuse])
+        self._fresh = _upstream_client(TCPConnector(limit=0, force_close=True), [])
 
     async def close(self) -> None:
         """The proxy stops: every session ends (what is still in flight with the client gone)."""
@@ -170,8 +210,9 @@ class HttpRelay:
         while self._sessions:
             _, session = self._sessions.popitem(last=False)
             session.end(server_exited_first=False, exit_status=0)
-        if self._client is not None:
-            await self._client.close()
+        for client in (self._client, self._fresh):
+            if client is not None:
+                await client.close()
 
     def application(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY)
@@ -217,14 +258,22 @@ class HttpRelay:
             return body, []
 
     async def _forward(self, request: web.Request, body: bytes) -> Any:
+        """The upstream's answer (its head; the body streams). A request that found its pooled
+        connection closed under it went nowhere, and goes out once more on a new connection
+        (aiohttp already does so for idempotent methods: GET, DELETE); a request the upstream may
+        have read is never sent twice."""
         assert self._client is not None
-        return await self._client.request(
-            request.method,
-            self._origin + request.rel_url.raw_path_qs,
-            headers=_relayed(request.headers),
-            data=body if body else None,
-            allow_redirects=False,
-        )
+        assert self._fresh is not None
+        url, headers, data = self._origin + request.rel_url.raw_path_qs, _relayed(request.headers), body or None
+        attempt = _Attempt()
+        try:
+            return await self._client.request(
+                request.method, url, headers=headers, data=data, allow_redirects=False, trace_request_ctx=attempt
+            )
+        except ClientError as exc:
+            if request.method in _AIOHTTP_RETRIES or not _closed_before_the_answer(attempt, exc):
+                raise
+        return await self._fresh.request(request.method, url, headers=headers, data=data, allow_redirects=False)
 
     async def _answer(self, exchange: _Exchange, upstream: Any) -> web.StreamResponse:
         request, session = exchange.request, exchange.session
@@ -344,6 +393,18 @@ class HttpRelay:
         session = self._sessions.pop(session_id, None)
         if session is not None:
             session.end(server_exited_first=False, exit_status=0, recorded=recorded)
+
+
+def _upstream_client(connector: TCPConnector, trace_configs: list[TraceConfig]) -> ClientSession:
+    # No total timeout: an SSE stream lasts as long as its session. No decompression: the bytes
+    # go on as they came.
+    return ClientSession(
+        connector=connector,
+        timeout=ClientTimeout(total=None, sock_connect=30),
+        auto_decompress=False,
+        skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
+        trace_configs=trace_configs,
+    )
 
 
 def _relayed(headers: CIMultiDictProxy[str] | Mapping[str, str]) -> CIMultiDict[str]:
