@@ -14,7 +14,12 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script, as the worker is
+
 import anyio
+
+from benchmarks.variants import SERVER_NAME as NAME
+from benchmarks.variants import SERVER_VERSION as VERSION
 
 
 class Hold:
@@ -84,8 +89,6 @@ def build(hold: Hold | None = None) -> Any:
     )
 
 
-# The server's name and version, both majors: what the spans and points record (benchmarks.variants).
-NAME, VERSION = "bench", "1.30.0"
 BIG_RESULT = 10 * 1024 * 1024
 
 # The number of distinct tool names the server lists and the worker calls in turn (``ok`` alone
@@ -121,7 +124,6 @@ async def serve(variant: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from benchmarks.variants import set_up
 
     set_up(sys.argv[1] if sys.argv[1] != "floor" else "baseline", "stdio")  # the floor's spans are on the client

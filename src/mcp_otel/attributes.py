@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from mcp_otel.config import Settings
 from mcp_otel.fields import field
-from mcp_otel.frontends.common import SessionFacts
+from mcp_otel.messages import SessionFacts
 from mcp_otel.outcome import bounded
 from mcp_otel.semconv import (
     GEN_AI_OPERATION_NAME,

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from mcp_otel.assets import AssetsError, write_assets
 from mcp_otel.report import EVERY_METHOD, format_json, format_table, summarize_files
 from mcp_otel.semconv import METHOD_TOOLS_CALL
+from mcp_otel.service_names import names_the_service, service_name_of
 
 CONFIGURATOR_NAME = "mcp_otel"
 EXIT_ABOVE_THRESHOLD = 1
@@ -239,44 +239,6 @@ def _run_environment(output: Path, agent: Sequence[str] = ()) -> dict[str, str]:
         env[variable] = ",".join([name for name in names if name and name != "none"] + [FILE_EXPORTER])
     env.setdefault("OTEL_LOGS_EXPORTER", "none")
     return env
-
-
-# Python's own options that take a value (python -X dev -W error agent.py).
-_PYTHON_OPTIONS_WITH_VALUE = frozenset({"-W", "-X", "--check-hash-based-pycs"})
-_PYTHON = re.compile(r"python(\d+(\.\d+)?)?(\.exe)?")
-
-
-def service_name_of(command: Sequence[str]) -> str | None:
-    """The service an agent's command names: a Python script's stem (``python agent.py`` ->
-    ``agent``), a module's name (``python -m pkg.agent`` -> ``pkg.agent``), or the program's own
-    name (``./agent.py``, ``my-agent``); ``None`` for ``python -c`` or an interactive Python."""
-    if not command:
-        return None
-    program = Path(command[0]).name
-    if not _PYTHON.fullmatch(program):
-        return Path(program).stem or None
-    words = iter(command[1:])
-    for word in words:
-        if word == "-m":
-            return next(words, None)
-        if word.startswith("-m") and len(word) > 2:
-            return word[2:]
-        if word == "-c" or word.startswith("-c") or word == "-":
-            return None
-        if word in _PYTHON_OPTIONS_WITH_VALUE:
-            next(words, None)
-        elif not word.startswith("-"):
-            return Path(word).stem or None
-    return None
-
-
-def names_the_service(env: Mapping[str, str]) -> bool:
-    """Whether the user named the service (``OTEL_SERVICE_NAME``, or ``service.name`` in
-    ``OTEL_RESOURCE_ATTRIBUTES``): theirs wins, as in the SDK."""
-    if env.get("OTEL_SERVICE_NAME", "").strip():
-        return True
-    pairs = (pair.split("=", 1)[0].strip() for pair in env.get("OTEL_RESOURCE_ATTRIBUTES", "").split(","))
-    return "service.name" in pairs
 
 
 def _method(args: argparse.Namespace) -> str:

@@ -34,7 +34,7 @@ from typing import Any
 from opentelemetry import context, trace
 from opentelemetry.trace import Span, SpanKind, Tracer
 
-from mcp_otel import binding
+from mcp_otel import binding, messages
 from mcp_otel.attributes import AttributeCache, Request, SettledSessions, session_attributes
 from mcp_otel.classify import (
     classify_answer,
@@ -46,7 +46,6 @@ from mcp_otel.classify import (
 from mcp_otel.config import Settings
 from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.fields import field
-from mcp_otel.frontends import common
 from mcp_otel.lifecycle import Call, Lifecycle
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome
@@ -231,8 +230,8 @@ class ClientInstrumentation:
             settled = self._settled.requests(session)
             if settled is not None and (found := settled.get(request)) is not None:
                 return found
-            facts = common.session_facts(session)
-            transport = self._transports.lookup(common.session_write_stream(session))
+            facts = messages.session_facts(session)
+            transport = self._transports.lookup(messages.session_write_stream(session))
             session_id = transport.session_id() if transport is not None and transport.session_id else None
             # Plain values only: the key must not keep a transport (or what it holds) alive.
             connection = None if transport is None else transport.key()
@@ -245,17 +244,17 @@ class ClientInstrumentation:
             return found
         except Exception as exc:
             report_once("could not read the client session's facts", exc)
-            attributes = session_attributes(request, self.settings, common.NO_FACTS)
+            attributes = session_attributes(request, self.settings, messages.NO_FACTS)
             return attributes, None
 
     def _server_attributes(self, request: Request) -> dict[str, Any]:
         """A server's request to its client: the facts of the request it is handling, if any."""
-        attributes = session_attributes(request, self.settings, common.NO_FACTS)
+        attributes = session_attributes(request, self.settings, messages.NO_FACTS)
         attributes.update(handled_request_attributes())
         return attributes
 
     def _attributes(
-        self, request: Request, facts: common.SessionFacts, transport: TransportInfo | None, session_id: str | None
+        self, request: Request, facts: messages.SessionFacts, transport: TransportInfo | None, session_id: str | None
     ) -> tuple[dict[str, Any], Mapping[str, Any]]:
         attributes = session_attributes(request, self.settings, facts, session_id)
         if transport is not None:
@@ -309,18 +308,18 @@ class ClientInstrumentation:
                     return None
             request = Request.of(method, params, self.settings)
             if from_server is None:
-                from_server = not common.is_client_session(session)
+                from_server = not messages.is_client_session(session)
             attributes, metric_attributes = (
                 (self._server_attributes(request), None) if from_server else self._client_attributes(session, request)
             )
-            if MCP_PROTOCOL_VERSION not in attributes and (version := common.envelope_protocol_version(params)):
+            if MCP_PROTOCOL_VERSION not in attributes and (version := messages.envelope_protocol_version(params)):
                 # A 2026-07-28 request before the session knows it (a copy: cached ones are shared).
                 attributes = {**attributes, MCP_PROTOCOL_VERSION: version}
                 metric_attributes = None  # derived with it
             arguments = field(params, "arguments") if request.is_tool_call else None
             call = self._open(session, request, attributes, metric_attributes, arguments)
             if request.method.startswith(TASKS_METHOD_PREFIX):
-                call.task_id = common.str_or_none(field(params, "taskId"))
+                call.task_id = messages.str_or_none(field(params, "taskId"))
             return call
         except Exception as exc:
             report_once("could not start a client span", exc)
@@ -374,7 +373,7 @@ class ClientInstrumentation:
         point say it too."""
         try:
             self._settled.settle(call.session)
-            facts = common.handshake_facts(result)
+            facts = messages.handshake_facts(result)
             learnt = session_attributes(Request(call.method), self.settings, facts)
             self._lifecycle.relearn(call, learnt)
             return learnt
@@ -396,7 +395,7 @@ class ClientInstrumentation:
             isinstance(answer, ResultType) or (call.method not in INPUT_METHODS and not call.input_declined)
         ):
             return answer  # an input round driven by hand, a task not followed, or no person's no to weigh
-        rpc_error = common.rpc_error_of(exc) if exc is not None else None
+        rpc_error = messages.rpc_error_of(exc) if exc is not None else None
         answer_declined = call.method in INPUT_METHODS and is_declined_answer(call.method, result, rpc_error)
         if answer_declined:
             note_input_declined()  # a server's input request: the call it handles learns the no
@@ -404,10 +403,10 @@ class ClientInstrumentation:
             return classify_client_result(result, answer_declined=answer_declined, input_declined=call.input_declined)
         return classify_client_exception(
             exc,
-            is_cancellation=common.is_cancellation(exc),
+            is_cancellation=messages.is_cancellation(exc),
             rpc_error=rpc_error,
             cancel_sent=call.cancel_sent,
-            transport_closed=common.is_transport_closed(exc),
+            transport_closed=messages.is_transport_closed(exc),
             keep_message=keep_message,
             answer_declined=answer_declined,
             input_declined=call.input_declined,
@@ -438,7 +437,7 @@ class ClientInstrumentation:
     async def _initialize(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         result = await wrapped(*args, **kwargs)
         try:
-            common.remember_initialize_result(instance, result)
+            messages.remember_initialize_result(instance, result)
             self._settled.settle(instance)  # anew: mcp 1.x's facts are the ones just kept
         except Exception as exc:
             report_once("could not keep the initialize result", exc)
@@ -449,7 +448,7 @@ class ClientInstrumentation:
     ) -> Any:
         try:
             notification = args[0] if args else kwargs.get("notification")
-            request_id = common.cancelled_request_id(notification)
+            request_id = messages.cancelled_request_id(notification)
             if request_id is not None:
                 call = self._inflight.get((id(instance), str(request_id)))
                 if call is not None:
@@ -467,7 +466,7 @@ class ClientInstrumentation:
         stream = None
         try:
             slot = binding.slot_of(wrapped, "write_stream")
-            endpoint = common.http_endpoint(instance)
+            endpoint = messages.http_endpoint(instance)
             if slot is not None and endpoint is not None:
                 stream = slot.get(args, kwargs)
                 info = TransportInfo(TRANSPORT_TCP, endpoint.address, endpoint.port, endpoint.session_id)

@@ -24,7 +24,7 @@ from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.trace.span import DEFAULT_TRACE_STATE
 
-from mcp_otel.frontends.common import meta_carrier, meta_entries
+from mcp_otel.messages import meta_carrier, meta_entries
 
 TRACEPARENT = "traceparent"
 TRACESTATE = "tracestate"

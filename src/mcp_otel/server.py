@@ -22,6 +22,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanContext, SpanKind, Tracer
 
+from mcp_otel import messages
 from mcp_otel.attributes import AttributeCache, Request, request_attributes, round_attributes
 from mcp_otel.classify import (
     RpcError,
@@ -32,7 +33,6 @@ from mcp_otel.classify import (
 from mcp_otel.config import Settings
 from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.fields import field
-from mcp_otel.frontends import common
 from mcp_otel.lifecycle import Call, Classify, Lifecycle
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, bounded
@@ -84,7 +84,7 @@ class ServerCall(Call):
 # What a front end reads of a request it handles, given its patch's (wrapped, instance, args,
 # kwargs): the request, its owner (session) and its dispatch (1.x: the responder), or ``None``:
 # none of ours. A function, not a closure made per request.
-RequestFacts = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], "tuple[common.ServerRequest, Any, Any] | None"]
+RequestFacts = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], "tuple[messages.ServerRequest, Any, Any] | None"]
 
 
 def _unanswered(call: ServerCall, result: Any) -> None:
@@ -180,7 +180,7 @@ class ServerInstrumentation:
         self._finish(call, outcome, result, None, answer)
         return result
 
-    def _call(self, incoming: common.ServerRequest, owner: Any, dispatch: Any) -> ServerCall:
+    def _call(self, incoming: messages.ServerRequest, owner: Any, dispatch: Any) -> ServerCall:
         request = Request.of(incoming.method, incoming.params, self.settings)
         remote_span, parent, links = self._parent_and_links(incoming.meta)
         attributes, metric_attributes = self._attributes(incoming, request)
@@ -221,12 +221,12 @@ class ServerInstrumentation:
         return remote_span, remote, links
 
     def _attributes(
-        self, incoming: common.ServerRequest, request: Request
+        self, incoming: messages.ServerRequest, request: Request
     ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
         """The request's span and metric attributes: what its connection says, then its own id."""
         peer: tuple[str, ...] | tuple[str | None, int | None] | None
         if incoming.http_request is not None:
-            peer = common.http_peer(incoming.http_request)
+            peer = messages.http_peer(incoming.http_request)
         else:
             transport = self._transports.lookup(incoming.write_stream)
             peer = None if transport is None else (transport.network_transport,)
@@ -242,14 +242,14 @@ class ServerInstrumentation:
         return attributes, metric_attributes
 
     def _connection_attributes(
-        self, incoming: common.ServerRequest, request: Request, peer: Any
+        self, incoming: messages.ServerRequest, request: Request, peer: Any
     ) -> tuple[dict[str, Any], Mapping[str, Any]]:
         attributes = request_attributes(
             request,
             self.settings,
-            server_name=common.str_or_none(incoming.server_name),
-            server_version=common.str_or_none(incoming.server_version),
-            protocol_version=common.str_or_none(incoming.protocol_version),
+            server_name=messages.str_or_none(incoming.server_name),
+            server_version=messages.str_or_none(incoming.server_version),
+            protocol_version=messages.str_or_none(incoming.protocol_version),
             session_id=incoming.session_id,
         )
         if incoming.http_request is not None:

@@ -24,9 +24,9 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
+from mcp_otel import messages
 from mcp_otel.config import Settings
-from mcp_otel.frontends import common
-from mcp_otel.frontends.common import SessionFacts
+from mcp_otel.messages import SessionFacts
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import bounded
 from mcp_otel.safety import report_once
@@ -93,7 +93,7 @@ class SessionInstrumentation:
         try:
             error = exit_args[1] if len(exit_args) > 1 else None
             if isinstance(error, BaseException):  # a cancel is the caller's choice: a clean end
-                return None if common.is_cancellation(error) else type(error).__qualname__
+                return None if messages.is_cancellation(error) else type(error).__qualname__
             return ErrorType.CONNECTION_CLOSED if server_went_away else None
         except Exception as exc:
             report_once("could not tell how a session ended", exc)
@@ -128,11 +128,11 @@ class SessionInstrumentation:
 
     def _client_facts(self, session: Any) -> dict[str, Any]:
         try:
-            facts = common.session_facts(session)
+            facts = messages.session_facts(session)
         except Exception as exc:  # the point is still useful without them
             report_once("could not read the client session's facts", exc)
-            facts = common.SessionFacts()
-        transport = self._transports.lookup(common.session_write_stream(session))
+            facts = messages.SessionFacts()
+        transport = self._transports.lookup(messages.session_write_stream(session))
         return self._facts(
             facts.server_name, facts.protocol_version, transport.network_transport if transport else None
         )

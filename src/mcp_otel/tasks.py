@@ -22,9 +22,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
+from mcp_otel import messages
 from mcp_otel.classify import classify_client_exception, classify_client_result
 from mcp_otel.fields import field
-from mcp_otel.frontends import common
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.semconv import METHOD_TASKS_CANCEL, METHOD_TASKS_RESULT, CancelReason, ErrorType, ResultType
 
@@ -62,8 +62,8 @@ class TaskFollower:
 
     def follows(self, call: TaskCall, result: Any) -> bool:
         """Whether ``call`` was answered with a task this client can follow (then it is kept)."""
-        task_id = common.task_id_of(result)
-        if task_id is None or not common.is_client_session(call.session):
+        task_id = messages.task_id_of(result)
+        if task_id is None or not messages.is_client_session(call.session):
             return False
         self._followed[(id(call.session), task_id)] = _Followed(call)
         return True
@@ -74,7 +74,7 @@ class TaskFollower:
         if followed is None:
             return
         if request.method == METHOD_TASKS_RESULT:
-            if exc is not None and common.is_cancellation(exc):
+            if exc is not None and messages.is_cancellation(exc):
                 return  # the caller stopped waiting for the result, not the task
             self._end(request, followed, lambda: _result_outcome(result, exc))
             return
@@ -112,7 +112,7 @@ def _result_outcome(result: Any, exc: BaseException | None) -> CallOutcome:
     return classify_client_exception(
         exc,
         is_cancellation=False,
-        rpc_error=common.rpc_error_of(exc),
+        rpc_error=messages.rpc_error_of(exc),
         cancel_sent=False,
-        transport_closed=common.is_transport_closed(exc),
+        transport_closed=messages.is_transport_closed(exc),
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 import wrapt
 
-from mcp_otel.frontends import common
+from mcp_otel import messages
 from mcp_otel.safety import report_once
 
 
@@ -71,7 +71,7 @@ class RegisteringTransport(wrapt.ObjectProxy):  # type: ignore[type-arg]
     async def __aenter__(self) -> Any:
         yielded = await self.__wrapped__.__aenter__()
         try:
-            self._self_stream = common.transport_streams(yielded)
+            self._self_stream = messages.transport_streams(yielded)
             self._self_registry.register(self._self_stream, self._self_info)
         except Exception as exc:
             report_once("could not register a transport", exc)

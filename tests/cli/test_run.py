@@ -203,26 +203,6 @@ def test_the_readme_and_getting_started_show_the_demo_numbers(page: str) -> None
     assert shown == expected
 
 
-@pytest.mark.parametrize(
-    ("command", "name"),
-    [
-        (["python", "agent.py"], "agent"),
-        (["python3.11", "-u", "-X", "dev", "examples/demo/agent.py", "--rounds", "2"], "agent"),
-        (["python", "-m", "pkg.agent", "--x"], "pkg.agent"),
-        (["python", "-mpkg.agent"], "pkg.agent"),
-        (["/usr/bin/python3", "-W", "error", "run_me.py"], "run_me"),
-        (["./my_agent.py"], "my_agent"),
-        (["my-agent", "--verbose"], "my-agent"),
-        (["python", "-c", "print(1)"], None),
-        (["python"], None),
-    ],
-)
-def test_the_service_is_named_after_the_program(command: list[str], name: str | None) -> None:
-    from mcp_otel.cli import service_name_of
-
-    assert service_name_of(command) == name
-
-
 def _service_names(output: Path) -> set[str]:
     names = set()
     for line in output.read_text().splitlines():

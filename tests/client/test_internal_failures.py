@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mcp_otel import binding, client, lifecycle, metrics, propagation
-from mcp_otel.frontends import common
+from mcp_otel import binding, client, lifecycle, messages, metrics, propagation
 from tests.conftest import tool_call_spans
 from tests.harness import open_session
 
@@ -24,7 +23,7 @@ def explode(*args: Any, **kwargs: Any) -> Any:
 
 # (object, attribute) pairs of our helpers, each on a different step of a call.
 HELPERS = [
-    pytest.param(common, "session_facts", id="session_facts"),  # reading the session's facts at span start
+    pytest.param(messages, "session_facts", id="session_facts"),  # reading the session's facts at span start
     # noting the request id mcp 1.x will send
     pytest.param(client.ClientInstrumentation, "note_request_id", id="note_request_id", marks=pytest.mark.mcp1),
     pytest.param(propagation.MetaPropagator, "inject", id="inject"),  # injecting trace context

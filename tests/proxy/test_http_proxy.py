@@ -395,12 +395,9 @@ def test_server_sent_events_are_cut_across_chunks() -> None:
     assert events[2:] == [b"ok"]
 
 
-def test_the_service_is_named_after_the_upstream() -> None:
-    from mcp_otel.proxy.telemetry import default_output, upstream_name_of
+def test_the_default_output_is_named_after_the_upstream() -> None:
+    from mcp_otel.proxy.telemetry import default_output
 
-    assert upstream_name_of("http://mcp.internal:8000/mcp") == "mcp.internal:8000"
-    assert upstream_name_of("http://127.0.0.1:9000/mcp") == "127.0.0.1:9000"
-    assert upstream_name_of("https://tools.example.com/mcp") == "tools.example.com"
     assert default_output("127.0.0.1:9000", {"XDG_STATE_HOME": "/s"}).name == "127.0.0.1_9000.jsonl"
 
 

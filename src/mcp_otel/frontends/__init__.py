@@ -4,9 +4,9 @@ reads that source's shapes.
 :mod:`.mcp1` and :mod:`.mcp2` are each SDK major's patch table (an :class:`.sdk.SdkFrontEnd`):
 where its requests are sent and handled, its sessions opened and closed, and how it says what
 was answered and whether the peer cancelled; :mod:`.fastmcp` turns fastmcp's own spans off.
-:mod:`.common` holds what both majors share (or what is told apart by a feature check on one
-object). The fourth front end is the wire: :mod:`mcp_otel.proxy.wire`, where a stdio line or an
-HTTP body or event becomes a span.
+The fourth front end is the wire, :mod:`.wire`: where a stdio line or an HTTP body or event
+becomes a span (the proxy's relays, :mod:`mcp_otel.proxy`, tell it what passes). What every side
+reads of a message that is no one source's shape is below them all, in :mod:`mcp_otel.messages`.
 
 Every front end feeds the same sides (:mod:`mcp_otel.client`, :mod:`mcp_otel.server`,
 :mod:`mcp_otel.sessions`) and through them the one request lifecycle

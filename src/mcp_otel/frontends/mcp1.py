@@ -19,12 +19,11 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from mcp_otel import binding
+from mcp_otel import binding, messages
 from mcp_otel.classify import RpcError, classify_answer, classify_callback_crash, classify_server_call, unfinished
 from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall, Started
-from mcp_otel.frontends import common
-from mcp_otel.frontends.common import ServerRequest, SessionFacts, header, rpc_error_of, session_facts, str_or_none
 from mcp_otel.frontends.sdk import SdkFrontEnd
+from mcp_otel.messages import ServerRequest, SessionFacts, rpc_error_of, session_facts, str_or_none
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.patching import Patch, Wrapper
 from mcp_otel.safety import report_once
@@ -105,7 +104,7 @@ def _received(
         getattr(responder, "request_id", None),  # request_id
         getattr(responder, "request_meta", None),  # meta
         protocol_version,
-        None if http_request is None else header(http_request, "mcp-session-id"),  # session_id
+        None if http_request is None else _header(http_request, "mcp-session-id"),  # session_id
         http_request,
         server_name,
         server_version,
@@ -257,16 +256,16 @@ class Mcp1FrontEnd(SdkFrontEnd):
             if answer is not None and call.method not in INPUT_METHODS and not call.input_declined:
                 # Most requests: a result, and no person's no to weigh (none asked, none declined).
                 return classify_answer(answer)
-        cancelled = exc is not None and common.is_cancellation(exc)
+        cancelled = exc is not None and messages.is_cancellation(exc)
         answer_error: RpcError | None
-        if exc is not None and not cancelled and common.is_client_session(session) and rpc_error_of(exc) is None:
+        if exc is not None and not cancelled and messages.is_client_session(session) and rpc_error_of(exc) is None:
             # An agent's callback raised: the session's receive loop answers -32602 for it.
             return classify_callback_crash(type(exc).__qualname__, CALLBACK_CRASH_CODE)
         answer = _answer(call)
         if exc is not None and not cancelled:  # raised only with raise_exceptions=True
             answer_error = handler_answer(exc)
         elif call.answered and answer is call.answer:  # not a result (a ServerResult has .root)
-            answer_error = common.rpc_error_from(call.answer)
+            answer_error = messages.rpc_error_from(call.answer)
         else:
             answer_error = None
         if answer_error is None and not cancelled_by_peer and (result_type := unfinished(answer)) is not None:
@@ -313,7 +312,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
     # --- sessions -----------------------------------------------------------------------------
 
     async def _session_exit(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        client = common.is_client_session(instance)
+        client = messages.is_client_session(instance)
         if client:
             # A server's client closing the connection is the normal end of its session.
             return await self._sessions.exit(
@@ -321,7 +320,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
             )
 
         def server() -> tuple[SessionFacts, Any]:
-            return server_session_facts(instance) or common.NO_FACTS, common.session_write_stream(instance)
+            return server_session_facts(instance) or messages.NO_FACTS, messages.session_write_stream(instance)
 
         return await self._sessions.exit(
             wrapped, instance, args, kwargs, client=False, server_went_away=False, server=server
@@ -369,9 +368,9 @@ async def courtesy_cancel(call: ClientCall, exc: BaseException) -> None:
     try:
         if call.v1_request_id is None or call.method == METHOD_INITIALIZE:
             return
-        if not common.is_client_session(call.session):
+        if not messages.is_client_session(call.session):
             return
-        reason = common.abandon_reason(exc)
+        reason = _abandon_reason(exc)
         if reason is None:
             return
         notification = cancel_notification(call.v1_request_id, reason)
@@ -381,3 +380,25 @@ async def courtesy_cancel(call: ClientCall, exc: BaseException) -> None:
             await call.session.send_notification(notification)
     except Exception as error:
         report_once("could not send a courtesy cancel", error, logging.DEBUG)
+
+
+def _abandon_reason(exc: BaseException) -> str | None:
+    """Why a client stopped waiting for a call, as mcp 2.x words it in its courtesy cancel: the
+    caller cancelled, or the SDK's read timeout expired. ``None`` for any other ending (and for a
+    closed coroutine, which can no longer send anything)."""
+    if isinstance(exc, GeneratorExit):
+        return None
+    if messages.is_cancellation(exc):
+        return "caller cancelled"
+    error = rpc_error_of(exc)
+    if error is not None and error.code == 408:  # mcp 1.x read timeout
+        return "timed out"
+    return None
+
+
+def _header(http_request: Any, name: str) -> str | None:
+    headers = getattr(http_request, "headers", None)
+    try:
+        return str_or_none(headers.get(name)) if headers is not None else None
+    except Exception:
+        return None

@@ -25,13 +25,13 @@ from typing import Any
 
 from opentelemetry.trace import INVALID_SPAN, SpanKind
 
-from mcp_otel import binding
+from mcp_otel import binding, messages
 from mcp_otel.classify import RpcError, classify_server_call, elicitation_action, is_declined_answer, unfinished
 from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall, ClientInstrumentation, Started
 from mcp_otel.config import SdkSpans
-from mcp_otel.frontends import common, fastmcp
-from mcp_otel.frontends.common import ServerRequest, SessionFacts, rpc_error_of, session_facts, str_or_none
+from mcp_otel.frontends import fastmcp
 from mcp_otel.frontends.sdk import SdkFrontEnd
+from mcp_otel.messages import ServerRequest, SessionFacts, rpc_error_of, session_facts, str_or_none
 from mcp_otel.outcome import CallOutcome
 from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
@@ -274,7 +274,7 @@ class Mcp2FrontEnd(SdkFrontEnd):
             event: dict[str, Any] = {MCP_METHOD_NAME: method}
             if action := elicitation_action(answer):
                 event[MCP_ELICITATION_ACTION] = action
-            if is_declined_answer(method, answer, common.rpc_error_from(answer)):
+            if is_declined_answer(method, answer, messages.rpc_error_from(answer)):
                 call.input_declined = True
                 event[MCP_REQUEST_CANCEL_REASON] = CancelReason.INPUT_DECLINED.value
             call.span.add_event(EVENT_INPUT_ANSWERED, event)
@@ -302,7 +302,7 @@ class Mcp2FrontEnd(SdkFrontEnd):
     def _send_discover(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         def describe() -> tuple[Any, Any]:
             (version,) = binding.arguments_of(wrapped, args, kwargs, "version")
-            return METHOD_SERVER_DISCOVER, common.envelope_params(version)
+            return METHOD_SERVER_DISCOVER, _envelope_params(version)
 
         return self._send(wrapped, instance, args, kwargs, describe, from_server=False)
 
@@ -370,7 +370,7 @@ class Mcp2FrontEnd(SdkFrontEnd):
 
     def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
         owner, dctx = call.owner, call.dispatch
-        cancelled = exc is not None and common.is_cancellation(exc)
+        cancelled = exc is not None and messages.is_cancellation(exc)
         cancelled_by_peer = peer_cancelled(dctx) or (cancelled and direct(dctx))
         if exc is None and not cancelled_by_peer and (result_type := unfinished(result)) is not None:
             return result_type
@@ -431,7 +431,7 @@ class Mcp2FrontEnd(SdkFrontEnd):
 
         def server() -> tuple[SessionFacts, Any]:
             facts = connection_facts(connection, self._servers.get(connection))
-            return facts, common.session_write_stream(connection) or connection_write_stream(connection)
+            return facts, messages.session_write_stream(connection) or connection_write_stream(connection)
 
         try:
             return await wrapped(*args, **kwargs)
@@ -473,3 +473,8 @@ def _input_method(request: Any) -> str:
     """An input request's method, bounded to the specification's (a peer's other name: ``_OTHER``)."""
     method = getattr(request, "method", None)
     return method if method in INPUT_METHODS else OTHER_VALUE
+
+
+def _envelope_params(protocol_version: Any) -> dict[str, Any]:
+    """Params whose envelope names ``protocol_version`` (what ``server/discover`` sends)."""
+    return {"_meta": {messages.PROTOCOL_VERSION_META_KEY: protocol_version}}

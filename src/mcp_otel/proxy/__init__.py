@@ -6,9 +6,13 @@ both directions unchanged, and stands in for the side that is not instrumented: 
 request the server sends, with the outcome from the same classifier and the same single writer
 of status and outcome as the in-process patches.
 
-* :mod:`mcp_otel.proxy.wire`: the wire front end, where a JSON-RPC message becomes a span (the
-  only module that knows the wire's shapes);
+These are the hosts; what they relay is read by the wire front end,
+:mod:`mcp_otel.frontends.wire` (where a JSON-RPC message becomes a span), beside the SDKs' front
+ends.
+
+* :mod:`mcp_otel.proxy.main`: the command (a stdio server or an HTTP upstream);
 * :mod:`mcp_otel.proxy.stdio`: the stdio relay (the server process, its pipes, signals, shutdown);
 * :mod:`mcp_otel.proxy.http`: the streamable HTTP relay (sessions, SSE, the HTTP facts);
-* :mod:`mcp_otel.proxy.telemetry`: where the proxy's telemetry goes.
+* :mod:`mcp_otel.proxy.telemetry`: where the proxy's telemetry goes (its service named by
+  :mod:`mcp_otel.service_names`, as under ``mcp-otel run``).
 """

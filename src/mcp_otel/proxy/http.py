@@ -5,10 +5,10 @@ headers (``Authorization`` included, never recorded) but the hop-by-hop ones, an
 every answer comes back with the upstream's status, headers and body unchanged. An SSE answer
 (a POST's, or the GET stream) is relayed chunk by chunk as it arrives, never held whole, and
 its events are observed after they were relayed; a JSON answer is observed once relayed, up to
-:data:`~mcp_otel.proxy.wire.MAX_OBSERVED_LINE`. Bodies are relayed as they are encoded (no
+:data:`~mcp_otel.frontends.wire.MAX_OBSERVED_LINE`. Bodies are relayed as they are encoded (no
 decompression): a compressed body is relayed, not observed.
 
-What the wire front end (:class:`mcp_otel.proxy.wire.WireSession`) is told, per
+What the wire front end (:class:`mcp_otel.frontends.wire.WireSession`) is told, per
 ``Mcp-Session-Id`` (an exchange of its own when the server keeps no session, as on
 2026-07-28): each POST body the client sent, each JSON answer and SSE event the server sent; an
 answer refused before JSON-RPC (HTTP status >= 400 with no JSON-RPC answer in it); the client
@@ -42,8 +42,8 @@ from aiohttp import (
 )
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, Key, WireSession
 from mcp_otel.proxy.stdio import Lines
-from mcp_otel.proxy.wire import MAX_OBSERVED_LINE, Key, WireSession
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import CLIENT_ADDRESS, CLIENT_PORT
 
@@ -154,7 +154,7 @@ class _Exchange(NamedTuple):
 
 class _Observed:
     """What the proxy reads of an answer as it goes by: its SSE events, or a JSON body (up to
-    :data:`~mcp_otel.proxy.wire.MAX_OBSERVED_LINE`); nothing of a compressed one."""
+    :data:`~mcp_otel.frontends.wire.MAX_OBSERVED_LINE`); nothing of a compressed one."""
 
     def __init__(self, session: WireSession, headers: Mapping[str, str]) -> None:
         self._session = session

@@ -11,11 +11,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mcp_otel.config import Settings
+from mcp_otel.frontends.wire import WireSession
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.proxy.stdio import relay
-from mcp_otel.proxy.telemetry import ProxyTelemetry, default_output, server_name_of, upstream_name_of
-from mcp_otel.proxy.wire import WireSession
+from mcp_otel.proxy.telemetry import ProxyTelemetry, default_output
 from mcp_otel.semconv import NETWORK_TRANSPORT, SERVER_ADDRESS, SERVER_PORT, TRANSPORT_TCP
+from mcp_otel.service_names import server_name_of, upstream_name_of
 
 EXIT_NOT_STARTED = 127  # as a shell says of a command it cannot run
 STOP_GRACE = 2.0  # seconds the HTTP proxy, told to stop, gives the requests in flight

@@ -1,7 +1,7 @@
 """The stdio relay: the server process, both pipes byte for byte, signals and shutdown.
 
 Bytes are written on as soon as they are read, whole chunks, never held for a line: the
-observer (:class:`mcp_otel.proxy.wire.WireSession`) is told each complete line after it was
+observer (:class:`mcp_otel.frontends.wire.WireSession`) is told each complete line after it was
 relayed, and whatever it does (it never raises) cannot alter, drop or hold traffic. As the
 client (``--as client``), the client's stream goes on line by line instead, each request with
 the proxy's trace context added to it. The server's
@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO
 
-from mcp_otel.proxy.wire import MAX_OBSERVED_LINE, WireSession
+from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, WireSession
 from mcp_otel.safety import report_once
 
 CHUNK = 64 * 1024

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from opentelemetry.metrics import Meter
 from opentelemetry.sdk.metrics import MeterProvider
@@ -24,17 +23,14 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Tracer
 
-from mcp_otel.cli import names_the_service, service_name_of
 from mcp_otel.otlp_file import JsonLinesMetricExporter, JsonLinesSpanExporter, LineStream
 from mcp_otel.run_configurator import bound_exit
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import INSTRUMENTATION_SCOPE
+from mcp_otel.service_names import names_the_service
 from mcp_otel.version import __version__
 
 _OTLP_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-# Programs that run a package by name: the server is the package (``npx -y @scope/server-x``).
-_PACKAGE_RUNNERS = frozenset({"npx", "bunx", "pnpx", "uvx", "pipx"})
-_VERSION_SUFFIX = re.compile(r"@[^@/]*$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -45,29 +41,6 @@ def state_directory(environ: Mapping[str, str] = os.environ) -> Path:
 
 def default_output(name: str, environ: Mapping[str, str] = os.environ) -> Path:
     return state_directory(environ) / f"{_UNSAFE.sub('_', name) or 'server'}.jsonl"
-
-
-def server_name_of(command: Sequence[str]) -> str:
-    """The server a command starts, for ``service.name``: the package a runner runs
-    (``npx -y @modelcontextprotocol/server-filesystem ./notes`` -> ``server-filesystem``), a
-    Python module or script (``python -m weather`` -> ``weather``), else the program's name."""
-    if not command:
-        return "server"
-    program = Path(command[0]).name
-    if program in _PACKAGE_RUNNERS:
-        words = [word for word in command[1:] if word not in ("run", "dlx")]
-        package = next((word for word in words if not word.startswith("-")), None)
-        if package:
-            return _VERSION_SUFFIX.sub("", package.rstrip("/")).rsplit("/", 1)[-1] or program
-    return service_name_of(command) or program  # the agent's rule, for Python and plain programs
-
-
-def upstream_name_of(url: str) -> str:
-    """The server an upstream URL names, for ``service.name``: its host, and its port when the
-    URL gives one (``http://mcp.internal:8000/mcp`` -> ``mcp.internal:8000``)."""
-    parts = urlsplit(url)
-    host = parts.hostname or "server"
-    return f"{host}:{parts.port}" if parts.port else host
 
 
 class ProxyTelemetry:

@@ -1,6 +1,8 @@
-"""What both SDK majors share, and the facts told apart by a feature check on one object: session
-facts, errors, cancellation, the request record the receiver patches read, trace context in
-``params._meta``, transports' endpoints."""
+"""What every side reads of an MCP message and what carries it, whichever front end it came from:
+session facts and the handshake's answer, JSON-RPC errors, cancellation and cancel
+notifications, the request record the receivers read, trace context in ``params._meta``,
+headers and transports' endpoints (told apart by a feature check on one object where the two
+SDK majors differ). Below the lifecycle: it imports no front end, host or side."""
 
 from __future__ import annotations
 
@@ -59,11 +61,6 @@ SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
-def envelope_params(protocol_version: Any) -> dict[str, Any]:
-    """Params whose envelope names ``protocol_version`` (what ``server/discover`` sends)."""
-    return {"_meta": {PROTOCOL_VERSION_META_KEY: protocol_version}}
-
-
 def envelope_protocol_version(params: Any) -> str | None:
     """The protocol version a 2026-07-28 request's envelope names, if it carries one."""
     meta = params.get("_meta") if isinstance(params, Mapping) else None
@@ -100,20 +97,6 @@ def session_write_stream(session: Any) -> Any:
     dispatcher = getattr(session, "_dispatcher", None)
     owner = dispatcher if dispatcher is not None else session
     return getattr(owner, "_write_stream", None)
-
-
-def abandon_reason(exc: BaseException) -> str | None:
-    """Why a client stopped waiting for a call, as mcp 2.x words it in its courtesy cancel: the
-    caller cancelled, or the SDK's read timeout expired. ``None`` for any other ending (and for a
-    closed coroutine, which can no longer send anything)."""
-    if isinstance(exc, GeneratorExit):
-        return None
-    if is_cancellation(exc):
-        return "caller cancelled"
-    error = rpc_error_of(exc)
-    if error is not None and error.code == 408:  # mcp 1.x read timeout
-        return "timed out"
-    return None
 
 
 def is_client_session(session: Any) -> bool:
@@ -288,11 +271,3 @@ def _mcp_error_classes() -> tuple[type[BaseException], ...]:
 
 def str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def header(http_request: Any, name: str) -> str | None:
-    headers = getattr(http_request, "headers", None)
-    try:
-        return str_or_none(headers.get(name)) if headers is not None else None
-    except Exception:
-        return None

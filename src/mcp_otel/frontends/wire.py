@@ -55,6 +55,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, SpanKind, Tracer
 
+from mcp_otel import messages
 from mcp_otel.attributes import Request, round_attributes, session_attributes
 from mcp_otel.classify import (
     RpcError,
@@ -68,7 +69,6 @@ from mcp_otel.classify import (
     unfinished,
 )
 from mcp_otel.config import Settings
-from mcp_otel.frontends import common
 from mcp_otel.lifecycle import Call, Classify, Lifecycle
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, bounded
@@ -202,7 +202,7 @@ class WireSession:
         self._from_client: dict[Key, _WireCall] = {}
         self._from_server: dict[Key, _WireCall] = {}
         # What the server says it is (its handshake's answer), and the protocol it speaks.
-        self._facts = common.NO_FACTS
+        self._facts = messages.NO_FACTS
         self._ended = False
 
     @property
@@ -404,7 +404,7 @@ class WireSession:
             return None
         request = Request.of(method, params if isinstance(params, dict) else None, self._settings)
         attributes = session_attributes(request, self._settings, self._facts, self.session_id)
-        if MCP_PROTOCOL_VERSION not in attributes and (version := common.envelope_protocol_version(params)):
+        if MCP_PROTOCOL_VERSION not in attributes and (version := messages.envelope_protocol_version(params)):
             attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request names it itself
         attributes.update(self._connection)
         if extra:
@@ -492,7 +492,7 @@ class WireSession:
     def _learn_server(self, call: _WireCall, result: dict[str, Any]) -> dict[str, Any]:
         """The handshake's answer (``initialize``, ``server/discover``) names the server and the
         protocol: every later span says it, and so does the handshake's own span."""
-        self._facts = self._facts.updated_by(common.handshake_facts(result))
+        self._facts = self._facts.updated_by(messages.handshake_facts(result))
         learnt = session_attributes(Request(call.method), self._settings, self._facts)
         self._lifecycle.relearn(call, learnt)
         return learnt

@@ -12,8 +12,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from mcp_otel.config import Settings
+from mcp_otel.frontends.wire import MAX_IN_FLIGHT, WireSession
 from mcp_otel.metrics import CallMetrics
-from mcp_otel.proxy.wire import MAX_IN_FLIGHT, WireSession
 from tests.conftest import PROVIDER, tool_call_spans
 
 

@@ -1,0 +1,1 @@
+"""The front ends read on their own: the wire's messages, without a relay."""
