@@ -1,29 +1,20 @@
 """The layers stay as docs/architecture.md draws them, read from the code's own imports (ast):
-no import cycle in ``src/`` or ``benchmarks/`` (imports inside functions count: they run too),
-and nothing at or below the lifecycle imports a front end, a host (the proxy's relays and
-command, the instrumentor, the CLI) or the CLI's helpers."""
+every module of the package is in one layer of the page's table, none imports a module of a
+layer above its own, and there is no import cycle in ``src/`` or ``benchmarks/`` (imports inside
+functions count: they run too)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests.harness import REPO_ROOT
 
 SRC = REPO_ROOT / "src"
 PACKAGE = "mcp_otel"
-# Above the lifecycle: the hosts (the package's root is the public API: the instrumentor) and
-# the front ends they apply. Every other module of the package
-# is the lifecycle's layer or below it (the sides, the classifier, the writer, metrics, shapes).
-HOSTS = {
-    "mcp_otel",
-    "mcp_otel.instrumentor",
-    "mcp_otel.cli",
-    "mcp_otel.run_configurator",
-    "mcp_otel.wrap",
-    "mcp_otel.assets",
-}
-ABOVE = ("mcp_otel.frontends", "mcp_otel.proxy")
+ARCHITECTURE = REPO_ROOT / "docs" / "architecture.md"
+_CODE = re.compile(r"`([^`]+)`")
 
 
 def _module_name(path: Path, root: Path) -> str:
@@ -83,8 +74,31 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def _is_above(name: str) -> bool:
-    return name in HOSTS or any(name == top or name.startswith(top + ".") for top in ABOVE)
+def _layers(page: str, modules: set[str]) -> list[set[str]]:
+    """The modules of each row of the page's table of layers, top first: a cell's `x/y.py` is
+    module ``mcp_otel.x.y``, `x/` the package ``mcp_otel.x`` and all in it, `mcp_otel` the root."""
+    layers = []
+    for line in page.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) < 3 or cells[0] in ("Layer", "---"):
+            continue
+        layer = set()
+        for name in _CODE.findall(cells[1]):
+            dotted = f"{PACKAGE}.{name.removesuffix('.py').removesuffix('/').replace('/', '.')}"
+            if name == PACKAGE:
+                layer.add(PACKAGE)
+            elif name.endswith("/"):
+                layer |= {module for module in modules if module == dotted or module.startswith(dotted + ".")}
+            else:
+                layer.add(dotted)
+        layers.append(layer)
+    return layers
+
+
+def _climbing(graph: dict[str, set[str]], layers: list[set[str]]) -> set[tuple[str, str]]:
+    """Every import of ``graph`` into a layer above the importer's."""
+    depth = {module: index for index, layer in enumerate(layers) for module in layer}
+    return {(name, target) for name, targets in graph.items() for target in targets if depth[target] < depth[name]}
 
 
 def test_no_import_cycle_in_the_package() -> None:
@@ -95,16 +109,17 @@ def test_no_import_cycle_in_the_benchmarks() -> None:
     assert _cycle(_graph(REPO_ROOT, "benchmarks")) is None
 
 
-def test_nothing_below_the_front_ends_imports_them_or_a_host() -> None:
+def test_the_architecture_page_places_every_module_once() -> None:
     graph = _graph(SRC, PACKAGE)
-    climbing = {
-        (name, target)
-        for name, targets in graph.items()
-        if not _is_above(name)
-        for target in targets
-        if _is_above(target)
-    }
-    assert climbing == set()
+    layers = _layers(ARCHITECTURE.read_text(), set(graph))
+    assert len(layers) == 8
+    placed = [module for layer in layers for module in layer]
+    assert sorted(placed) == sorted(graph), "each module in exactly one layer, and no module that is not there"
+
+
+def test_no_module_imports_one_of_a_layer_above_its_own() -> None:
+    graph = _graph(SRC, PACKAGE)
+    assert _climbing(graph, _layers(ARCHITECTURE.read_text(), set(graph))) == set()
 
 
 def test_the_checks_see_a_cycle_and_a_climbing_import() -> None:
@@ -114,5 +129,10 @@ def test_the_checks_see_a_cycle_and_a_climbing_import() -> None:
     graph = _graph(SRC, PACKAGE)
     assert "mcp_otel.client" in graph["mcp_otel.frontends.mcp1"]  # a front end feeds the lifecycle
     assert "mcp_otel.messages" in graph["mcp_otel.client"]
-    assert all(_is_above(name) for name in ("mcp_otel.frontends.wire", "mcp_otel.proxy.http", "mcp_otel.cli"))
-    assert not _is_above("mcp_otel.lifecycle")
+    layers = _layers(ARCHITECTURE.read_text(), set(graph))
+    assert {"mcp_otel.frontends.wire", "mcp_otel.frontends.sdk"} <= layers[2]
+    assert "mcp_otel.proxy.http" in layers[0]
+    assert _climbing({"mcp_otel.lifecycle": {"mcp_otel.frontends.wire"}, "mcp_otel.frontends.wire": set()}, layers) == {
+        ("mcp_otel.lifecycle", "mcp_otel.frontends.wire")
+    }
+    assert _climbing({"mcp_otel.client": {"mcp_otel.server"}, "mcp_otel.server": set()}, layers) == set()
