@@ -83,3 +83,46 @@ def test_every_page_is_in_the_site() -> None:
     nav = (REPO_ROOT / "mkdocs.yml").read_text()
     pages = {path.name for path in DOCS.glob("*.md")}
     assert pages == set(re.findall(r":\s*(\S+\.md)\s*$", nav, re.MULTILINE))
+
+
+# Pages a reader scans: no prose paragraph longer than this. The generated benchmark tables
+# (benchmarks.md, written by benchmarks/run.py) and the changelog (included from CHANGELOG.md)
+# are not written as pages.
+MAX_PARAGRAPH_LINES = 10
+_NOT_PAGES = {"benchmarks.md", "changelog.md"}
+_LIST_ITEM = re.compile(r"\s*([-*+]|\d+\.)\s")
+
+
+def _prose_paragraphs(text: str) -> list[tuple[int, int]]:
+    """Each prose paragraph's first line number and length in lines: a run of text lines outside
+    code fences, ended by a blank line, a heading, a table row, a picture or the next list item."""
+    paragraphs: list[tuple[int, int]] = []
+    start, length, fenced = 0, 0, False
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        fence = stripped.startswith("```")
+        fenced ^= fence
+        ends = fence or fenced or not stripped or stripped.startswith(("#", "|", "![", "<", "--8<--"))
+        if length and (ends or _LIST_ITEM.match(line)):
+            paragraphs.append((start, length))
+            length = 0
+        if not ends:
+            start, length = (number, 1) if not length else (start, length + 1)
+    if length:
+        paragraphs.append((start, length))
+    return paragraphs
+
+
+def test_the_paragraph_reader_counts_prose_only() -> None:
+    text = "intro\nstill intro\n\n```\ncode\ncode\n```\n| a |\n|---|\n- one\n  one more\n- two\n# Head\nlast\n"
+    assert _prose_paragraphs(text) == [(1, 2), (10, 2), (12, 1), (14, 1)]
+
+
+@pytest.mark.parametrize(
+    "page",
+    [README, *sorted(page for page in DOCS.glob("*.md") if page.name not in _NOT_PAGES)],
+    ids=lambda page: page.name,
+)
+def test_no_prose_paragraph_is_longer_than_ten_lines(page: Path) -> None:
+    long = [(line, length) for line, length in _prose_paragraphs(page.read_text()) if length > MAX_PARAGRAPH_LINES]
+    assert long == [], f"{page.name}: (first line, lines) of each paragraph to split or make a table or list"
