@@ -219,6 +219,38 @@ def test_bytes_pass_through_unchanged(tmp_path: Path) -> None:
     assert {s["service"] for s in otlp.spans(output)} <= {"echo"}
 
 
+@pytest.mark.parametrize("size", [100_000, 150_000])
+def test_a_server_that_exits_after_writing_loses_no_byte_to_a_slow_client(size: int, tmp_path: Path) -> None:
+    """The server writes more than the pipes hold and exits while the client is not reading:
+    the proxy still delivers every byte before it exits (it once ended holding the tail, lost
+    when it exited). The client reads only once the server is gone and the proxy had time to
+    exit; its stdin stays open, as a client's does until it has what it wants."""
+    server_command = [sys.executable, str(REPO_ROOT / "tests" / "servers" / "last_words.py"), str(size)]
+    command = [MCP_OTEL, "proxy", "--output", str(tmp_path / "proxy.jsonl"), "--", *server_command]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proxy:
+        assert proxy.stdout is not None
+        assert proxy.stderr is not None
+        server = int(proxy.stderr.readline())
+        deadline = time.monotonic() + 30
+        while _alive(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with suppress(subprocess.TimeoutExpired):
+            proxy.wait(timeout=2)  # the time it once took to exit with bytes unsent
+        received = proxy.stdout.read(size + 100)
+        assert proxy.stdin is not None
+        proxy.stdin.close()
+        assert proxy.wait(timeout=30) == 0
+    assert len(received) == size + 72
+    assert received.endswith(b'"}}\n')
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, exited but not yet reaped, does not)."""
+    with suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    return False
+
+
 # A stand-in server that says when it is told to stop, and exits 7.
 STOPPABLE = (
     "import signal, sys, time\n"

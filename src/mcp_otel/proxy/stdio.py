@@ -192,6 +192,10 @@ async def _writer(stream: BinaryIO) -> Callable[[bytes], Any]:
     if _is_pipe(stream):
         loop = asyncio.get_running_loop()
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stream)
+        # No bytes held past a write: drain waits until the client's pipe took them all, so the
+        # relay never ends (the server exited, the proxy about to) with a server's last answer
+        # still in our buffer, and a client that reads slowly holds the server back, as directly.
+        transport.set_write_buffer_limits(high=0)
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
         async def write(chunk: bytes) -> None:
