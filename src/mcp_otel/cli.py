@@ -9,6 +9,7 @@ Exit codes: ``run`` returns the agent's; ``report`` returns 0, 1 when a failure 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -21,7 +22,6 @@ from mcp_otel.report import EVERY_METHOD, format_json, format_table, summarize_f
 from mcp_otel.semconv import METHOD_TOOLS_CALL
 from mcp_otel.service_names import names_the_service, service_name_of
 
-CONFIGURATOR_NAME = "mcp_otel"
 EXIT_ABOVE_THRESHOLD = 1
 EXIT_UNREADABLE = 2
 
@@ -34,7 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "run",
         help="run a Python agent with MCP tool calls traced, then print a per-server summary",
         description="Runs COMMAND under opentelemetry-instrument (mcp-otel included). Spans and metrics "
-        "go to --output as OTLP JSON lines, and also to OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set.",
+        "go to --output as OTLP JSON lines, and also to the exporters OTEL_TRACES_EXPORTER and "
+        "OTEL_METRICS_EXPORTER name (else to OTLP when an OTLP endpoint is set).",
     )
     run.add_argument(
         "--output", type=Path, default=Path("mcp-otel.jsonl"), help="telemetry file (default: %(default)s)"
@@ -62,10 +63,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "it byte for byte (its stderr passes through); or, with --listen and --upstream, serves HOST:PORT as "
         "a reverse proxy of the streamable HTTP server at URL. Each request the client sends gets the SERVER span, "
         "and each request the server sends the CLIENT span, that an instrumented server would make, with "
-        "its outcome (--as client: the client's spans instead); spans and metrics go to --output as OTLP "
-        "JSON lines (mcp-otel report --side server reads them), and also to OTLP when "
-        "OTEL_EXPORTER_OTLP_ENDPOINT is set. Exits with the server's status (over HTTP: runs until SIGINT or "
-        "SIGTERM).",
+        "its outcome (--as client: the client's spans instead). Spans and metrics go where the standard "
+        "OTEL_* settings say (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_SDK_DISABLED, ...; a console "
+        "exporter writes to stderr); a signal they name no exporter for goes to --output as OTLP JSON lines "
+        "(mcp-otel report --side server reads them), and to OTLP too when an OTLP endpoint is set. When "
+        "telemetry cannot be set up, the traffic is relayed all the same and stderr says why. Exits with the "
+        "server's status (over HTTP: runs until SIGINT or SIGTERM).",
     )
     proxy.add_argument(
         "--name", help="the server's service.name (default: from COMMAND, or the upstream's host and port)"
@@ -99,6 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     wrap.add_argument("files", nargs="+", type=Path, metavar="FILE")
     wrap.add_argument("--unwrap", action="store_true", help="run the servers directly again")
+    wrap.add_argument(
+        "--force", action="store_true", help="wrap even when the proxy could not export from this environment"
+    )
 
     assets = commands.add_parser(
         "assets",
@@ -140,25 +146,31 @@ def _proxy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.listen or args.upstream:
         if not (args.listen and args.upstream) or command:
             parser.error("proxy: over HTTP, give both --listen HOST:PORT and --upstream URL, and no command")
-        try:
-            from mcp_otel.proxy.main import proxy_http  # the proxy extra's
-        except ImportError as exc:
-            print(f"mcp-otel proxy: HTTP needs aiohttp: pip install 'mcp-otel[proxy]' ({exc})", file=sys.stderr)
+        if importlib.util.find_spec("aiohttp") is None:  # the relay itself needs it: no failing open
+            print("mcp-otel proxy: HTTP needs aiohttp: pip install 'mcp-otel[proxy]'", file=sys.stderr)
             return EXIT_UNREADABLE
+        from mcp_otel.proxy.main import proxy_http
+
         return proxy_http(args.listen, args.upstream, name=args.name, output=args.output, as_client=as_client)
     if not command:
         parser.error("proxy: give the server's command after --, e.g. mcp-otel proxy -- python -m my_server")
-    try:
-        from mcp_otel.proxy.main import proxy  # the sdk extra's: only this command needs it
-    except ImportError as exc:
-        print(f"mcp-otel proxy: needs the OpenTelemetry SDK: pip install 'mcp-otel[sdk]' ({exc})", file=sys.stderr)
-        return EXIT_UNREADABLE
+    from mcp_otel.proxy.main import proxy  # without the SDK it relays all the same, and says so
+
     return proxy(command, name=args.name, output=args.output, as_client=as_client)
 
 
 def _wrap(args: argparse.Namespace) -> int:
+    from mcp_otel.proxy.telemetry import missing_requirement
     from mcp_otel.wrap import WrapError, unwrap_file, wrap_file
 
+    if not args.unwrap and not args.force and (missing := missing_requirement()) is not None:
+        # A wrapped server would answer, but the proxy in front of it could record nothing.
+        print(
+            f"mcp-otel wrap: the proxy could not export from this environment: {missing}. "
+            "Nothing was changed; --force wraps all the same (the servers then run without telemetry).",
+            file=sys.stderr,
+        )
+        return EXIT_ABOVE_THRESHOLD
     status = 0
     for path in args.files:
         try:
@@ -223,21 +235,15 @@ def _run_environment(output: Path, agent: Sequence[str] = ()) -> dict[str, str]:
     """The agent's environment: auto-instrumentation through our configurator, the file exporter
     added to whatever exporters the user configured (OTLP when an endpoint is set), and a
     ``service.name`` from the program it runs unless the user named the service."""
-    from mcp_otel.otlp_file import FILE_EXPORTER, RUN_FILE_ENV  # the sdk extra's: `run` needs it
+    from mcp_otel.run_configurator import exporters_environment  # the sdk extra's: `run` needs it
 
     env = dict(os.environ)
     name = service_name_of(agent)
     if name and not names_the_service(env):
         env["OTEL_SERVICE_NAME"] = name
-    env[RUN_FILE_ENV] = str(output)
-    env["OTEL_PYTHON_CONFIGURATOR"] = CONFIGURATOR_NAME
+    env.update(exporters_environment(env, output, always_file=True))
     # `python` in the command is this environment's, as if it were activated.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    default = "otlp_proto_http" if env.get("OTEL_EXPORTER_OTLP_ENDPOINT") else ""
-    for variable in ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER"):
-        names = [name.strip() for name in env.get(variable, default).split(",")]
-        env[variable] = ",".join([name for name in names if name and name != "none"] + [FILE_EXPORTER])
-    env.setdefault("OTEL_LOGS_EXPORTER", "none")
     return env
 
 

@@ -1,6 +1,8 @@
-"""The OpenTelemetry SDK configurator behind ``mcp-otel run``: the SDK's own configuration from
-the environment, plus, when ``MCP_OTEL_RUN_FILE`` names a file, spans and metrics written there
-as OTLP JSON lines (:mod:`mcp_otel.otlp_file`).
+"""The OpenTelemetry SDK configuration of mcp-otel's own processes: ``mcp-otel run``'s agent
+and ``mcp-otel proxy``. The SDK's own configurator, reading the standard ``OTEL_*`` variables,
+plus, when ``MCP_OTEL_RUN_FILE`` names a file, spans and metrics written there as OTLP JSON
+lines (:mod:`mcp_otel.otlp_file`). :func:`exporters_environment` says which exporters each
+signal gets, the same way for both.
 
 Exit is bounded: with the collector down or hanging, the SDK's shutdown would wait out the
 export in flight and then the export timeout again for the last spans and the last metrics. Here
@@ -9,8 +11,9 @@ else ``OTEL_EXPORTER_OTLP_TIMEOUT``, else 10 s, as the SDK resolves it), counted
 the process starts exiting; an OTLP export that would start after it gives up at once (the local
 file still gets everything). Exit is thus delayed by at most the longest of those timeouts.
 
-``mcp-otel run`` selects it with ``OTEL_PYTHON_CONFIGURATOR=mcp_otel``. Loaded any other way
-(without the variable) it configures exactly what the SDK's default configurator does.
+``mcp-otel run`` selects it with ``OTEL_PYTHON_CONFIGURATOR=mcp_otel``; the proxy runs it
+in-process. Loaded any other way (without the variable) it configures exactly what the SDK's
+default configurator does.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import atexit
 import os
 import threading
 import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from opentelemetry import metrics, trace
@@ -29,16 +34,62 @@ from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
 )
 
+from mcp_otel.otlp_file import FILE_EXPORTER, RUN_FILE_ENV
 from mcp_otel.safety import report_once
+
+CONFIGURATOR_NAME = "mcp_otel"  # its entry point (group opentelemetry_configurator)
+_EXPORTER_VARIABLES = {"traces": "OTEL_TRACES_EXPORTER", "metrics": "OTEL_METRICS_EXPORTER"}
+_ENDPOINTS = {
+    "traces": ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+    "metrics": ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"),
+}
+_PROTOCOLS = {
+    "traces": ("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"),
+    "metrics": ("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"),
+}
+
+
+def exporters_environment(environ: Mapping[str, str], output: Path, *, always_file: bool) -> dict[str, str]:
+    """The variables that make the SDK's configuration export what mcp-otel's processes export,
+    to be laid over ``environ``. Per signal: the exporters ``OTEL_TRACES_EXPORTER`` /
+    ``OTEL_METRICS_EXPORTER`` name (``none``: none); when they name none, OTLP when an endpoint
+    is set for the signal (over HTTP unless ``OTEL_EXPORTER_OTLP_*PROTOCOL`` says otherwise: the
+    ``sdk`` extra brings the HTTP exporter) and the OTLP JSON lines file ``output``. With
+    ``always_file`` (``mcp-otel run``, whose summary reads it) the file is added in every case."""
+    env = {RUN_FILE_ENV: str(output), "OTEL_PYTHON_CONFIGURATOR": CONFIGURATOR_NAME}
+    for signal, variable in _EXPORTER_VARIABLES.items():
+        named = [name.strip() for name in environ.get(variable, "").split(",") if name.strip()]
+        if named:
+            names = [name for name in named if name.lower() != "none"]
+        else:
+            if any(environ.get(endpoint) for endpoint in _ENDPOINTS[signal]):
+                names = ["otlp" if any(environ.get(p) for p in _PROTOCOLS[signal]) else "otlp_proto_http"]
+            else:
+                names = []
+        if always_file or not named:
+            names.append(FILE_EXPORTER)
+        env[variable] = ",".join(dict.fromkeys(names)) or "none"
+    env["OTEL_LOGS_EXPORTER"] = environ.get("OTEL_LOGS_EXPORTER") or "none"
+    return env
+
+
+def sdk_disabled(environ: Mapping[str, str]) -> bool:
+    """``OTEL_SDK_DISABLED=true``: no telemetry at all (the SDK's own rule: only "true")."""
+    return environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
 
 
 class RunConfigurator(_OTelSDKConfigurator):
+    """The SDK's configurator, each OTLP exporter's time at exit bounded (:attr:`exit_clock`,
+    started at exit, or by whoever shuts the providers down first)."""
+
+    exit_clock: _ExitClock | None = None
+
     def _configure(self, **kwargs: Any) -> None:
         # The file exporters (FILE_EXPORTER) find the run's file themselves: older SDKs'
         # configurators pass exporters no arguments.
         super()._configure(**kwargs)  # type: ignore[no-untyped-call]
         try:
-            bound_exit(trace.get_tracer_provider(), metrics.get_meter_provider())
+            self.exit_clock = bound_exit(trace.get_tracer_provider(), metrics.get_meter_provider())
         except Exception as exc:
             report_once("could not bound the exporters' time at exit", exc)
 
@@ -105,27 +156,30 @@ def export_timeout(signal: str) -> float:
         return DEFAULT_EXPORT_TIMEOUT
 
 
-def bound_exit(tracer_provider: Any, meter_provider: Any) -> _ExitClock | None:
-    """Bound the providers' OTLP exporters at exit (SDK internals, feature-checked: anything
-    unexpected leaves the exporters as they are)."""
+def exporters_of(tracer_provider: Any, meter_provider: Any) -> Iterator[tuple[Any, str, str, Any]]:
+    """Where the providers keep each exporter: (the object holding it, its attribute, the signal,
+    the signal's failure result). SDK internals, feature-checked: what is not found is skipped."""
     from opentelemetry.sdk.metrics.export import MetricExportResult
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    clock = _ExitClock()
-    # (object holding the exporter, its attribute, signal, failure result)
-    holders: list[tuple[Any, str, str, Any]] = []
     processors = getattr(getattr(tracer_provider, "_active_span_processor", None), "_span_processors", ())
     for processor in processors:
         batch = getattr(processor, "_batch_processor", None)  # SDK 1.3x: the processor holds it itself
         holder, attribute = (processor, "span_exporter") if batch is None else (batch, "_exporter")
-        holders.append((holder, attribute, "traces", SpanExportResult.FAILURE))
+        yield holder, attribute, "traces", SpanExportResult.FAILURE
     readers: Any = getattr(meter_provider, "_metric_readers", None)
     if readers is None:  # SDK 1.3x: in its configuration
         readers = getattr(getattr(meter_provider, "_sdk_config", None), "metric_readers", ())
     for reader in readers:
-        holders.append((reader, "_exporter", "metrics", MetricExportResult.FAILURE))
+        yield reader, "_exporter", "metrics", MetricExportResult.FAILURE
+
+
+def bound_exit(tracer_provider: Any, meter_provider: Any) -> _ExitClock | None:
+    """Bound the providers' OTLP exporters at exit (anything unexpected leaves the exporters as
+    they are)."""
+    clock = _ExitClock()
     wrapped = 0
-    for holder, attribute, signal, failure in holders:
+    for holder, attribute, signal, failure in exporters_of(tracer_provider, meter_provider):
         exporter = getattr(holder, attribute, None)
         if type(exporter).__module__.startswith("opentelemetry.exporter.otlp.proto"):
             setattr(holder, attribute, _BoundedExporter(exporter, clock, export_timeout(signal), failure))

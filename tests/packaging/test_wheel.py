@@ -21,6 +21,7 @@ import tarfile
 import zipfile
 from email.parser import HeaderParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -247,3 +248,56 @@ def test_the_wheel_without_mcp(dist: Path, with_mcp: tuple[Path, Path], tmp_path
         env={**env, "OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"},
     )
     assert "failed" not in instrumented.lower(), instrumented
+
+
+def test_the_base_install_wraps_only_when_forced_and_then_relays(dist: Path, tmp_path: Path) -> None:
+    """``pip install mcp-otel`` (no extra): ``wrap`` refuses, leaving the file as it was, and
+    says what to install; with ``--force`` the wrapped server answers through the proxy, which
+    says once why it records nothing and writes no file."""
+    import anyio
+    from mcp import StdioServerParameters
+
+    from tests.harness import stdio_parameters
+
+    venv = _venv(tmp_path, _python("3.12"), str(_wheel(dist)))
+    env = _clean_env(venv)
+    sdk = subprocess.run([str(venv / "bin" / "python"), "-c", "import opentelemetry.sdk"], env=env, cwd=tmp_path)
+    assert sdk.returncode != 0  # truly without the SDK
+    server = stdio_parameters()
+    config = tmp_path / "claude_desktop_config.json"
+    entries = {"tools": {"command": server.command, "args": server.args, "env": server.env}}
+    original = json.dumps({"mcpServers": entries})
+    config.write_text(original)
+    wrap = [str(venv / "bin" / "mcp-otel"), "wrap", str(config)]
+    refused = subprocess.run(wrap, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert refused.returncode == 1
+    assert "pip install 'mcp-otel[sdk]'" in refused.stderr
+    assert config.read_text() == original
+    assert not config.with_name(config.name + ".mcp-otel-backup").exists()
+    _run([*wrap, "--force"], cwd=tmp_path, env=env)
+    entry = json.loads(config.read_text())["mcpServers"]["tools"]
+    assert entry["command"] == str(venv / "bin" / "mcp-otel")
+    state = tmp_path / "state"
+    errors = tmp_path / "proxy.err"
+    parameters = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env={**entry["env"], "XDG_STATE_HOME": str(state)}, cwd=server.cwd
+    )
+    assert anyio.run(_call_ok, parameters, errors) == ["ok"]
+    said = [line for line in errors.read_text().splitlines() if line.startswith("mcp-otel proxy:")]
+    assert said == [
+        "mcp-otel proxy: relaying without telemetry: the OpenTelemetry SDK is not installed here: "
+        "pip install 'mcp-otel[sdk]'"
+    ]
+    assert not state.exists()
+
+
+async def _call_ok(parameters: Any, errors: Path) -> list[str]:
+    """What the test server's ``ok`` tool answers, through ``parameters`` (its stderr to ``errors``)."""
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    with errors.open("w") as errlog:
+        async with stdio_client(parameters, errlog=errlog) as streams, ClientSession(*streams) as session:
+            await session.initialize()
+            result = await session.call_tool("ok", {})
+    return [content.text for content in result.content]  # type: ignore[union-attr]

@@ -219,6 +219,82 @@ def test_bytes_pass_through_unchanged(tmp_path: Path) -> None:
     assert {s["service"] for s in otlp.spans(output)} <= {"echo"}
 
 
+def _echoed(tmp_path: Path, output: Path, **settings: str) -> subprocess.CompletedProcess[bytes]:
+    """WIRE sent through the proxy in front of ECHO, with the ``OTEL_*`` ``settings``."""
+    command = [MCP_OTEL, "proxy", "--name", "echo", "--output", str(output), "--", sys.executable, "-c", ECHO]
+    env = {**env_without_otel(), **settings}
+    return subprocess.run(command, input=WIRE, capture_output=True, timeout=60, env=env, cwd=tmp_path)
+
+
+def _relaying_without_telemetry(stderr: bytes) -> list[str]:
+    return [line for line in stderr.decode(errors="replace").splitlines() if "relaying without telemetry" in line]
+
+
+def test_console_exporters_write_to_stderr_and_the_protocol_is_untouched(tmp_path: Path) -> None:
+    """``OTEL_TRACES_EXPORTER=console``: the spans on stderr (stdout is the protocol), the bytes
+    relayed unchanged; both signals named, so no file."""
+    output = tmp_path / "proxy.jsonl"
+    completed = _echoed(tmp_path, output, OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="console")
+    assert completed.stdout == WIRE
+    assert completed.returncode == 3
+    stderr = completed.stderr.decode(errors="replace")
+    assert '"name": "tools/call x"' in stderr  # the SDK's console span
+    assert '"service.name": "echo"' in stderr
+    assert '"mcp.server.operation.duration"' in stderr  # the SDK's console metrics
+    assert not output.exists()
+    assert _relaying_without_telemetry(completed.stderr) == []
+
+
+def test_the_sdk_disabled_means_no_telemetry_and_the_same_bytes(tmp_path: Path) -> None:
+    output = tmp_path / "proxy.jsonl"
+    completed = _echoed(tmp_path, output, OTEL_SDK_DISABLED="true")
+    assert completed.stdout == WIRE
+    assert completed.returncode == 3
+    assert not output.exists()
+    assert _relaying_without_telemetry(completed.stderr) == []  # the user's choice: nothing to say
+
+
+def test_the_service_is_named_as_the_settings_say(tmp_path: Path) -> None:
+    output = tmp_path / "proxy.jsonl"
+    completed = _echoed(tmp_path, output, OTEL_RESOURCE_ATTRIBUTES="service.name=mine,deployment.environment=dev")
+    assert completed.stdout == WIRE
+    otlp.wait_for(output, lambda path: otlp.points(path, MCP_SERVER_SESSION_DURATION))
+    assert {s["service"] for s in otlp.spans(output)} == {"mine"}
+
+
+@pytest.mark.parametrize(
+    ("settings", "output", "said"),
+    [
+        (
+            {"OTEL_TRACES_EXPORTER": "nosuch"},
+            "proxy.jsonl",
+            "OTEL_TRACES_EXPORTER names the exporter 'nosuch', which is not installed here: "
+            "pip install the package that provides it",
+        ),
+        (
+            {"OTEL_METRICS_EXPORTER": "otlp"},  # grpc, as the SDK resolves it: not in the sdk extra
+            "proxy.jsonl",
+            "OTEL_METRICS_EXPORTER names the exporter 'otlp_proto_grpc', which is not installed here: "
+            "pip install opentelemetry-exporter-otlp-proto-grpc",
+        ),
+        ({}, "not-a-directory/proxy.jsonl", "cannot write {output} (File exists: {output.parent})"),
+    ],
+    ids=["unknown exporter", "otlp over grpc", "unwritable file"],
+)
+def test_telemetry_that_cannot_be_set_up_leaves_the_traffic_as_it_is(
+    settings: dict[str, str], output: str, said: str, tmp_path: Path
+) -> None:
+    """Fail open: the bytes relayed unchanged, the server's status, and one line on stderr that
+    says why nothing is recorded and what to do."""
+    (tmp_path / "not-a-directory").write_text("")
+    completed = _echoed(tmp_path, tmp_path / output, **settings)
+    assert completed.stdout == WIRE
+    assert completed.returncode == 3
+    expected = "mcp-otel proxy: relaying without telemetry: " + said.format(output=tmp_path / output)
+    assert _relaying_without_telemetry(completed.stderr) == [expected]
+    assert b"Traceback" not in completed.stderr
+
+
 @pytest.mark.parametrize("size", [100_000, 150_000])
 def test_a_server_that_exits_after_writing_loses_no_byte_to_a_slow_client(size: int, tmp_path: Path) -> None:
     """The server writes more than the pipes hold and exits while the client is not reading:
