@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -43,11 +44,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     _summary_options(run)
     run.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the agent to run")
 
-    report = commands.add_parser("report", help="summarize MCP tool calls from OTLP JSON span files")
-    report.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    report = commands.add_parser(
+        "report",
+        help="summarize MCP tool calls from OTLP JSON span files",
+        description="Summarizes the calls in each FILE and the generations it was rotated into (FILE.1, ...); "
+        "with no FILE, every file mcp-otel proxy writes by default ($XDG_STATE_HOME/mcp-otel/proxy, else "
+        "~/.local/state/mcp-otel/proxy), from the servers' side.",
+    )
+    report.add_argument("files", nargs="*", type=Path, metavar="FILE")
     _summary_options(report)
     report.add_argument(
-        "--side", choices=["client", "server"], default="client", help="whose spans to count (default: %(default)s)"
+        "--side",
+        choices=["client", "server"],
+        help="whose spans to count (default: client; with no FILE, server: the proxies stand in for the servers)",
+    )
+    report.add_argument(
+        "--since",
+        type=_duration,
+        metavar="DURATION",
+        help="only the calls that ended in the last DURATION: 90s, 30m, 1h, 2d, 1w",
     )
     report.add_argument(
         "--fail-above",
@@ -88,6 +103,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="telemetry file, appended to (default: NAME.jsonl in $XDG_STATE_HOME/mcp-otel/proxy, "
         "else ~/.local/state/mcp-otel/proxy)",
+    )
+    proxy.add_argument(
+        "--max-file-size",
+        type=_megabytes,
+        default=20,
+        metavar="MB",
+        help="the telemetry file rotates past this many MiB (default: %(default)s)",
+    )
+    proxy.add_argument(
+        "--keep-files",
+        type=_positive,
+        default=3,
+        metavar="N",
+        help="rotated telemetry files kept beside it, FILE.1 the newest; the oldest is dropped (default: %(default)s)",
     )
     proxy.add_argument("server", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the server to run")
 
@@ -151,12 +180,18 @@ def _proxy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             return EXIT_UNREADABLE
         from mcp_otel.proxy.main import proxy_http
 
-        return proxy_http(args.listen, args.upstream, name=args.name, output=args.output, as_client=as_client)
+        return proxy_http(
+            args.listen, args.upstream, name=args.name, output=args.output, as_client=as_client, rotate=_rotate(args)
+        )
     if not command:
         parser.error("proxy: give the server's command after --, e.g. mcp-otel proxy -- python -m my_server")
     from mcp_otel.proxy.main import proxy  # without the SDK it relays all the same, and says so
 
-    return proxy(command, name=args.name, output=args.output, as_client=as_client)
+    return proxy(command, name=args.name, output=args.output, as_client=as_client, rotate=_rotate(args))
+
+
+def _rotate(args: argparse.Namespace) -> tuple[int, int]:
+    return int(args.max_file_size * 1024 * 1024), args.keep_files
 
 
 def _wrap(args: argparse.Namespace) -> int:
@@ -199,6 +234,47 @@ def _summary_options(parser: argparse.ArgumentParser) -> None:
         "or every method with --by method)",
     )
     parser.add_argument("--format", choices=["table", "json"], default="table", help="(default: %(default)s)")
+
+
+def _has_telemetry(path: Path) -> bool:
+    from mcp_otel.report import with_generations
+
+    return any(generation.stat().st_size for generation in with_generations(path) if generation.exists())
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def _duration(text: str) -> float:
+    """Seconds in ``90s``, ``30m``, ``1h``, ``2d``, ``1w``."""
+    number, unit = text.strip()[:-1], text.strip()[-1:].lower()
+    try:
+        seconds = float(number) * _UNITS[unit]
+    except (KeyError, ValueError):
+        raise argparse.ArgumentTypeError("a number and a unit: 90s, 30m, 1h, 2d, 1w") from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError("a duration above zero")
+    return seconds
+
+
+def _megabytes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0
+    if not value > 0:
+        raise argparse.ArgumentTypeError("a size in MiB above zero, e.g. 20 or 0.5")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError("a whole number, 1 or more")
+    return value
 
 
 def _rate(text: str) -> float:
@@ -256,7 +332,19 @@ def _method(args: argparse.Namespace) -> str:
 
 
 def _report(args: argparse.Namespace) -> int:
-    summaries, problems = summarize_files(args.files, args.side, _method(args), args.by)
+    files, side = args.files, args.side or "client"
+    if not files:
+        from mcp_otel.proxy.telemetry import state_directory
+
+        directory = state_directory()
+        # A proxy that has recorded nothing yet leaves an empty file: nothing to say of it.
+        files = [path for path in sorted(directory.glob("*.jsonl")) if _has_telemetry(path)]
+        side = args.side or "server"
+        if not files:
+            print(f"mcp-otel report: no FILE given, and no proxy has written to {directory}", file=sys.stderr)
+            return EXIT_UNREADABLE
+    since = None if args.since is None else time.time_ns() - int(args.since * 1e9)
+    summaries, problems = summarize_files(files, side, _method(args), args.by, since)
     print(format_table(summaries, args.by) if args.format == "table" else format_json(summaries))
     for problem in problems:
         print(f"mcp-otel report: {problem}", file=sys.stderr)

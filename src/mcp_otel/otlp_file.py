@@ -20,6 +20,7 @@ import json
 import os
 import threading
 from collections.abc import Sequence
+from types import ModuleType
 from typing import IO, Any
 
 from google.protobuf.json_format import MessageToDict
@@ -30,6 +31,12 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from mcp_otel.safety import report_once
+
+fcntl: ModuleType | None
+try:  # POSIX (the proxy's relay is POSIX's too); elsewhere files are not locked
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None
 
 # The file ``mcp-otel run`` gives its agent, which both exporters write to when made without a
 # stream (as the SDK's configurator makes them, by entry point name: ``FILE_EXPORTER``).
@@ -57,30 +64,90 @@ def _hex_ids(value: Any) -> Any:
 
 
 class LineStream:
-    """One file shared by the span and metric exporters: each line is written whole (its
-    writers flush after each line)."""
+    """One file shared by the span and metric exporters, and by every process that writes it (two
+    desktop clients running the same server both proxy it to one file): each line is written
+    whole, with one ``write`` to a file opened for appending, under an exclusive lock
+    (``PATH.lock``, ``flock``), so no line is torn or lost between processes.
 
-    def __init__(self, path: str) -> None:
-        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (open for the life of the process)
+    With ``max_bytes``, a line that would take the file past it first rotates it, as logging's
+    ``RotatingFileHandler`` names generations: ``PATH`` becomes ``PATH.1``, ``PATH.1`` becomes
+    ``PATH.2``, ... up to ``PATH.KEEP``; the oldest is dropped. A writer that finds the file
+    rotated by another process goes on in the new one."""
+
+    def __init__(self, path: str, max_bytes: int | None = None, keep: int = 0) -> None:
+        self._path = path
+        self._max_bytes = max_bytes
+        self._keep = keep
+        self._fd = self._open()
+        self._lock_fd = os.open(f"{path}.lock", os.O_WRONLY | os.O_CREAT, 0o644) if fcntl else None
         self._lock = threading.Lock()
+        self._closed = False
+
+    def _open(self) -> int:
+        return os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     @property
     def closed(self) -> bool:
-        return self._file.closed
+        return self._closed
 
     def write(self, text: str) -> int:
+        data = text.encode("utf-8")
         with self._lock:
-            return self._file.write(text)
+            if self._closed:
+                raise ValueError(f"{self._path} is closed")
+            if fcntl is not None and self._lock_fd is not None:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            try:
+                self._follow_rotation()
+                if self._max_bytes is not None:
+                    size = os.fstat(self._fd).st_size
+                    if size and size + len(data) > self._max_bytes:  # a line bigger than that: alone in a file
+                        self._rotate()
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._fd, view) :]
+            finally:
+                if fcntl is not None and self._lock_fd is not None:
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        return len(text)
+
+    def _follow_rotation(self) -> None:
+        """Reopen the file when another process rotated (or someone removed) the one we hold."""
+        try:
+            named = os.stat(self._path)
+        except FileNotFoundError:
+            named = None
+        held = os.fstat(self._fd)
+        if named is None or (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino):
+            os.close(self._fd)
+            self._fd = self._open()
+
+    def _rotate(self) -> None:
+        for generation in range(self._keep, 0, -1):
+            older = self._path if generation == 1 else f"{self._path}.{generation - 1}"
+            if os.path.exists(older):
+                os.replace(older, f"{self._path}.{generation}")
+        if self._keep == 0:
+            os.truncate(self._path, 0)
+        os.close(self._fd)
+        self._fd = self._open()
 
     def flush(self) -> None:
-        with self._lock:
-            self._file.flush()
+        """Nothing is held: each line is written as it comes."""
 
     def close(self) -> None:
         with self._lock:
-            self._file.close()
+            if not self._closed:
+                self._closed = True
+                os.close(self._fd)
+                if self._lock_fd is not None:
+                    os.close(self._lock_fd)
 
 
+# The file size past which ``mcp-otel proxy``'s file rotates, and the generations it keeps
+# (``MCP_OTEL_RUN_FILE`` given by the proxy's configuration; ``mcp-otel run``'s never rotates).
+RUN_FILE_MAX_BYTES_ENV = "MCP_OTEL_RUN_FILE_MAX_BYTES"
+RUN_FILE_KEEP_ENV = "MCP_OTEL_RUN_FILE_KEEP"
 _run_streams: dict[str, LineStream] = {}
 _run_streams_lock = threading.Lock()
 
@@ -90,10 +157,12 @@ def run_file_stream() -> LineStream:
     path = os.environ.get(RUN_FILE_ENV)
     if not path:
         raise ValueError(f"{RUN_FILE_ENV} names no file to write telemetry to")
+    max_bytes = os.environ.get(RUN_FILE_MAX_BYTES_ENV)
+    keep = int(os.environ.get(RUN_FILE_KEEP_ENV) or 0)
     with _run_streams_lock:
         stream = _run_streams.get(path)
         if stream is None:
-            stream = _run_streams[path] = LineStream(path)
+            stream = _run_streams[path] = LineStream(path, int(max_bytes) if max_bytes else None, keep)
         return stream
 
 

@@ -20,6 +20,7 @@ With the ``fast`` extra, lines are parsed by msgspec (``docs/benchmarks.md`` say
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 from collections import Counter
@@ -97,6 +98,7 @@ class Call(NamedTuple):
     seconds: float
     derived: bool  # outcome derived from the span status (no outcome attribute)
     declined: bool = False  # cancelled because a person said no (input_declined)
+    ended: int = 0  # when, in nanoseconds since the epoch
 
 
 _RELATIVE_ERROR = 0.01
@@ -230,13 +232,30 @@ class Summaries:
         return sorted(self._groups.values(), key=lambda summary: summary.name)
 
 
+def with_generations(path: Path) -> list[Path]:
+    """``path`` and the generations it was rotated into (``PATH.1`` the newest ... ``PATH.N``),
+    oldest first; ``path`` itself also when it is not there (then the reader says so)."""
+    generations = []
+    for candidate in path.parent.glob(glob.escape(path.name) + ".*"):
+        suffix = candidate.name[len(path.name) + 1 :]
+        if suffix.isdigit():
+            generations.append((int(suffix), candidate))
+    older = [candidate for _, candidate in sorted(generations, reverse=True)]
+    return [*older, path] if path.exists() or not older else older
+
+
 def iter_calls(
-    paths: Iterable[Path], problems: list[str], side: str = "client", method: str = METHOD_TOOLS_CALL
+    paths: Iterable[Path],
+    problems: list[str],
+    side: str = "client",
+    method: str = METHOD_TOOLS_CALL,
+    since: int | None = None,
 ) -> Iterator[Call]:
-    """Every request of ``method`` in the files, read a line at a time; one message per file or
-    line that could not be read is appended to ``problems`` (the rest of the file is still read)."""
+    """Every request of ``method`` in the files and their rotated generations (ended at or after
+    ``since``, nanoseconds since the epoch, if given), read a line at a time; one message per
+    file or line that could not be read is appended to ``problems`` (the rest is still read)."""
     kinds, every = _KINDS[side], method == EVERY_METHOD
-    for path in paths:
+    for path in (generation for given in paths for generation in with_generations(given)):
         try:
             with path.open("rb") as lines:
                 read_any = False
@@ -246,7 +265,7 @@ def iter_calls(
                     read_any = True
                     try:
                         for call in _calls_in_line(line, kinds):
-                            if every or call.method == method:
+                            if (every or call.method == method) and (since is None or call.ended >= since):
                                 yield call
                     except ReportError as exc:
                         problems.append(f"{path}:{number}: {exc}")
@@ -268,13 +287,18 @@ def read_calls(
 
 
 def summarize_files(
-    paths: Iterable[Path], side: str = "client", method: str = METHOD_TOOLS_CALL, by: str = "server"
+    paths: Iterable[Path],
+    side: str = "client",
+    method: str = METHOD_TOOLS_CALL,
+    by: str = "server",
+    since: int | None = None,
 ) -> tuple[list[Summary], list[str]]:
-    """The summaries of every request of ``method`` in the files, in memory that does not grow
-    with the number of calls, and one message per file or line that could not be read."""
+    """The summaries of every request of ``method`` in the files (ended at or after ``since``),
+    in memory that does not grow with the number of calls, and one message per file or line that
+    could not be read."""
     problems: list[str] = []
     summaries = Summaries(by)
-    for call in iter_calls(paths, problems, side, method):
+    for call in iter_calls(paths, problems, side, method, since):
         summaries.add(call)
     return summaries.sorted(), problems
 
@@ -506,4 +530,5 @@ def _call(attributes: dict[str, Any], status_code: Any, start: Any, end: Any) ->
         (int(end) - int(start)) / 1e9,
         MCP_REQUEST_OUTCOME not in attributes and TOOL_OUTCOME not in attributes,
         reason == INPUT_DECLINED,
+        int(end),
     )

@@ -34,7 +34,7 @@ from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
 )
 
-from mcp_otel.otlp_file import FILE_EXPORTER, RUN_FILE_ENV
+from mcp_otel.otlp_file import FILE_EXPORTER, RUN_FILE_ENV, RUN_FILE_KEEP_ENV, RUN_FILE_MAX_BYTES_ENV
 from mcp_otel.safety import report_once
 
 CONFIGURATOR_NAME = "mcp_otel"  # its entry point (group opentelemetry_configurator)
@@ -49,14 +49,19 @@ _PROTOCOLS = {
 }
 
 
-def exporters_environment(environ: Mapping[str, str], output: Path, *, always_file: bool) -> dict[str, str]:
+def exporters_environment(
+    environ: Mapping[str, str], output: Path, *, always_file: bool, rotate: tuple[int, int] | None = None
+) -> dict[str, str]:
     """The variables that make the SDK's configuration export what mcp-otel's processes export,
     to be laid over ``environ``. Per signal: the exporters ``OTEL_TRACES_EXPORTER`` /
     ``OTEL_METRICS_EXPORTER`` name (``none``: none); when they name none, OTLP when an endpoint
     is set for the signal (over HTTP unless ``OTEL_EXPORTER_OTLP_*PROTOCOL`` says otherwise: the
     ``sdk`` extra brings the HTTP exporter) and the OTLP JSON lines file ``output``. With
-    ``always_file`` (``mcp-otel run``, whose summary reads it) the file is added in every case."""
+    ``always_file`` (``mcp-otel run``, whose summary reads it) the file is added in every case.
+    ``rotate``: (bytes, generations) past which the file rotates and how many it keeps."""
     env = {RUN_FILE_ENV: str(output), "OTEL_PYTHON_CONFIGURATOR": CONFIGURATOR_NAME}
+    if rotate is not None:
+        env[RUN_FILE_MAX_BYTES_ENV], env[RUN_FILE_KEEP_ENV] = (str(value) for value in rotate)
     for signal, variable in _EXPORTER_VARIABLES.items():
         named = [name.strip() for name in environ.get(variable, "").split(",") if name.strip()]
         if named:

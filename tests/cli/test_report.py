@@ -138,6 +138,75 @@ def test_server_side(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert row["ok"] == 1
 
 
+def test_a_files_rotated_generations_are_read_with_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "server.jsonl"
+    write_spans(path.with_name("server.jsonl.2"), [("s", "t", OK, False)] * 2)
+    write_spans(path.with_name("server.jsonl.1"), [("s", "t", TOOL_ERROR, False)])
+    write_spans(path, [("s", "t", OK, False)])
+    path.with_name("server.jsonl.lock").write_text("")  # the writers' lock: not a generation
+    (row,) = json.loads(run_report(capsys, path, "--format", "json")[1])
+    assert (row["calls"], row["ok"], row["failed"]) == (4, 3, 1)
+
+
+def _aged(path: Path, seconds: float) -> None:
+    """Every span of ``path`` moved ``seconds`` into the past."""
+    shift = int(seconds * 1e9)
+    lines = []
+    for line in path.read_text().splitlines():
+        message = json.loads(line)
+        for resource in message.get("resourceSpans", []):
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    for key in ("startTimeUnixNano", "endTimeUnixNano"):
+                        span[key] = str(int(span[key]) - shift)
+        lines.append(json.dumps(message))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_with_no_file_every_proxys_file_from_the_servers_side(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``mcp-otel report`` alone: the files the proxies write by default (their generations
+    too), one row per server, SERVER spans; an empty file (a proxy that recorded nothing yet) is
+    not a problem there; ``--since`` keeps the calls that ended in that time."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    directory = tmp_path / "mcp-otel" / "proxy"
+    directory.mkdir(parents=True)
+    write_spans(directory / "weather.jsonl", [("weather", "forecast", OK, False)] * 2, kind=SpanKind.SERVER)
+    write_spans(directory / "weather.jsonl.1", [("weather", "forecast", TOOL_ERROR, False)], kind=SpanKind.SERVER)
+    _aged(directory / "weather.jsonl.1", 2 * 86400)
+    write_spans(directory / "files.jsonl", [("files", "read", OK, False)], kind=SpanKind.SERVER)
+    write_spans(directory / "files.jsonl", [("files", "read", OK, False)])  # a CLIENT span: not counted
+    (directory / "idle.jsonl").write_text("")
+    code, out, err = run_report(capsys, "--format", "json")
+    assert (code, err) == (0, "")
+    assert [(row["name"], row["calls"], row["failed"]) for row in json.loads(out)] == [
+        ("files", 1, 0),
+        ("weather", 3, 1),
+    ]
+    recent = json.loads(run_report(capsys, "--format", "json", "--since", "1d")[1])
+    assert [(row["name"], row["calls"], row["failed"]) for row in recent] == [("files", 1, 0), ("weather", 2, 0)]
+    assert [row["calls"] for row in json.loads(run_report(capsys, "--format", "json", "--side", "client")[1])] == [1]
+
+
+def test_with_no_file_and_no_proxy_file_it_says_where_it_looked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    code, _, err = run_report(capsys)
+    assert code == 2
+    assert f"no proxy has written to {tmp_path / 'mcp-otel' / 'proxy'}" in err
+
+
+@pytest.mark.parametrize("since", ["1", "0s", "0.0h", "1y", "h"])
+def test_since_needs_a_duration(since: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", "--since", since])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "90s, 30m, 1h, 2d, 1w" in err or "a duration above zero" in err
+
+
 def test_fail_above(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "spans.jsonl"
     write_spans(

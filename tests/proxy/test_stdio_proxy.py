@@ -295,6 +295,87 @@ def test_telemetry_that_cannot_be_set_up_leaves_the_traffic_as_it_is(
     assert b"Traceback" not in completed.stderr
 
 
+def _every_generation(output: Path) -> list[dict[str, Any]]:
+    """The spans of ``output`` and of every generation it was rotated into (each line parsed:
+    a torn one fails here)."""
+    from mcp_otel.report import with_generations
+
+    return [span for path in with_generations(output) for span in otlp.spans(path)]
+
+
+def _proxy_process(output: Path) -> int:
+    """The pid of the proxy writing ``output``."""
+    for entry in Path("/proc").iterdir():
+        with suppress(OSError):
+            command = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
+            if str(output).encode() in command and b"proxy" in command:
+                return int(entry.name)
+    raise AssertionError(f"no proxy writes {output}")
+
+
+def _resources(pid: int) -> tuple[int, int]:
+    """A process's open file descriptors and resident memory (KiB)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    resident = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+    return len(list(Path(f"/proc/{pid}/fd").iterdir())), resident
+
+
+# Exports every 50 ms and a file of 64 KiB: the proxy's file rotates every few exports.
+_ROTATING = ("--max-file-size", "0.0625", "--keep-files", "100000")
+
+
+async def test_the_file_rotates_under_a_long_run_and_every_span_is_kept_once(tmp_path: Path) -> None:
+    """3,000 calls through a proxy whose file rotates every few exports: every call's span is in
+    one generation, once; the proxy holds no more files and no more memory as it rotates."""
+    from mcp.client.stdio import stdio_client
+
+    output = tmp_path / "proxy.jsonl"
+    parameters = proxied(output, None, None, *_ROTATING)
+    parameters.env = {**(parameters.env or {}), "OTEL_BSP_SCHEDULE_DELAY": "50"}
+    seen = []
+    async with stdio_client(parameters, errlog=sys.stderr) as streams, ClientSession(*streams) as session:
+        await session.initialize()
+        pid = _proxy_process(output)
+        for calls in range(1, 3_001):
+            await session.call_tool("ok", {})
+            if calls in (1_000, 3_000):
+                await anyio.sleep(0.3)  # the exports so far written
+                seen.append(_resources(pid))
+    spans = [span for span in _every_generation(output) if span["name"] == "tools/call ok"]
+    assert len(spans) == 3_000
+    assert len({span["context"]["span_id"] for span in spans}) == 3_000
+    from mcp_otel.report import with_generations
+
+    assert len(with_generations(output)) > 5  # about 2 MB of spans in files of 64 KiB
+    (files_before, memory_before), (files_after, memory_after) = seen
+    assert files_after == files_before
+    assert memory_after - memory_before < 8 * 1024
+
+
+async def test_two_proxies_of_one_name_write_one_file_at_once(tmp_path: Path) -> None:
+    """Two clients (two desktop apps) each start the same server behind its own proxy, both
+    writing one rotating file: every span of both is there once, no line torn."""
+    from mcp.client.stdio import stdio_client
+
+    output = tmp_path / "proxy.jsonl"
+
+    async def client(calls: int) -> None:
+        parameters = proxied(output, None, None, "--name", "tools", *_ROTATING)
+        parameters.env = {**(parameters.env or {}), "OTEL_BSP_SCHEDULE_DELAY": "50"}
+        async with stdio_client(parameters, errlog=sys.stderr) as streams, ClientSession(*streams) as session:
+            await session.initialize()
+            for _ in range(calls):
+                await session.call_tool("ok", {})
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(client, 800)
+        group.start_soon(client, 800)
+    spans = [span for span in _every_generation(output) if span["name"] == "tools/call ok"]
+    assert len(spans) == 1_600
+    assert len({span["context"]["span_id"] for span in spans}) == 1_600
+    assert {span["service"] for span in spans} == {"tools"}
+
+
 @pytest.mark.parametrize("size", [100_000, 150_000])
 def test_a_server_that_exits_after_writing_loses_no_byte_to_a_slow_client(size: int, tmp_path: Path) -> None:
     """The server writes more than the pipes hold and exits while the client is not reading:

@@ -164,3 +164,59 @@ def test_a_failed_write_fails_the_export_and_never_raises() -> None:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     provider.get_tracer("test").start_span("x").end()  # must not raise
     exporter.shutdown()
+
+
+def _generations(path: Path) -> list[Path]:
+    from mcp_otel.report import with_generations
+
+    return with_generations(path)
+
+
+def test_past_its_size_the_file_rotates_and_keeps_its_generations(tmp_path: Path) -> None:
+    """Each line whole in one generation; ``PATH.1`` the newest rotated one; past ``keep`` the
+    oldest dropped; a line bigger than the cap goes alone into a fresh file."""
+    from mcp_otel.otlp_file import LineStream
+
+    path = tmp_path / "server.jsonl"
+    stream = LineStream(str(path), max_bytes=1000, keep=2)
+    for number in range(30):  # 100 bytes a line: ten a file
+        line = json.dumps({"n": number, "pad": ""})
+        stream.write(json.dumps({"n": number, "pad": "x" * (99 - len(line))}) + "\n")
+    stream.write(json.dumps({"n": 30, "pad": "x" * 3000}) + "\n")
+    stream.close()
+    assert [p.name for p in _generations(path)] == ["server.jsonl.2", "server.jsonl.1", "server.jsonl"]
+    kept = [json.loads(line)["n"] for p in _generations(path) for line in p.read_text().splitlines()]
+    assert kept == list(range(10, 31))  # the first ten dropped
+    assert [len(p.read_text().splitlines()) for p in _generations(path)] == [10, 10, 1]
+    assert all(p.stat().st_size <= 1000 for p in _generations(path)[:-1])
+
+
+# A writer process: LINES lines of its own, through a small, rotating stream, as fast as it can.
+_WRITER = """
+import json, sys
+from mcp_otel.otlp_file import LineStream
+path, who, lines = sys.argv[1], sys.argv[2], int(sys.argv[3])
+stream = LineStream(path, max_bytes=20_000, keep=1_000)
+for number in range(lines):
+    stream.write(json.dumps({"who": who, "n": number, "pad": "y" * (number * 37 % 7000)}) + "\\n")
+stream.close()
+"""
+
+
+def test_two_processes_writing_one_file_lose_and_tear_no_line(tmp_path: Path) -> None:
+    """Two proxies of one name (two desktop clients running the same server) write the same file
+    at once, rotating it under each other: every line of both is there once, whole."""
+    import subprocess
+    import sys
+
+    path, lines = tmp_path / "server.jsonl", 400
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), who, str(lines)]) for who in ("first", "second")
+    ]
+    assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
+    generations = _generations(path)
+    assert len(generations) > 20  # it rotated, many times, under both
+    seen = [json.loads(line) for p in generations for line in p.read_text().splitlines()]
+    assert sorted((line["who"], line["n"]) for line in seen) == sorted(
+        (who, number) for who in ("first", "second") for number in range(lines)
+    )

@@ -14,7 +14,7 @@ from mcp_otel.config import Settings
 from mcp_otel.frontends.wire import WireSession
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.proxy.stdio import relay
-from mcp_otel.proxy.telemetry import ProxyTelemetry, default_output
+from mcp_otel.proxy.telemetry import FILE_KEEP, FILE_MAX_BYTES, ProxyTelemetry, default_output
 from mcp_otel.semconv import NETWORK_TRANSPORT, SERVER_ADDRESS, SERVER_PORT, TRANSPORT_TCP
 from mcp_otel.service_names import server_name_of, upstream_name_of
 
@@ -23,7 +23,12 @@ STOP_GRACE = 2.0  # seconds the HTTP proxy, told to stop, gives the requests in 
 
 
 def proxy(
-    command: Sequence[str], *, name: str | None = None, output: Path | None = None, as_client: bool = False
+    command: Sequence[str],
+    *,
+    name: str | None = None,
+    output: Path | None = None,
+    as_client: bool = False,
+    rotate: tuple[int, int] = (FILE_MAX_BYTES, FILE_KEEP),
 ) -> int:
     """Run ``command`` behind the relay, standing in for the server (or ``as_client``); its exit
     status. The settings are the in-process instrumentation's (``OTEL_INSTRUMENTATION_MCP_*``)."""
@@ -31,7 +36,7 @@ def proxy(
     name = name or server_name_of(command) + ("-client" if as_client else "")
     output = output or default_output(name)
     settings = Settings.load()
-    telemetry = ProxyTelemetry(output, name)
+    telemetry = ProxyTelemetry(output, name, rotate=rotate)
     session = WireSession(telemetry.tracer(), CallMetrics(telemetry.meter(), settings), settings, as_client=as_client)
     try:
         return asyncio.run(relay(command, session, telemetry.flush))
@@ -43,7 +48,13 @@ def proxy(
 
 
 def proxy_http(
-    listen: str, upstream: str, *, name: str | None = None, output: Path | None = None, as_client: bool = False
+    listen: str,
+    upstream: str,
+    *,
+    name: str | None = None,
+    output: Path | None = None,
+    as_client: bool = False,
+    rotate: tuple[int, int] = (FILE_MAX_BYTES, FILE_KEEP),
 ) -> int:
     """Serve ``listen`` (``HOST:PORT``) as a reverse proxy of the streamable HTTP server at
     ``upstream`` until SIGINT or SIGTERM, standing in for the server (or ``as_client``)."""
@@ -55,7 +66,7 @@ def proxy_http(
     name = name or upstream_name_of(upstream) + ("-client" if as_client else "")
     output = output or default_output(name)
     settings = Settings.load()
-    telemetry = ProxyTelemetry(output, name)
+    telemetry = ProxyTelemetry(output, name, rotate=rotate)
     metrics = CallMetrics(telemetry.meter(), settings)
     connection: dict[str, object] = {NETWORK_TRANSPORT: TRANSPORT_TCP}
     if as_client:  # the server as its clients see it

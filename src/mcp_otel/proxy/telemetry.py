@@ -7,8 +7,10 @@ configurator and ``OTEL_*`` variables), in the proxy's process: ``OTEL_TRACES_EX
 headers and protocol. When a signal names no exporter, it goes to the OTLP JSON lines file that
 ``mcp-otel report`` reads (``--output``; by default one file per proxied server in the per-user
 state directory, ``$XDG_STATE_HOME/mcp-otel/proxy``, else ``~/.local/state/mcp-otel/proxy``), and
-to OTLP too when an endpoint is set. The proxy's stdout is the protocol, so a console exporter
-writes to stderr. Exports run on the SDK's background threads: the relay never waits for them.
+to OTLP too when an endpoint is set. The file rotates past a size (``--max-file-size``), keeping
+a few generations beside it (``--keep-files``), and several proxies of one name can write it at
+once. The proxy's stdout is the protocol, so a console exporter writes to stderr. Exports run on
+the SDK's background threads: the relay never waits for them.
 
 Telemetry fails open: when it cannot be set up (the SDK or an exporter not installed, the file
 not writable, a setting the SDK refuses), the proxy relays all the same, without telemetry, and
@@ -36,6 +38,10 @@ from mcp_otel.version import __version__
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 SDK_MISSING = "the OpenTelemetry SDK is not installed here: pip install 'mcp-otel[sdk]'"
 _SIGNALS = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER")
+# The file's size past which it rotates, and the generations kept beside it (NAME.jsonl.1 ...):
+# about 20,000 requests a file, at most 80 MiB a server in all.
+FILE_MAX_BYTES = 20 * 1024 * 1024
+FILE_KEEP = 3
 
 
 def state_directory(environ: Mapping[str, str] = os.environ) -> Path:
@@ -60,16 +66,22 @@ class ProxyTelemetry:
     """The proxy's tracer and meter, their exporters, and their bounded shutdown. Never raises:
     without telemetry, :meth:`tracer` and :meth:`meter` are the API's no-op ones."""
 
-    def __init__(self, output: Path, service_name: str, environ: Mapping[str, str] = os.environ) -> None:
+    def __init__(
+        self,
+        output: Path,
+        service_name: str,
+        environ: Mapping[str, str] = os.environ,
+        rotate: tuple[int, int] = (FILE_MAX_BYTES, FILE_KEEP),
+    ) -> None:
         self._tracer_provider: Any = None
         self._meter_provider: Any = None
         self._exit: Any = None
         try:
-            self._configure(output, service_name, environ)
+            self._configure(output, service_name, environ, rotate)
         except Exception as exc:
             _say(f"could not set up telemetry ({type(exc).__name__}: {exc})")
 
-    def _configure(self, output: Path, service_name: str, environ: Mapping[str, str]) -> None:
+    def _configure(self, output: Path, service_name: str, environ: Mapping[str, str], rotate: tuple[int, int]) -> None:
         if missing_requirement() is not None:
             _say(SDK_MISSING)
             return
@@ -80,7 +92,7 @@ class ProxyTelemetry:
 
         if sdk_disabled(environ):
             return
-        settings = exporters_environment(environ, output, always_file=False)
+        settings = exporters_environment(environ, output, always_file=False, rotate=rotate)
         if not names_the_service(environ):
             settings["OTEL_SERVICE_NAME"] = service_name
         if any(FILE_EXPORTER in settings[variable].split(",") for variable in _SIGNALS):
