@@ -65,21 +65,21 @@ def _hex_ids(value: Any) -> Any:
 
 class LineStream:
     """One file shared by the span and metric exporters, and by every process that writes it (two
-    desktop clients running the same server both proxy it to one file): each line is written
-    whole, with one ``write`` to a file opened for appending, under an exclusive lock
-    (``PATH.lock``, ``flock``), so no line is torn or lost between processes.
+    desktop clients running the same server both proxy it to one file; an agent's servers under
+    ``mcp-otel run``): each line is written whole, with one ``write`` to the file opened for
+    appending, holding the file's exclusive lock (``flock``), so no line is torn or lost between
+    processes.
 
     With ``max_bytes``, a line that would take the file past it first rotates it, as logging's
     ``RotatingFileHandler`` names generations: ``PATH`` becomes ``PATH.1``, ``PATH.1`` becomes
-    ``PATH.2``, ... up to ``PATH.KEEP``; the oldest is dropped. A writer that finds the file
-    rotated by another process goes on in the new one."""
+    ``PATH.2``, ... up to ``PATH.KEEP``; the oldest is dropped. A writer whose file was rotated
+    by another process finds out once it holds the lock, and goes on in the new one."""
 
     def __init__(self, path: str, max_bytes: int | None = None, keep: int = 0) -> None:
         self._path = path
         self._max_bytes = max_bytes
         self._keep = keep
         self._fd = self._open()
-        self._lock_fd = os.open(f"{path}.lock", os.O_WRONLY | os.O_CREAT, 0o644) if fcntl else None
         self._lock = threading.Lock()
         self._closed = False
 
@@ -95,10 +95,8 @@ class LineStream:
         with self._lock:
             if self._closed:
                 raise ValueError(f"{self._path} is closed")
-            if fcntl is not None and self._lock_fd is not None:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            self._lock_current_file()
             try:
-                self._follow_rotation()
                 if self._max_bytes is not None:
                     size = os.fstat(self._fd).st_size
                     if size and size + len(data) > self._max_bytes:  # a line bigger than that: alone in a file
@@ -107,30 +105,40 @@ class LineStream:
                 while view:
                     view = view[os.write(self._fd, view) :]
             finally:
-                if fcntl is not None and self._lock_fd is not None:
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                if fcntl is not None:
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
         return len(text)
 
-    def _follow_rotation(self) -> None:
-        """Reopen the file when another process rotated (or someone removed) the one we hold."""
-        try:
-            named = os.stat(self._path)
-        except FileNotFoundError:
-            named = None
-        held = os.fstat(self._fd)
-        if named is None or (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino):
+    def _lock_current_file(self) -> None:
+        """Hold the lock of the file now at the path: the one we hold may have been rotated away
+        (or removed) by another writer while we waited for its lock."""
+        while fcntl is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            held = os.fstat(self._fd)
+            try:
+                named = os.stat(self._path)
+            except FileNotFoundError:
+                named = None
+            if named is not None and (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
+                return
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = self._open()
 
     def _rotate(self) -> None:
+        """Under the lock: the generations moved up, a new file at the path, its lock held."""
         for generation in range(self._keep, 0, -1):
             older = self._path if generation == 1 else f"{self._path}.{generation - 1}"
             if os.path.exists(older):
                 os.replace(older, f"{self._path}.{generation}")
         if self._keep == 0:
             os.truncate(self._path, 0)
-        os.close(self._fd)
+            return
+        rotated = self._fd
         self._fd = self._open()
+        if fcntl is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)  # a writer that opened it since may write its line first
+        os.close(rotated)  # and with it its lock: its waiters find it rotated
 
     def flush(self) -> None:
         """Nothing is held: each line is written as it comes."""
@@ -140,8 +148,6 @@ class LineStream:
             if not self._closed:
                 self._closed = True
                 os.close(self._fd)
-                if self._lock_fd is not None:
-                    os.close(self._lock_fd)
 
 
 # The file size past which ``mcp-otel proxy``'s file rotates, and the generations it keeps
