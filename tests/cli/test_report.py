@@ -143,7 +143,7 @@ def test_a_files_rotated_generations_are_read_with_it(tmp_path: Path, capsys: py
     write_spans(path.with_name("server.jsonl.2"), [("s", "t", OK, False)] * 2)
     write_spans(path.with_name("server.jsonl.1"), [("s", "t", TOOL_ERROR, False)])
     write_spans(path, [("s", "t", OK, False)])
-    path.with_name("server.jsonl.lock").write_text("")  # the writers' lock: not a generation
+    path.with_name("server.jsonl.bak").write_text("not OTLP")  # not a generation: not read
     (row,) = json.loads(run_report(capsys, path, "--format", "json")[1])
     assert (row["calls"], row["ok"], row["failed"]) == (4, 3, 1)
 
