@@ -134,6 +134,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     wrap.add_argument(
         "--force", action="store_true", help="wrap even when the proxy could not export from this environment"
     )
+    wrap.add_argument(
+        "--check",
+        action="store_true",
+        help="change nothing: start each server as its client would, ask initialize and tools/list, and say "
+        "whether it answers, whether it is wrapped and where its telemetry goes (exit 1 if a wrapped one does not "
+        "answer)",
+    )
 
     assets = commands.add_parser(
         "assets",
@@ -198,6 +205,8 @@ def _wrap(args: argparse.Namespace) -> int:
     from mcp_otel.proxy.telemetry import missing_requirement
     from mcp_otel.wrap import WrapError, unwrap_file, wrap_file
 
+    if args.check:
+        return _wrap_check(args.files)
     if not args.unwrap and not args.force and (missing := missing_requirement()) is not None:
         # A wrapped server would answer, but the proxy in front of it could record nothing.
         print(
@@ -221,6 +230,24 @@ def _wrap(args: argparse.Namespace) -> int:
         if result.skipped:
             why = "not wrapped" if args.unwrap else "not stdio (left as they are)"
             print(f"{path}: {why}: {', '.join(result.skipped)}")
+    return status
+
+
+def _wrap_check(files: Sequence[Path]) -> int:
+    from mcp_otel.wrap import WrapError, check_file
+
+    status = 0
+    for path in files:
+        try:
+            checks = check_file(path)
+        except WrapError as exc:
+            print(f"mcp-otel wrap: {exc}", file=sys.stderr)
+            status = max(status, EXIT_UNREADABLE)
+            continue
+        for check in checks:
+            print(f"{path}: {check.line()}", flush=True)
+            if check.wrapped and not check.answered:
+                status = max(status, EXIT_ABOVE_THRESHOLD)
     return status
 
 

@@ -150,6 +150,21 @@ def unwrap_file(path: Path) -> WrapResult:
     return result
 
 
+def check_file(path: Path) -> list[Any]:
+    """Each server of the configuration at ``path`` started as its client would start it
+    (:mod:`mcp_otel.wrap_check`), in the file's order."""
+    import asyncio
+
+    from mcp_otel.wrap_check import check_servers
+
+    _, config = _read(path)
+    servers = [
+        (name, entry, _is_stdio(entry), isinstance(entry, dict) and is_wrapped(entry))
+        for name, entry in servers_of(config).items()
+    ]
+    return asyncio.run(check_servers(servers, path.parent))
+
+
 def _comparable(entry: dict[str, Any]) -> dict[str, Any]:
     """An entry with no ``args`` and one with empty ``args`` run the same command."""
     return {**entry, "args": entry.get("args") or []}

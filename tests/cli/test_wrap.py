@@ -167,3 +167,48 @@ async def test_a_wrapped_server_runs_behind_the_proxy(tmp_path: Path, monkeypatc
     otlp.wait_for(output, lambda p: otlp.points(p, MCP_SERVER_SESSION_DURATION))
     calls = [s for s in otlp.spans(output) if s["name"] == "tools/call ok"]
     assert [(s["service"], s["attributes"]["tool.outcome"]) for s in calls] == [("tools", "ok")]
+
+
+def test_check_starts_each_server_as_its_client_would(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``wrap --check``: each server started with its entry's command, args and env only (and the
+    SDKs' default environment), asked initialize and tools/list; one line each; exit 1 because a
+    wrapped server does not answer. Nothing in the file changes."""
+    server = stdio_parameters()
+    state = tmp_path / "state"
+    env = {**server.env, "XDG_STATE_HOME": str(state)}
+    broken = ["-c", "import sys; sys.stderr.write('no API key set\\n'); sys.exit(3)"]
+    config = {
+        "mcpServers": {
+            "tools": {"command": server.command, "args": server.args, "env": env, "cwd": server.cwd},
+            "plain": {"command": server.command, "args": server.args, "env": env, "cwd": server.cwd},
+            "broken": {"command": sys.executable, "args": broken, "env": {"XDG_STATE_HOME": str(state)}},
+            "remote": {"url": "https://mcp.example.com/mcp"},
+        }
+    }
+    path = written(tmp_path, "claude_desktop_config.json", json.dumps(config, indent=2))
+    wrap_file(path, str(Path(sys.executable).with_name("mcp-otel")))
+    wrapped = json.loads(path.read_text())
+    wrapped["mcpServers"]["plain"] = config["mcpServers"]["plain"]
+    path.write_text(json.dumps(wrapped, indent=2))
+    before = path.read_text()
+    assert main(["wrap", "--check", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    files = state / "mcp-otel" / "proxy"
+    assert out == [
+        f"{path}: tools: answers (11 tools); wrapped, telemetry to {files / 'tools.jsonl'}",
+        f"{path}: plain: answers (11 tools); not wrapped",
+        f"{path}: broken: does not answer: exited with status 3 before answering: no API key set; "
+        f"wrapped, telemetry to {files / 'broken.jsonl'}",
+        f"{path}: remote: not stdio (reached by URL): not started",
+    ]
+    assert path.read_text() == before
+
+
+def test_check_passes_when_every_wrapped_server_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    server = stdio_parameters()
+    env = {**server.env, "XDG_STATE_HOME": str(tmp_path / "state")}
+    config = {"mcpServers": {"tools": {"command": server.command, "args": server.args, "env": env, "cwd": server.cwd}}}
+    path = written(tmp_path, "mcp.json", json.dumps(config))
+    wrap_file(path, str(Path(sys.executable).with_name("mcp-otel")))
+    assert main(["wrap", "--check", str(path)]) == 0
+    assert "tools: answers" in capsys.readouterr().out
