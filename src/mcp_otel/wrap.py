@@ -2,7 +2,9 @@
 
 The files desktop clients and editors keep their servers in: Claude Desktop's
 ``claude_desktop_config.json``, Cursor's and Claude Code's ``mcp.json`` / ``.mcp.json`` (a
-``mcpServers`` map), VS Code's ``mcp.json`` (``servers``) and its settings (``mcp.servers``). A
+``mcpServers`` map, as Gemini CLI's ``settings.json``, Windsurf's ``mcp_config.json`` and Cline's
+``cline_mcp_settings.json`` have), VS Code's ``mcp.json`` (``servers``) and its settings
+(``mcp.servers``), Zed's settings (``context_servers``; JSON without comments). A
 stdio server (``command``, ``args``) becomes ``mcp-otel proxy --name KEY -- COMMAND ARGS``, named
 by its key; ``env`` and every other field stay as they are. Servers reached by URL are listed
 and left alone. Wrapping twice changes nothing. The original file is kept beside it
@@ -48,14 +50,15 @@ def mcp_otel_command() -> str:
 
 
 def servers_of(config: Any) -> dict[str, Any]:
-    """The servers map of a client configuration (``mcpServers``, ``servers``, ``mcp.servers``)."""
+    """The servers map of a client configuration (``mcpServers``, ``servers``, ``mcp.servers``,
+    Zed's ``context_servers``)."""
     if isinstance(config, dict):
         for holder in (config, config.get("mcp")):
             if isinstance(holder, dict):
-                for key in ("mcpServers", "servers"):
+                for key in ("mcpServers", "servers", "context_servers"):
                     if isinstance(holder.get(key), dict):
                         return holder[key]  # type: ignore[no-any-return]
-    raise WrapError("no servers in it (looked for mcpServers, servers and mcp.servers)")
+    raise WrapError("no servers in it (looked for mcpServers, servers, mcp.servers and context_servers)")
 
 
 def is_wrapped(entry: dict[str, Any]) -> bool:

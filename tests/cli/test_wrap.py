@@ -118,6 +118,51 @@ def test_vs_code_servers(tmp_path: Path) -> None:
     assert path.read_text() == VS_CODE  # no final newline, as it was
 
 
+# Cline's cline_mcp_settings.json (Gemini CLI's settings.json and Windsurf's mcp_config.json have
+# the same map), with the fields only Cline has.
+CLINE = """{
+  "mcpServers": {
+    "weather": {
+      "command": "uvx",
+      "args": ["weather-mcp"],
+      "env": {"API_KEY": "k"},
+      "disabled": false,
+      "autoApprove": ["forecast"]
+    }
+  }
+}
+"""
+# Zed's settings.json: context_servers beside the editor's own settings.
+ZED = """{
+  "theme": "One Dark",
+  "context_servers": {
+    "postgres": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-postgres", "postgres://db"], "env": {}}
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "key", "server"),
+    [
+        ("cline_mcp_settings.json", CLINE, "mcpServers", "weather"),
+        ("settings.json", ZED, "context_servers", "postgres"),
+    ],
+)
+def test_cline_gemini_windsurf_and_zed_files(tmp_path: Path, name: str, text: str, key: str, server: str) -> None:
+    path = written(tmp_path, name, text)
+    assert wrap_file(path, MCP_OTEL).wrapped == [server]
+    entry = json.loads(path.read_text())[key][server]
+    original = json.loads(text)[key][server]
+    assert entry == {
+        **original,
+        "command": MCP_OTEL,
+        "args": ["proxy", "--name", server, "--", original["command"], *original["args"]],
+    }
+    unwrap_file(path)
+    assert path.read_text() == text
+
+
 @pytest.mark.parametrize("text", ["not json", '{"other": {}}', "[]"])
 def test_a_file_without_servers_is_a_clear_error(tmp_path: Path, text: str) -> None:
     path = written(tmp_path, "x.json", text)
