@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     wrap = commands.add_parser(
         "wrap",
         help="rewrite an MCP client's configuration so that its stdio servers run under mcp-otel proxy",
-        description="Rewrites each stdio server of FILE (Claude Desktop's claude_desktop_config.json, Cursor's "
+        description="Rewrites each stdio server of FILE (Claude Desktop's claude_desktop_config.json, Cursor's, "
         "Claude Code's, Gemini CLI's, Windsurf's and Cline's mcpServers files, VS Code's mcp.json or settings, "
         "Zed's context_servers) to run under `mcp-otel proxy`, "
         "named by its key; env and every other field are kept, servers reached by URL are listed and left "
