@@ -17,6 +17,15 @@ from typing import Any
 _LOG = logging.getLogger(__name__)
 
 ENV_PREFIX = "OTEL_INSTRUMENTATION_MCP_"
+# The file mcp-otel's own processes write (``mcp-otel run``'s agent, the proxy): its exporters
+# (:mod:`mcp_otel.otlp_file`, entry point ``FILE_EXPORTER``) are made by the SDK's configurator
+# without arguments and find it here; past ``RUN_FILE_MAX_BYTES_ENV`` it rotates, keeping
+# ``RUN_FILE_KEEP_ENV`` generations (the proxy's; ``mcp-otel run``'s never rotates). Here, not
+# beside the exporters, so the configuration reads them without the sdk extra's protobuf.
+RUN_FILE_ENV = "MCP_OTEL_RUN_FILE"
+RUN_FILE_MAX_BYTES_ENV = "MCP_OTEL_RUN_FILE_MAX_BYTES"
+RUN_FILE_KEEP_ENV = "MCP_OTEL_RUN_FILE_KEEP"
+FILE_EXPORTER = "mcp_otel_file"
 # Variables read, in order, when a setting's own is unset.
 _FALLBACK_ENV = {"capture_content": ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",)}
 

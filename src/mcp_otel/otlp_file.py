@@ -30,6 +30,7 @@ from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult,
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from mcp_otel.config import RUN_FILE_ENV, RUN_FILE_KEEP_ENV, RUN_FILE_MAX_BYTES_ENV
 from mcp_otel.safety import report_once
 
 fcntl: ModuleType | None
@@ -37,11 +38,6 @@ try:  # POSIX (the proxy's relay is POSIX's too); elsewhere files are not locked
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None
-
-# The file ``mcp-otel run`` gives its agent, which both exporters write to when made without a
-# stream (as the SDK's configurator makes them, by entry point name: ``FILE_EXPORTER``).
-RUN_FILE_ENV = "MCP_OTEL_RUN_FILE"
-FILE_EXPORTER = "mcp_otel_file"
 
 # The fields protobuf's JSON mapping writes in base64 and OTLP's JSON encoding in hex.
 _ID_FIELDS = frozenset({"traceId", "spanId", "parentSpanId"})
@@ -150,10 +146,6 @@ class LineStream:
                 os.close(self._fd)
 
 
-# The file size past which ``mcp-otel proxy``'s file rotates, and the generations it keeps
-# (``MCP_OTEL_RUN_FILE`` given by the proxy's configuration; ``mcp-otel run``'s never rotates).
-RUN_FILE_MAX_BYTES_ENV = "MCP_OTEL_RUN_FILE_MAX_BYTES"
-RUN_FILE_KEEP_ENV = "MCP_OTEL_RUN_FILE_KEEP"
 _run_streams: dict[str, LineStream] = {}
 _run_streams_lock = threading.Lock()
 

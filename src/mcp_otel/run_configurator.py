@@ -1,7 +1,7 @@
 """The OpenTelemetry SDK configuration of mcp-otel's own processes: ``mcp-otel run``'s agent
 and ``mcp-otel proxy``. The SDK's own configurator, reading the standard ``OTEL_*`` variables,
 plus, when ``MCP_OTEL_RUN_FILE`` names a file, spans and metrics written there as OTLP JSON
-lines (:mod:`mcp_otel.otlp_file`). :func:`exporters_environment` says which exporters each
+lines (:mod:`mcp_otel.otlp_file`, loaded only when named). :func:`exporters_environment` says which exporters each
 signal gets, the same way for both.
 
 Exit is bounded: with the collector down or hanging, the SDK's shutdown would wait out the
@@ -34,7 +34,7 @@ from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
 )
 
-from mcp_otel.otlp_file import FILE_EXPORTER, RUN_FILE_ENV, RUN_FILE_KEEP_ENV, RUN_FILE_MAX_BYTES_ENV
+from mcp_otel.config import FILE_EXPORTER, RUN_FILE_ENV, RUN_FILE_KEEP_ENV, RUN_FILE_MAX_BYTES_ENV
 from mcp_otel.safety import report_once
 
 CONFIGURATOR_NAME = "mcp_otel"  # its entry point (group opentelemetry_configurator)

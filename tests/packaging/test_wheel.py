@@ -135,7 +135,7 @@ def test_metadata_is_fit_to_publish(dist: Path) -> None:
     assert {f"mcp_otel/assets/{name}" for name in ASSETS} <= names
     assert "mcp_otel = mcp_otel:McpInstrumentor" in entry_points
     assert "mcp-otel = mcp_otel.cli:main" in entry_points
-    # mcp-otel run's file (mcp_otel.otlp_file.FILE_EXPORTER), found by the SDK's configurator
+    # mcp-otel run's file (mcp_otel.config.FILE_EXPORTER), found by the SDK's configurator
     assert "mcp_otel_file = mcp_otel.otlp_file:JsonLinesSpanExporter" in entry_points
     assert "mcp_otel_file = mcp_otel.otlp_file:JsonLinesMetricExporter" in entry_points
     (sdist,) = dist.glob("*.tar.gz")

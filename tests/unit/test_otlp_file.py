@@ -25,7 +25,8 @@ from mcp_otel.report import read_calls
 
 # The exporters come with the sdk extra (lowest-mcp1 installs the package without it).
 pytest.importorskip("opentelemetry.exporter.otlp.proto.common", reason="the sdk extra is not installed")
-from mcp_otel.otlp_file import RUN_FILE_ENV, JsonLinesMetricExporter, JsonLinesSpanExporter
+from mcp_otel.config import RUN_FILE_ENV
+from mcp_otel.otlp_file import JsonLinesMetricExporter, JsonLinesSpanExporter
 
 RESOURCE = Resource.create({"service.name": "agent", "service.instance.id": "one"})
 

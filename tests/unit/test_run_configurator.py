@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_otel.otlp_file import FILE_EXPORTER, RUN_FILE_ENV
+from mcp_otel.config import FILE_EXPORTER, RUN_FILE_ENV
 from mcp_otel.run_configurator import CONFIGURATOR_NAME, exporters_environment, sdk_disabled
 
 FILE = Path("/state/x.jsonl")

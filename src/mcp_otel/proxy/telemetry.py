@@ -87,7 +87,7 @@ class ProxyTelemetry:
             return
         from opentelemetry import metrics, trace
 
-        from mcp_otel.otlp_file import FILE_EXPORTER
+        from mcp_otel.config import FILE_EXPORTER
         from mcp_otel.run_configurator import RunConfigurator, exporters_environment, sdk_disabled
 
         if sdk_disabled(environ):
