@@ -14,7 +14,7 @@ $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2
 	@rm -rf $(VENV)/$*
 	$(or $(PYTHON_$*),$(PYTHON)) -m venv $(VENV)/$*
 	$(VENV)/$*/bin/pip install --quiet --disable-pip-version-check --upgrade pip
-	$(VENV)/$*/bin/pip install --quiet --disable-pip-version-check -r requirements/$*.txt -r requirements/dev.txt -e '.[sdk,proxy]'
+	$(VENV)/$*/bin/pip install --quiet --disable-pip-version-check -r requirements/$*.txt -r requirements/dev.txt -e '.[sdk,proxy,desktop]'
 	@touch $@
 
 # The lowest versions the package's metadata allows (requirements/lowest-*.txt), on the oldest

@@ -22,6 +22,7 @@ from mcp_otel.assets import AssetsError, write_assets
 from mcp_otel.report import EVERY_METHOD, format_json, format_table, summarize_files
 from mcp_otel.semconv import METHOD_TOOLS_CALL
 from mcp_otel.service_names import names_the_service, service_name_of
+from mcp_otel.wrap import CLIENTS
 
 EXIT_ABOVE_THRESHOLD = 1
 EXIT_UNREADABLE = 2
@@ -123,15 +124,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     wrap = commands.add_parser(
         "wrap",
         help="rewrite an MCP client's configuration so that its stdio servers run under mcp-otel proxy",
-        description="Rewrites each stdio server of FILE (Claude Desktop's claude_desktop_config.json, Cursor's, "
-        "Claude Code's, Gemini CLI's, Windsurf's and Cline's mcpServers files, VS Code's mcp.json or settings, "
-        "Zed's context_servers) to run under `mcp-otel proxy`, "
-        "named by its key; env and every other field are kept, servers reached by URL are listed and left "
+        description="Rewrites each stdio server of FILE to run under `mcp-otel proxy`, named by its key: the "
+        "mcpServers files of Claude Desktop, Cursor, Claude Code, Gemini CLI, Windsurf and Cline, VS Code's mcp.json "
+        "or settings, Zed's context_servers (JSON), Codex CLI's config.toml, Goose's and Continue's config.yaml "
+        "(comments and formatting kept). Every other field is kept, servers reached by URL are listed and left "
         "alone, wrapping twice changes nothing, and the original is kept as FILE.mcp-otel-backup. "
         "--unwrap restores it.",
     )
     wrap.add_argument("files", nargs="+", type=Path, metavar="FILE")
     wrap.add_argument("--unwrap", action="store_true", help="run the servers directly again")
+    wrap.add_argument(
+        "--client",
+        choices=sorted(CLIENTS),
+        help="whose file it is, where its name and shape do not tell (a YAML file neither Goose's nor Continue's)",
+    )
     wrap.add_argument(
         "--force", action="store_true", help="wrap even when the proxy could not export from this environment"
     )
@@ -207,7 +213,7 @@ def _wrap(args: argparse.Namespace) -> int:
     from mcp_otel.wrap import WrapError, unwrap_file, wrap_file
 
     if args.check:
-        return _wrap_check(args.files)
+        return _wrap_check(args.files, args.client)
     if not args.unwrap and not args.force and (missing := missing_requirement()) is not None:
         # A wrapped server would answer, but the proxy in front of it could record nothing.
         print(
@@ -219,7 +225,7 @@ def _wrap(args: argparse.Namespace) -> int:
     status = 0
     for path in args.files:
         try:
-            result = unwrap_file(path) if args.unwrap else wrap_file(path)
+            result = unwrap_file(path, args.client) if args.unwrap else wrap_file(path, client=args.client)
         except WrapError as exc:
             print(f"mcp-otel wrap: {exc}", file=sys.stderr)
             status = EXIT_UNREADABLE
@@ -234,13 +240,13 @@ def _wrap(args: argparse.Namespace) -> int:
     return status
 
 
-def _wrap_check(files: Sequence[Path]) -> int:
+def _wrap_check(files: Sequence[Path], client: str | None) -> int:
     from mcp_otel.wrap import WrapError, check_file
 
     status = 0
     for path in files:
         try:
-            checks = check_file(path)
+            checks = check_file(path, client)
         except WrapError as exc:
             print(f"mcp-otel wrap: {exc}", file=sys.stderr)
             status = max(status, EXIT_UNREADABLE)

@@ -1,24 +1,34 @@
 """``mcp-otel wrap``: an MCP client's configuration, with every stdio server run under the proxy.
 
-The files desktop clients and editors keep their servers in: Claude Desktop's
-``claude_desktop_config.json``, Cursor's and Claude Code's ``mcp.json`` / ``.mcp.json`` (a
-``mcpServers`` map, as Gemini CLI's ``settings.json``, Windsurf's ``mcp_config.json`` and Cline's
-``cline_mcp_settings.json`` have), VS Code's ``mcp.json`` (``servers``) and its settings
-(``mcp.servers``), Zed's settings (``context_servers``; JSON without comments). A
-stdio server (``command``, ``args``) becomes ``mcp-otel proxy --name KEY -- COMMAND ARGS``, named
-by its key; ``env`` and every other field stay as they are. Servers reached by URL are listed
-and left alone. Wrapping twice changes nothing. The original file is kept beside it
-(``FILE.mcp-otel-backup``, written once, before the first change), and ``--unwrap`` undoes it:
-byte for byte when nothing else changed since, else entry by entry (the servers added since
-stay, unwrapped ones are left alone).
+The files desktop clients, editors and coding agents keep their servers in (:data:`CLIENTS`):
+
+- JSON, a ``mcpServers`` map: Claude Desktop, Cursor, Claude Code, Gemini CLI, Windsurf, Cline;
+  VS Code's ``servers`` (or ``mcp.servers`` in its settings); Zed's ``context_servers``. A stdio
+  server has ``command``, ``args``, ``env``.
+- TOML: Codex CLI's ``config.toml``, ``[mcp_servers.NAME]`` tables of the same fields.
+- YAML: Goose's ``config.yaml``, an ``extensions`` map (``type: stdio``, ``cmd``, ``args``,
+  ``envs``); Continue's ``config.yaml`` (and ``mcpServers/*.yaml`` blocks), an ``mcpServers``
+  list of servers each named by its ``name``.
+
+The client is told by the file's suffix and shape, or named (``--client``). A stdio server's
+command becomes ``mcp-otel proxy --name NAME -- COMMAND ARGS``, named by its key (Continue: its
+``name``); every other field stays as it is. TOML and YAML are edited in place by round-trip
+libraries (tomlkit, ruamel.yaml): comments, order and formatting outside the changed values are
+kept. Servers reached by URL (and Goose's built-in extensions) are listed and left alone.
+Wrapping twice changes nothing. The original file is kept beside it (``FILE.mcp-otel-backup``,
+written once, before the first change), and ``--unwrap`` undoes it: byte for byte when nothing
+else changed since, else entry by entry (the servers added since stay, unwrapped ones are left
+alone).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
 import sys
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,18 +36,108 @@ from typing import Any
 BACKUP_SUFFIX = ".mcp-otel-backup"
 PROXY = "proxy"
 _INDENT = re.compile(r"^([ \t]+)\S", re.MULTILINE)
+_NULL_TAG = "tag:yaml.org,2002:null"
+_ROUND_TRIP = "pip install 'mcp-otel[desktop]'"
 
 
 class WrapError(Exception):
-    """The file cannot be read or has no servers map."""
+    """The file cannot be read, or has no servers where its client keeps them."""
 
 
 @dataclass
 class WrapResult:
     wrapped: list[str] = field(default_factory=list)  # changed now
     already: list[str] = field(default_factory=list)  # wrapped before: left as they are
-    skipped: list[str] = field(default_factory=list)  # not stdio (a URL): left as they are
+    skipped: list[str] = field(default_factory=list)  # not stdio (a URL, a built-in): left as they are
     changed: bool = False
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one kind of file keeps its servers: its format, where the servers are, and the fields
+    of a stdio server's command and environment."""
+
+    format: str  # "json", "toml" or "yaml"
+    servers: Callable[[Any], Iterator[tuple[str, MutableMapping[str, Any]]]]
+    command: str = "command"
+    env: str = "env"
+
+    def is_stdio(self, entry: Any) -> bool:
+        return (
+            isinstance(entry, MutableMapping)
+            and isinstance(entry.get(self.command), str)
+            and "url" not in entry
+            and "uri" not in entry  # Goose's remote extensions
+            and entry.get("type", "stdio") == "stdio"
+        )
+
+    def is_wrapped(self, entry: MutableMapping[str, Any]) -> bool:
+        command, args = entry.get(self.command), entry.get("args")
+        args = list(args) if isinstance(args, list) else []  # plain: tomlkit 0.12's arrays cannot be sliced
+        return isinstance(command, str) and Path(command).name == "mcp-otel" and args[:1] == [PROXY] and "--" in args
+
+    def wrap(self, name: str, entry: MutableMapping[str, Any], command: str) -> None:
+        args = entry.get("args")
+        _set_args(entry, [PROXY, "--name", name, "--", entry[self.command], *(args if isinstance(args, list) else [])])
+        entry[self.command] = command
+
+    def unwrap(self, entry: MutableMapping[str, Any], before: Any) -> None:
+        """The server's own command again; no ``args`` when it had none (``before``: its entry in
+        the backup, if any)."""
+        args = list(entry["args"])
+        original = args[args.index("--") + 1 :]
+        entry[self.command] = original[0] if original else ""
+        if len(original) <= 1 and isinstance(before, MutableMapping) and "args" not in before:
+            del entry["args"]
+        else:
+            _set_args(entry, original[1:])
+
+
+def _set_args(entry: MutableMapping[str, Any], args: list[Any]) -> None:
+    """In place where the list is the document's own (YAML keeps its flow or block style)."""
+    current = entry.get("args")
+    if isinstance(current, list) and type(current).__module__.startswith("ruamel"):
+        current[:] = args
+    else:
+        entry["args"] = args
+
+
+def _mapping_servers(*paths: tuple[str, ...]) -> Callable[[Any], Iterator[tuple[str, MutableMapping[str, Any]]]]:
+    """Servers in the first map found at one of ``paths``, by key."""
+
+    def servers(document: Any) -> Iterator[tuple[str, MutableMapping[str, Any]]]:
+        for path in paths:
+            holder = document
+            for key in path:
+                holder = holder.get(key) if isinstance(holder, MutableMapping) else None
+            if isinstance(holder, MutableMapping):
+                return iter(list(holder.items()))
+        raise WrapError(f"no servers in it (looked for {', '.join('.'.join(path) for path in paths)})")
+
+    return servers
+
+
+def _listed_servers(document: Any) -> Iterator[tuple[str, MutableMapping[str, Any]]]:
+    """Continue's ``mcpServers``: a list of servers, each named by its ``name``."""
+    listed = document.get("mcpServers") if isinstance(document, MutableMapping) else None
+    if not isinstance(listed, list):
+        raise WrapError("no servers in it (looked for an mcpServers list)")
+    return iter([(str(entry.get("name", index)), entry) for index, entry in enumerate(listed)])
+
+
+JSON_LAYOUT = Layout("json", _mapping_servers(("mcpServers",), ("servers",), ("context_servers",), ("mcp", "servers")))
+CODEX = Layout("toml", _mapping_servers(("mcp_servers",)))
+GOOSE = Layout("yaml", _mapping_servers(("extensions",)), command="cmd", env="envs")
+CONTINUE = Layout("yaml", _listed_servers)
+# ``--client NAME``: the clients whose files wrap knows.
+CLIENTS = {
+    **dict.fromkeys(
+        ("claude-desktop", "claude-code", "cursor", "vscode", "zed", "gemini", "windsurf", "cline"), JSON_LAYOUT
+    ),
+    "codex": CODEX,
+    "goose": GOOSE,
+    "continue": CONTINUE,
+}
 
 
 def mcp_otel_command() -> str:
@@ -49,141 +149,178 @@ def mcp_otel_command() -> str:
     return str(Path(found).resolve())
 
 
-def servers_of(config: Any) -> dict[str, Any]:
-    """The servers map of a client configuration (``mcpServers``, ``servers``, ``mcp.servers``,
-    Zed's ``context_servers``)."""
-    if isinstance(config, dict):
-        for holder in (config, config.get("mcp")):
-            if isinstance(holder, dict):
-                for key in ("mcpServers", "servers", "context_servers"):
-                    if isinstance(holder.get(key), dict):
-                        return holder[key]  # type: ignore[no-any-return]
-    raise WrapError("no servers in it (looked for mcpServers, servers, mcp.servers and context_servers)")
+class _Config:
+    """One client's file: its text, its document (edited in place) and its layout."""
+
+    def __init__(self, path: Path, client: str | None = None) -> None:
+        self.path = path
+        try:
+            self.text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise WrapError(f"cannot read {path}: {exc}") from exc
+        named = CLIENTS.get(client) if client else None
+        if client and named is None:
+            raise WrapError(f"no client named {client!r} (known: {', '.join(CLIENTS)})")
+        suffix = path.name.removesuffix(BACKUP_SUFFIX).rpartition(".")[2].lower()
+        form = named.format if named else {"toml": "toml", "yaml": "yaml", "yml": "yaml"}.get(suffix, "json")
+        self.document = _load(form, self.text, path)
+        self.layout = named or _layout_of(form, self.document)
+        self.servers = list(self.layout.servers(self.document))
+
+    def plain(self) -> Any:
+        """The document as plain values, for comparing two files' contents."""
+        return json.loads(json.dumps(self.document, default=str))
+
+    def write(self) -> None:
+        self.path.write_text(_dump(self.layout.format, self.document, self.text), encoding="utf-8")
 
 
-def is_wrapped(entry: dict[str, Any]) -> bool:
-    args = entry.get("args")
-    command = entry.get("command")
-    return (
-        isinstance(command, str)
-        and Path(command).name == "mcp-otel"
-        and isinstance(args, list)
-        and args[:1] == [PROXY]
-        and "--" in args
-    )
+def _layout_of(form: str, document: Any) -> Layout:
+    if form == "json":
+        return JSON_LAYOUT
+    if form == "toml":
+        return CODEX
+    if isinstance(document, MutableMapping) and isinstance(document.get("extensions"), MutableMapping):
+        return GOOSE
+    if isinstance(document, MutableMapping) and isinstance(document.get("mcpServers"), list):
+        return CONTINUE
+    raise WrapError("no servers in it (looked for Goose's extensions and Continue's mcpServers); --client names it")
 
 
-def wrap_entry(name: str, entry: dict[str, Any], command: str) -> dict[str, Any]:
-    args = entry.get("args")
-    wrapped = dict(entry)
-    wrapped["command"] = command
-    wrapped["args"] = [PROXY, "--name", name, "--", entry["command"], *(args if isinstance(args, list) else [])]
-    return wrapped
+def _load(form: str, text: str, path: Path) -> Any:
+    try:
+        if form == "json":
+            return json.loads(text)
+        if form == "toml":
+            return _tomlkit().parse(text)
+        return _yaml(text).load(text)
+    except WrapError:
+        raise
+    except Exception as exc:  # each library's own parse errors
+        raise WrapError(f"cannot read {path}: {exc}") from exc
 
 
-def unwrap_entry(entry: dict[str, Any]) -> dict[str, Any]:
-    args = entry["args"]
-    original = args[args.index("--") + 1 :]
-    unwrapped = dict(entry)
-    unwrapped["command"] = original[0] if original else ""
-    unwrapped["args"] = original[1:]
-    return unwrapped
+def _dump(form: str, document: Any, original: str) -> str:
+    if form == "toml":
+        return _tomlkit().dumps(document)  # type: ignore[no-any-return]
+    if form == "yaml":
+        out = io.StringIO()
+        _yaml(original).dump(document, out)
+        return out.getvalue()
+    # JSON: in the original's indentation, with its final newline (or none)
+    found = _INDENT.search(original)
+    text = json.dumps(document, indent=found.group(1) if found else 2, ensure_ascii=False)
+    return text + ("\n" if original.endswith("\n") else "")
 
 
-def _is_stdio(entry: Any) -> bool:
-    return (
-        isinstance(entry, dict)
-        and isinstance(entry.get("command"), str)
-        and "url" not in entry
-        and entry.get("type", "stdio") == "stdio"
-    )
+def _tomlkit() -> Any:
+    try:
+        import tomlkit
+    except ImportError:
+        raise WrapError(f"a TOML file needs tomlkit: {_ROUND_TRIP}") from None
+    return tomlkit
 
 
-def wrap_file(path: Path, command: str | None = None) -> WrapResult:
+def _yaml(text: str) -> Any:
+    """A round-trip YAML reader and writer indenting as ``text`` does (block sequences under
+    their key, as Goose writes them, or indented, as Continue's examples are)."""
+    try:
+        from ruamel.yaml import YAML
+    except ImportError:
+        raise WrapError(f"a YAML file needs ruamel.yaml: {_ROUND_TRIP}") from None
+    found: dict[str, int] = {}  # under a "key:" line: how deep its map ("mapping") or its list's dash ("offset")
+    parent: tuple[int, str] | None = None
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if not stripped.strip() or stripped.startswith("#"):
+            continue
+        depth = len(line) - len(stripped)
+        if parent is not None and parent[1].rstrip().endswith(":"):
+            kind = "offset" if stripped.startswith("- ") else "mapping"
+            found.setdefault(kind, depth - parent[0])
+        parent = (depth, stripped)
+    mapping, offset = max(found.get("mapping", 2), 1), max(found.get("offset", 0), 0)
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 1 << 16  # no line folded that was not
+    yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
+    # null as Goose (serde_yaml) writes it, not as an empty value
+    yaml.representer.add_representer(type(None), lambda dumper, _: dumper.represent_scalar(_NULL_TAG, "null"))
+    return yaml
+
+
+def wrap_file(path: Path, command: str | None = None, client: str | None = None) -> WrapResult:
     """Wrap every stdio server of the configuration at ``path`` (written only if it changes)."""
-    text, config = _read(path)
-    servers = servers_of(config)
+    config = _Config(path, client)
+    layout = config.layout
     result = WrapResult()
     command = command or mcp_otel_command()
-    for name, entry in servers.items():
-        if not _is_stdio(entry):
+    for name, entry in config.servers:
+        if not layout.is_stdio(entry):
             result.skipped.append(name)
-        elif is_wrapped(entry):
+        elif layout.is_wrapped(entry):
             result.already.append(name)
         else:
-            servers[name] = wrap_entry(name, entry, command)
+            layout.wrap(name, entry, command)
             result.wrapped.append(name)
     if result.wrapped:
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         if not backup.exists():
-            backup.write_text(text, encoding="utf-8")
-        _write(path, text, config)
+            backup.write_text(config.text, encoding="utf-8")
+        config.write()
         result.changed = True
     return result
 
 
-def unwrap_file(path: Path) -> WrapResult:
+def unwrap_file(path: Path, client: str | None = None) -> WrapResult:
     """Undo :func:`wrap_file`: the backup itself when the file is what wrapping it made, else
-    each wrapped server as it was (the backup's own entry where it is the same server)."""
-    text, config = _read(path)
-    servers = servers_of(config)
+    each wrapped server as it was."""
+    config = _Config(path, client)
+    layout = config.layout
     backup_path = path.with_name(path.name + BACKUP_SUFFIX)
-    before: dict[str, Any] = {}
-    backup_text = None
-    if backup_path.exists():
-        backup_text, backup = _read(backup_path)
-        before = servers_of(backup)
+    backup = _Config(backup_path, client) if backup_path.exists() else None
+    before = dict(backup.servers) if backup is not None else {}
     result = WrapResult()
-    for name, entry in servers.items():
-        if not (isinstance(entry, dict) and is_wrapped(entry)):
+    for name, entry in config.servers:
+        if not (layout.is_stdio(entry) and layout.is_wrapped(entry)):
             result.skipped.append(name)
             continue
-        unwrapped = unwrap_entry(entry)
-        original = before.get(name)
-        same = isinstance(original, dict) and _comparable(original) == _comparable(unwrapped)
-        servers[name] = original if same else unwrapped
+        layout.unwrap(entry, before.get(name))
         result.wrapped.append(name)
     if not result.wrapped:
         return result
-    if backup_text is not None and config == json.loads(backup_text):
-        path.write_text(backup_text, encoding="utf-8")  # exactly as it was
+    if backup is not None and config.plain() == backup.plain():
+        path.write_text(backup.text, encoding="utf-8")  # exactly as it was
     else:
-        _write(path, text, config)
+        config.write()
     result.changed = True
     return result
 
 
-def check_file(path: Path) -> list[Any]:
+def check_file(path: Path, client: str | None = None) -> list[Any]:
     """Each server of the configuration at ``path`` started as its client would start it
     (:mod:`mcp_otel.wrap_check`), in the file's order."""
     import asyncio
 
-    from mcp_otel.wrap_check import check_servers
+    from mcp_otel.wrap_check import Server, check_servers
 
-    _, config = _read(path)
-    servers = [
-        (name, entry, _is_stdio(entry), isinstance(entry, dict) and is_wrapped(entry))
-        for name, entry in servers_of(config).items()
-    ]
-    return asyncio.run(check_servers(servers, path.parent))
-
-
-def _comparable(entry: dict[str, Any]) -> dict[str, Any]:
-    """An entry with no ``args`` and one with empty ``args`` run the same command."""
-    return {**entry, "args": entry.get("args") or []}
-
-
-def _read(path: Path) -> tuple[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-        return text, json.loads(text)
-    except (OSError, ValueError) as exc:
-        raise WrapError(f"cannot read {path}: {exc}") from exc
-
-
-def _write(path: Path, original_text: str, config: Any) -> None:
-    """Written in the original's indentation, with its final newline (or none)."""
-    found = _INDENT.search(original_text)
-    indent = found.group(1) if found else 2
-    text = json.dumps(config, indent=indent, ensure_ascii=False)
-    path.write_text(text + ("\n" if original_text.endswith("\n") else ""), encoding="utf-8")
+    config = _Config(path, client)
+    layout = config.layout
+    servers = []
+    for name, entry in config.servers:
+        if not layout.is_stdio(entry):
+            kind = "reached by URL" if "url" in entry or "uri" in entry else f"type {entry.get('type')}"
+            servers.append(Server(name, not_stdio=kind))
+            continue
+        servers.append(
+            Server(
+                name,
+                command=str(entry[layout.command]),
+                args=[str(arg) for arg in entry.get("args") or []],
+                env={str(key): str(value) for key, value in (entry.get(layout.env) or {}).items()},
+                inherited=[str(name) for name in entry.get("env_vars") or []],  # Codex's
+                cwd=str(path.parent / str(entry["cwd"])) if entry.get("cwd") else None,
+                wrapped=layout.is_wrapped(entry),
+            )
+        )
+    return asyncio.run(check_servers(servers))

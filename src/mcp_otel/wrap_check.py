@@ -16,8 +16,7 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_otel.version import __version__
@@ -30,26 +29,45 @@ _STDERR_KEPT = 4096
 
 
 @dataclass
+class Server:
+    """A server of a client's file, as its client would start it."""
+
+    name: str
+    command: str = ""
+    args: Sequence[str] = ()
+    env: Mapping[str, str] = field(default_factory=dict)  # the entry's own
+    inherited: Sequence[
+        str
+    ] = ()  # variables the client passes from its environment besides the SDKs' (Codex's env_vars)
+    cwd: str | None = None
+    wrapped: bool = False
+    not_stdio: str = ""  # why it is not started (reached by URL, a built-in), when it is not
+
+
+@dataclass
 class ServerCheck:
     name: str
-    stdio: bool
     wrapped: bool
+    not_stdio: str = ""
     answered: bool = False
     reason: str = ""  # why it did not answer
     tools: int | None = None
     telemetry: str = ""  # where a wrapped server's telemetry goes
 
     def line(self) -> str:
-        if not self.stdio:
-            return f"{self.name}: not stdio (reached by URL): not started"
+        if self.not_stdio:
+            return f"{self.name}: not stdio ({self.not_stdio}): not started"
         answer = f"answers ({self.tools} tools)" if self.answered else f"does not answer: {self.reason}"
         wrapped = f"wrapped, {self.telemetry}" if self.wrapped else "not wrapped"
         return f"{self.name}: {answer}; {wrapped}"
 
 
-def client_environment(entry_env: Mapping[str, str] | None, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-    """What a client passes a server: the SDKs' default environment, then the entry's ``env``."""
-    env = {name: environ[name] for name in INHERITED if name in environ}
+def client_environment(
+    entry_env: Mapping[str, str] | None, inherited: Sequence[str] = (), environ: Mapping[str, str] = os.environ
+) -> dict[str, str]:
+    """What a client passes a server: the SDKs' default environment and the variables the entry
+    names, then the entry's ``env``."""
+    env = {name: environ[name] for name in (*INHERITED, *inherited) if name in environ}
     env.update({str(key): str(value) for key, value in (entry_env or {}).items()})
     return env
 
@@ -72,7 +90,7 @@ def _option(args: list[str], name: str) -> str | None:
 async def check_server(
     name: str, command: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None, wrapped: bool
 ) -> ServerCheck:
-    check = ServerCheck(name, stdio=True, wrapped=wrapped)
+    check = ServerCheck(name, wrapped=wrapped)
     if wrapped:
         check.telemetry = telemetry_of(args, env)
     try:
@@ -184,16 +202,13 @@ def _last_words(stderr: str) -> str:
     return f": {lines[-1][:200]}" if lines else ""
 
 
-async def check_servers(servers: Sequence[tuple[str, dict[str, Any], bool, bool]], base: Path) -> list[ServerCheck]:
-    """Each (name, entry, stdio, wrapped) checked at once, in their order; ``base`` is where a
-    relative ``cwd`` starts."""
+async def check_servers(servers: Sequence[Server]) -> list[ServerCheck]:
+    """Each server checked at once, in their order."""
 
-    async def one(name: str, entry: dict[str, Any], stdio: bool, wrapped: bool) -> ServerCheck:
-        if not stdio:
-            return ServerCheck(name, stdio=False, wrapped=False)
-        args = [str(arg) for arg in entry.get("args") or []]
-        cwd = entry.get("cwd")
-        env = client_environment(entry.get("env"))
-        return await check_server(name, str(entry["command"]), args, env, str(base / cwd) if cwd else None, wrapped)
+    async def one(server: Server) -> ServerCheck:
+        if server.not_stdio:
+            return ServerCheck(server.name, wrapped=False, not_stdio=server.not_stdio)
+        env = client_environment(server.env, server.inherited)
+        return await check_server(server.name, server.command, server.args, env, server.cwd, server.wrapped)
 
-    return list(await asyncio.gather(*(one(*server) for server in servers)))
+    return list(await asyncio.gather(*(one(server) for server in servers)))
