@@ -19,11 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_otel.proxy.stdio import STOP_WAIT, stop_process
 from mcp_otel.version import __version__
 
 INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # the MCP SDKs' default environment
 TIMEOUT = 60.0  # seconds a server gets to answer both requests (npx may fetch its package first)
-STOP_WAIT = 2.0  # then stdin closed, SIGTERM, SIGKILL: the MCP stdio shutdown
 PROTOCOL_VERSION = "2025-06-18"
 _STDERR_KEPT = 4096
 
@@ -116,7 +116,7 @@ async def check_server(
     except _NoAnswer as exc:
         check.reason = str(exc)
     finally:
-        await _stop(process)
+        await stop_process(process)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(draining, STOP_WAIT)
     said = stderr.decode("utf-8", "replace")
@@ -181,20 +181,6 @@ async def _drain(process: asyncio.subprocess.Process, kept: bytearray) -> None:
     while chunk := await process.stderr.read(65536):
         kept += chunk
         del kept[:-_STDERR_KEPT]
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    assert process.stdin is not None
-    with contextlib.suppress(Exception):
-        process.stdin.close()
-    for escalate in (process.terminate, process.kill):
-        try:
-            await asyncio.wait_for(process.wait(), STOP_WAIT)
-            return
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                escalate()
-    await process.wait()
 
 
 def _last_words(stderr: str) -> str:

@@ -142,7 +142,7 @@ async def _client_to_server(
     client_gone.set()
     session.end(server_exited_first=False, exit_status=0)  # the session ends with the client
     flushed = asyncio.create_task(asyncio.to_thread(flush))
-    await _stop(process)
+    await stop_process(process)
     await flushed
 
 
@@ -160,7 +160,7 @@ async def _server_to_client(process: asyncio.subprocess.Process, session: WireSe
         lines.feed(chunk)
 
 
-async def _stop(process: asyncio.subprocess.Process) -> None:
+async def stop_process(process: asyncio.subprocess.Process) -> None:
     """The MCP stdio transport's shutdown: stdin closed, a wait, SIGTERM, a wait, SIGKILL."""
     assert process.stdin is not None
     with contextlib.suppress(Exception):  # already closed by the server's exit
