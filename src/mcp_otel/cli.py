@@ -90,6 +90,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--name", help="the server's service.name (default: from COMMAND, or the upstream's host and port)"
     )
     proxy.add_argument("--listen", metavar="HOST:PORT", help="serve HTTP here, as a reverse proxy of --upstream")
+    proxy.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST:PORT",
+        help="a Host the listener accepts besides its loopback names (HOST:* any port); bound to a non-loopback "
+        "address, the only ones accepted (none given: any)",
+    )
+    proxy.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="an Origin the listener accepts besides the loopback ones (http://HOST:* any port); bound to a "
+        "non-loopback address, the only ones accepted (none given: any)",
+    )
     proxy.add_argument("--upstream", metavar="URL", help="the streamable HTTP server, e.g. http://127.0.0.1:8000/mcp")
     proxy.add_argument(
         "--as",
@@ -195,7 +211,14 @@ def _proxy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from mcp_otel.proxy.main import proxy_http
 
         return proxy_http(
-            args.listen, args.upstream, name=args.name, output=args.output, as_client=as_client, rotate=_rotate(args)
+            args.listen,
+            args.upstream,
+            name=args.name,
+            output=args.output,
+            as_client=as_client,
+            rotate=_rotate(args),
+            allow_hosts=args.allow_host,
+            allow_origins=args.allow_origin,
         )
     if not command:
         parser.error("proxy: give the server's command after --, e.g. mcp-otel proxy -- python -m my_server")

@@ -11,6 +11,7 @@ import asyncio
 import json
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -20,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import pytest
@@ -29,7 +31,7 @@ from mcp_otel.proxy.http import Sse, _relayed
 from mcp_otel.semconv import MCP_SERVER_OPERATION_DURATION, MCP_SERVER_SESSION_DURATION
 from tests.conftest import tool_call_spans
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, open_http_session
-from tests.processes import LOOPBACK, free_port, missing, running
+from tests.processes import LOOPBACK, free_port, missing, running, wait_until
 from tests.proxy import otlp
 from tests.servers.span_file import SPAN_FILE_ENV
 from tests.servers.tools import SERVER_NAME
@@ -558,6 +560,57 @@ def test_hostile_requests_are_relayed_or_refused_and_the_proxy_goes_on(tmp_path:
         assert setup.proxy.poll() is None
         spans = setup.stop()
     assert outcome_of(named(spans, "initialize")) == ("UNSET", "ok", None, None)
+
+
+def test_the_listener_refuses_what_the_upstream_would_itself(tmp_path: Path) -> None:
+    """DNS rebinding: the SDK's server on 127.0.0.1 refuses a foreign Host (421) and Origin (403);
+    through the proxy, which sends the upstream its own Host, the proxy refuses them itself with the
+    same answers, relays nothing and records nothing. A local page's Origin and a Host named with
+    --allow-host pass."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    foreign = {**headers, "Origin": "http://evil.example"}
+    with proxied(tmp_path, "--allow-host", "mcp.dev.internal:*") as setup:
+        upstream_port, port = urlsplit(setup.upstream).port, urlsplit(setup.url).port
+        assert _post(setup.upstream, INITIALIZE, {**headers, "Host": f"evil.example:{upstream_port}"})[0] == 421
+        assert _post(setup.upstream, INITIALIZE, foreign)[0] == 403
+        assert _post(setup.url, INITIALIZE, {**headers, "Host": f"evil.example:{port}"}) == (
+            421,
+            b"Invalid Host header",
+        )
+        assert _post(setup.url, INITIALIZE, foreign) == (403, b"Invalid Origin header")
+        assert _post(setup.url, INITIALIZE, {**headers, "Origin": f"http://localhost:{port}"})[0] == 200
+        assert _post(setup.url, INITIALIZE, {**headers, "Host": "mcp.dev.internal:8443"})[0] == 200
+        spans = setup.stop()
+    assert [outcome_of(s)[1] for s in spans] == ["ok", "ok"]  # the two relayed, and nothing of the refused
+    said = (tmp_path / "proxy.log").read_text()
+    assert said.count("mcp-otel proxy: refused a request (421 Invalid Host header") == 1
+    assert "403" not in said  # said once, for the first refusal
+
+
+def test_an_ipv6_loopback_listener(tmp_path: Path) -> None:
+    """``--listen [::1]:PORT``: served there, its own Host accepted, a rebinding one refused."""
+    upstream_port, port = free_port(), free_port()
+    env = env_without_otel(PYTHONPATH=str(REPO_ROOT))
+    upstream = f"http://{LOOPBACK}:{upstream_port}/mcp"
+    server = [sys.executable, "-m", "tests.servers.highlevel_server", "http", str(upstream_port)]
+    proxy = [MCP_OTEL, "proxy", "--listen", f"[::1]:{port}", "--upstream", upstream, "--output", str(tmp_path / "p")]
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with (
+        running(server, ports=[upstream_port], env=env, cwd=REPO_ROOT, log=tmp_path / "server.log"),
+        running(proxy, ports=[], env=env, cwd=REPO_ROOT, log=tmp_path / "proxy.log"),
+    ):
+        url = f"http://[::1]:{port}/mcp"
+        wait_until(lambda: _ipv6_listening(port), 30, "the proxy on [::1]", tmp_path / "proxy.log")
+        assert _post(url, INITIALIZE, headers)[0] == 200
+        assert _post(url, INITIALIZE, {**headers, "Host": f"evil.example:{port}"})[0] == 421
+
+
+def _ipv6_listening(port: int) -> bool:
+    try:
+        socket.create_connection(("::1", port), timeout=0.2).close()
+    except OSError:
+        return False
+    return True
 
 
 def test_an_exporter_that_is_down_changes_nothing_for_the_traffic(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ answer refused before JSON-RPC (HTTP status >= 400 with no JSON-RPC answer in it
 closing a 2026-07-28 request's stream before its answer (its cancel; on earlier revisions a
 client cancels with ``notifications/cancelled``, and a closed stream is not a cancel); the
 upstream unreachable or dropping the connection mid-answer; a DELETE (the session's end).
+A request the listener's guard refuses (:mod:`mcp_otel.proxy.guard`) is answered by the proxy
+and told to no one.
 
 aiohttp serves and forwards: one well-kept library for both ends, streaming both ways, its
 parser and multidicts in C, and connection reuse to the upstream (README, "Dependencies, and why").
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import sys
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -43,6 +46,7 @@ from aiohttp import (
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, Key, WireSession
+from mcp_otel.proxy.guard import ListenerGuard
 from mcp_otel.proxy.stdio import Lines
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import CLIENT_ADDRESS, CLIENT_PORT
@@ -179,8 +183,12 @@ class _Observed:
 class HttpRelay:
     """Relays one upstream's streamable HTTP and tells the wire sessions what passes."""
 
-    def __init__(self, upstream: str, new_session: NewSession, *, as_client: bool = False) -> None:
+    def __init__(
+        self, upstream: str, new_session: NewSession, *, as_client: bool = False, guard: ListenerGuard | None = None
+    ) -> None:
         parts = urlsplit(upstream)
+        self._guard = guard
+        self._refused = False  # one refusal said on stderr
         self._origin = f"{parts.scheme}://{parts.netloc}"
         self._new_session = new_session
         self._as_client = as_client
@@ -222,6 +230,8 @@ class HttpRelay:
     # --- one request ---------------------------------------------------------------------------
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        if self._guard is not None and (refusal := self._guard.refusal(request.headers)) is not None:
+            return self._refuse(request, *refusal)
         session_id = request.headers.get(SESSION_HEADER)
         session = self._session(session_id)
         body = await request.read() if request.can_read_body else b""
@@ -242,6 +252,19 @@ class HttpRelay:
             self._done(exchange, None)
             return web.Response(status=502, text=f"mcp-otel proxy: the upstream server is unreachable ({exc})\n")
         return await self._answer(exchange, upstream)
+
+    def _refuse(self, request: web.Request, status: int, text: str) -> web.Response:
+        """The proxy's own refusal: nothing relayed, nothing recorded (not the server's answer)."""
+        if not self._refused:
+            self._refused = True
+            sent = {name: request.headers.get(name) for name in ("Host", "Origin") if name in request.headers}
+            print(
+                f"mcp-otel proxy: refused a request ({status} {text}: {sent}); --allow-host and --allow-origin "
+                "allow more (said once)",
+                file=sys.stderr,
+                flush=True,
+            )
+        return web.Response(status=status, text=text)
 
     def _observe_request(self, session: WireSession, request: web.Request, body: bytes) -> tuple[bytes, list[Key]]:
         """What the client's POST says (as the client: the body with our context in each

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from mcp_otel.config import Settings
 from mcp_otel.frontends.wire import WireSession
 from mcp_otel.metrics import CallMetrics
+from mcp_otel.proxy.guard import ListenerGuard
 from mcp_otel.proxy.stdio import relay
 from mcp_otel.proxy.telemetry import FILE_KEEP, FILE_MAX_BYTES, ProxyTelemetry, default_output
 from mcp_otel.semconv import NETWORK_TRANSPORT, SERVER_ADDRESS, SERVER_PORT, TRANSPORT_TCP
@@ -55,10 +56,13 @@ def proxy_http(
     output: Path | None = None,
     as_client: bool = False,
     rotate: tuple[int, int] = (FILE_MAX_BYTES, FILE_KEEP),
+    allow_hosts: Sequence[str] = (),
+    allow_origins: Sequence[str] = (),
 ) -> int:
     """Serve ``listen`` (``HOST:PORT``) as a reverse proxy of the streamable HTTP server at
     ``upstream`` until SIGINT or SIGTERM, standing in for the server (or ``as_client``)."""
     host, _, port = listen.rpartition(":")
+    host = host.strip("[]")  # [::1]:PORT
     parts = urlsplit(upstream)
     if parts.scheme not in ("http", "https") or not parts.hostname or not port.isdigit():
         print("mcp-otel proxy: --listen HOST:PORT and --upstream http(s)://HOST[:PORT]/PATH", file=sys.stderr)
@@ -77,7 +81,9 @@ def proxy_http(
         return WireSession(telemetry.tracer(), metrics, settings, as_client=as_client, connection=connection)
 
     try:
-        asyncio.run(serve_http(host or "127.0.0.1", int(port), upstream, new_session, as_client=as_client))
+        host = host or "127.0.0.1"
+        guard = ListenerGuard.of(host, int(port), allow_hosts, allow_origins)
+        asyncio.run(serve_http(host, int(port), upstream, new_session, as_client=as_client, guard=guard))
     except OSError as exc:  # the address is taken, or not ours
         print(f"mcp-otel proxy: cannot listen on {listen}: {exc}", file=sys.stderr)
         return 1
@@ -87,7 +93,13 @@ def proxy_http(
 
 
 async def serve_http(
-    host: str, port: int, upstream: str, new_session: Callable[[], WireSession], *, as_client: bool = False
+    host: str,
+    port: int,
+    upstream: str,
+    new_session: Callable[[], WireSession],
+    *,
+    as_client: bool = False,
+    guard: ListenerGuard | None = None,
 ) -> None:
     """Serve ``host:port`` as the reverse proxy of ``upstream`` until SIGINT or SIGTERM, each
     session's facts told to a ``new_session()``."""
@@ -95,7 +107,7 @@ async def serve_http(
 
     from mcp_otel.proxy.http import HttpRelay
 
-    relay = HttpRelay(upstream, new_session, as_client=as_client)
+    relay = HttpRelay(upstream, new_session, as_client=as_client, guard=guard)
     await relay.start()
     # A client that closes its request's stream cancels the handler (the 2026-07-28 cancel); told
     # to stop, the proxy gives the requests in flight STOP_GRACE seconds (a client that never
