@@ -42,6 +42,11 @@ def test_more_hosts_and_origins_are_allowed_when_named() -> None:
     assert guard.refusal({"Host": "tunnel.example:443", "Origin": "https://other.example"}) == INVALID_ORIGIN
 
 
+def test_a_host_without_a_port_is_port_80() -> None:
+    assert ListenerGuard.of("127.0.0.1", 80).refusal({"Host": "localhost"}) is None
+    assert ListenerGuard.of("127.0.0.1", 80).refusal({"Host": "localhost:80"}) is None
+
+
 def test_the_listeners_own_loopback_address_and_ipv6() -> None:
     assert ListenerGuard.of("127.0.0.2", PORT).refusal({"Host": f"127.0.0.2:{PORT}"}) is None
     assert ListenerGuard.of("::1", PORT).refusal({"Host": f"[::1]:{PORT}"}) is None

@@ -674,7 +674,9 @@ async def test_a_handshake_era_client_that_vanishes_mid_call(tmp_path: Path) -> 
         _, writer = await asyncio.open_connection(host, int(port))
         body = json.dumps(call).encode()
         head = "".join(f"{name}: {value}\r\n" for name, value in {**headers, "mcp-session-id": session_id}.items())
-        writer.write(f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-length: {len(body)}\r\n{head}\r\n".encode() + body)
+        writer.write(
+            f"POST /mcp HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-length: {len(body)}\r\n{head}\r\n".encode() + body
+        )
         await writer.drain()
         await asyncio.sleep(0.3)
         writer.close()  # gone, without a word
@@ -708,7 +710,9 @@ async def test_a_client_that_never_reads_its_stream_costs_bounded_memory(tmp_pat
         host, port = setup.url.split("//")[1].split("/")[0].split(":")
         _, writer = await asyncio.open_connection(host, int(port))
         head = "".join(f"{name}: {value}\r\n" for name, value in {**headers, "mcp-session-id": session_id}.items())
-        writer.write(f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-length: {len(body)}\r\n{head}\r\n".encode() + body)
+        writer.write(
+            f"POST /mcp HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-length: {len(body)}\r\n{head}\r\n".encode() + body
+        )
         await writer.drain()
         await asyncio.sleep(4)  # the stream runs into full buffers
         grown = resident_memory(setup.proxy.pid) - before

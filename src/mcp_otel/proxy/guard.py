@@ -50,7 +50,8 @@ class ListenerGuard:
     ) -> ListenerGuard:
         hosts, origins = set(allow_hosts), set(allow_origins)
         if is_loopback(listen_host):
-            hosts |= {f"{name}:{port}" for name in (*LOOPBACK_NAMES, _in_url(listen_host))}
+            names = (*LOOPBACK_NAMES, _in_url(listen_host))
+            hosts |= {f"{name}:{port}" for name in names} | (set(names) if port == 80 else set())  # no port: 80
             origins |= {f"http://{name}:*" for name in LOOPBACK_NAMES}
         return cls(frozenset(host.lower() for host in hosts), frozenset(origin.lower() for origin in origins))
 
