@@ -5,7 +5,9 @@ finished once: classified, its outcome written onto its span by
 :func:`mcp_otel.outcome.finish_span`, and that same outcome recorded as its one metric point. A
 request answered with no result yet (an input round, a task) gets neither an outcome nor a point.
 What a request learns in between (its id, its answer, a cancel, a peer hanging up) each front end
-reads from its own source; what happens to every request, whatever its source, happens here.
+reads from its own source; what happens to every request, whatever its source, happens here. A
+request whose answer its front end cannot see (the wire's, on a stream the proxy does not hold)
+is finished unobserved: no span exported, no point, a count.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from mcp_otel.attributes import Request
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, finish_span, finish_unfinished
 from mcp_otel.safety import report_once
-from mcp_otel.semconv import ResultType
+from mcp_otel.semconv import ResultType, UnobservedReason
 
 # How a request ended, asked once, when it is finished: a classifier, called with the facts it is
 # given (Lifecycle.finish), or with its facts bound.
@@ -111,6 +113,18 @@ class Lifecycle:
             self._metrics.record(call.kind, call.started, call.metric_attributes, span, outcome)
         except Exception as exc:
             report_once("could not record call metrics", exc)
+
+    def unobserved(self, call: Call, reason: UnobservedReason) -> None:
+        """``call``'s answer cannot be seen here (rule: no outcome that was not seen): its span is
+        never ended, so never exported, and it has no duration point; it is counted by ``reason``.
+        Finished all the same: nothing said of it later changes that."""
+        if call.finished:
+            return
+        call.finished = True
+        try:
+            self._metrics.record_unobserved(call.metric_attributes, reason)
+        except Exception as exc:
+            report_once("could not count an unobserved call", exc)
 
     def relearn(self, call: Call, attributes: Mapping[str, Any]) -> None:
         """The request's point says what was learnt of it since it opened (the server's name in

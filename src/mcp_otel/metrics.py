@@ -1,6 +1,8 @@
 """Metrics: the operation-duration histograms of every request, recorded from the very outcome that
 finished the span (one object, one string), for every outcome, cancelled included, and whether or
 not the span was sampled; in the span's context, so that exemplars link a point to its request.
+A request the proxy could not see the answer of has no point; it is counted
+(``mcp_otel.proxy.unobserved_requests``).
 
 Method, tool, prompt and server names come from peers, so their metric values are bounded: the
 first ``max_metric_names`` distinct names are kept, later ones are recorded as ``_OTHER`` (spans
@@ -30,6 +32,8 @@ from mcp_otel.semconv import (
     MCP_CLIENT_OPERATION_DURATION,
     MCP_CLIENT_SESSION_DURATION,
     MCP_METHOD_NAME,
+    MCP_OTEL_UNOBSERVED_REASON,
+    MCP_OTEL_UNOBSERVED_REQUESTS,
     MCP_PROTOCOL_VERSION,
     MCP_RESOURCE_URI,
     MCP_SERVER_NAME,
@@ -38,6 +42,7 @@ from mcp_otel.semconv import (
     METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
     OTHER_VALUE,
+    UnobservedReason,
 )
 
 # The span attributes a metric point copies (besides the outcome's).
@@ -87,6 +92,9 @@ class CallMetrics:
             SpanKind.CLIENT: histogram(MCP_CLIENT_SESSION_DURATION, "Duration of MCP sessions as clients saw them."),
             SpanKind.SERVER: histogram(MCP_SERVER_SESSION_DURATION, "Duration of MCP sessions as servers saw them."),
         }
+        self._unobserved = meter.create_counter(
+            MCP_OTEL_UNOBSERVED_REQUESTS, unit="{request}", description="Requests whose answer the proxy did not see."
+        )
         self._copied = (*_COPIED, MCP_RESOURCE_URI) if settings.metrics_resource_uri else _COPIED
         self._bounds = {
             MCP_METHOD_NAME: NameBound(settings.max_metric_names, KNOWN_METHODS),
@@ -116,6 +124,10 @@ class CallMetrics:
         # Told apart by identity: an enum's hash is a Python call, and this runs for every request.
         durations = self._client_durations if kind is SpanKind.CLIENT else self._server_durations
         durations.record(time.perf_counter() - started, point, context=set_span_in_context(span))
+
+    def record_unobserved(self, attributes: Mapping[str, Any], reason: UnobservedReason) -> None:
+        """Count one request whose answer was not seen (it has no duration point)."""
+        self._unobserved.add(1, {**attributes, MCP_OTEL_UNOBSERVED_REASON: reason.value})
 
     def record_session(self, kind: SpanKind, seconds: float, attributes: Mapping[str, Any]) -> None:
         """Record one session that lasted ``seconds``."""

@@ -57,6 +57,10 @@ MCP_SERVER_OPERATION_DURATION: Final = "mcp.server.operation.duration"
 MCP_CLIENT_SESSION_DURATION: Final = "mcp.client.session.duration"
 MCP_SERVER_SESSION_DURATION: Final = "mcp.server.session.duration"
 DURATION_UNIT: Final = "s"
+# *mcp-otel*: the proxy's requests whose answer it could not observe (no span and no duration
+# point: an outcome it did not see is none), counted by why (UnobservedReason).
+MCP_OTEL_UNOBSERVED_REQUESTS: Final = "mcp_otel.proxy.unobserved_requests"
+MCP_OTEL_UNOBSERVED_REASON: Final = "mcp_otel.unobserved.reason"
 # "SHOULD be specified with ExplicitBucketBoundaries of" (the semconv helper functions set none).
 DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 # The value a bounded metric attribute takes past its limit (error.type's well-known value too).
@@ -187,6 +191,17 @@ class ResultType(str, Enum):
 
     INPUT_REQUIRED = "input_required"  # 2026-07-28 InputRequiredResult: one round of a call
     TASK = "task"  # the request became a task (CreateTaskResult, resultType "task")
+
+
+class UnobservedReason(str, Enum):
+    """Values of ``mcp_otel.unobserved.reason``: why the proxy could not see a request's answer."""
+
+    # Its answer could only come on a stream the proxy does not hold: an HTTP exchange answered
+    # without it (202, the answer on the session's event stream), a POST stream that ended before
+    # it, a server's request (answered by a POST that may reach another replica).
+    ANSWER_ELSEWHERE = "answer_elsewhere"
+    # The proxy stopped following the session (it follows at most so many at once).
+    SESSION_UNTRACKED = "session_untracked"
 
 
 class ErrorType:

@@ -14,6 +14,7 @@ from opentelemetry.trace import SpanKind
 from mcp_otel.config import Settings
 from mcp_otel.frontends.wire import MAX_IN_FLIGHT, WireSession
 from mcp_otel.metrics import CallMetrics
+from mcp_otel.semconv import MCP_OTEL_UNOBSERVED_REASON, MCP_OTEL_UNOBSERVED_REQUESTS
 from tests.conftest import PROVIDER, tool_call_spans
 
 
@@ -145,6 +146,79 @@ def test_who_left_first_decides_what_was_in_flight(exporter: InMemorySpanExporte
         ("CLIENT", "tools/call"): ("cancelled", "caller"),
         ("SERVER", "elicitation/create"): ("failed", "shutdown"),
     }
+
+
+def http_wire(as_client: bool = False) -> tuple[WireSession, InMemoryMetricReader]:
+    """A session over HTTP (several streams), and what its metrics read."""
+    reader = InMemoryMetricReader()
+    meter = MeterProvider(metric_readers=[reader]).get_meter("test")
+    metrics = CallMetrics(meter, Settings())
+    session = WireSession(PROVIDER.get_tracer("mcp_otel"), metrics, Settings(), as_client=as_client, streams=True)
+    return session, reader
+
+
+def unobserved(reader: InMemoryMetricReader) -> list[tuple[str, str, int]]:
+    """Each unobserved-requests point: method, reason, count; and no duration point beside it."""
+    data = reader.get_metrics_data()
+    found, durations = [], 0
+    for resource in data.resource_metrics if data else []:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == MCP_OTEL_UNOBSERVED_REQUESTS:
+                    found += [
+                        (p.attributes["mcp.method.name"], p.attributes[MCP_OTEL_UNOBSERVED_REASON], p.value)
+                        for p in metric.data.data_points
+                    ]
+                elif metric.name.endswith("operation.duration"):
+                    durations += sum(p.count for p in metric.data.data_points)
+    return [*sorted(found), ("durations", "", durations)]
+
+
+def test_an_answer_that_comes_on_a_stream_not_held_is_no_outcome(exporter: InMemorySpanExporter) -> None:
+    """Over HTTP, when the session ends: a call whose POST stream ended before its answer, and the
+    server's own request (answered by a POST that may reach another replica), are counted, not
+    given an outcome; a call still on its stream is cancelled by the client leaving, as ever."""
+    session, reader = http_wire()
+    session.client_requests(call(1))
+    session.client_requests(call(2))
+    session.detach([("n", 1)])
+    session.from_server(server_request(100))
+    session.end(server_exited_first=False, exit_status=0)
+    assert outcomes(exporter) == [("2", "cancelled", "disconnect")]
+    assert unobserved(reader) == [
+        ("elicitation/create", "answer_elsewhere", 1),
+        ("tools/call", "answer_elsewhere", 1),
+        ("durations", "", 1),
+    ]
+
+
+def test_a_detached_call_answered_on_a_held_stream_has_its_outcome(exporter: InMemorySpanExporter) -> None:
+    session, reader = http_wire()
+    session.client_requests(call(1))
+    session.detach([("n", 1)])
+    session.from_server(line({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": True}}))
+    session.end(server_exited_first=False, exit_status=0)
+    assert outcomes(exporter) == [("1", "failed", "tool_error")]
+    assert unobserved(reader) == [("durations", "", 1)]
+
+
+def test_an_exchange_answered_elsewhere_and_a_session_no_longer_followed(exporter: InMemorySpanExporter) -> None:
+    exchange, reader = http_wire()
+    exchange.client_requests(call(1))
+    exchange.finish_exchange()
+    session, session_reader = http_wire(as_client=True)
+    session.client_requests(call(2))
+    session.untracked()
+    session.end(server_exited_first=False, exit_status=0)  # nothing more: it was no longer followed
+    assert exporter.get_finished_spans() == ()
+    assert unobserved(reader) == [("tools/call", "answer_elsewhere", 1), ("durations", "", 0)]
+    assert unobserved(session_reader) == [("tools/call", "session_untracked", 1), ("durations", "", 0)]
+    assert not [m for m in _metric_names(session_reader) if m.endswith("session.duration")]
+
+
+def _metric_names(reader: InMemoryMetricReader) -> list[str]:
+    data = reader.get_metrics_data()
+    return [m.name for r in (data.resource_metrics if data else []) for s in r.scope_metrics for m in s.metrics]
 
 
 def test_as_the_client_only_requests_are_rewritten() -> None:

@@ -58,16 +58,24 @@ def spans(path: Path) -> list[dict[str, Any]]:
 
 
 def points(path: Path, name: str) -> list[dict[str, Any]]:
-    """The last collection's points of histogram ``name`` (cumulative: the last has them all)."""
+    """The last collection's points of histogram or counter ``name`` (cumulative: the last has them
+    all): a histogram point's ``count``, a counter point's ``value``."""
     found: list[dict[str, Any]] = []
     for document in documents(path):
         for resource in document.get("resourceMetrics", []):
             for scope in resource["scopeMetrics"]:
                 for metric in scope["metrics"]:
-                    if metric["name"] == name:
+                    if metric["name"] != name:
+                        continue
+                    if "histogram" in metric:
                         found = [
                             {"attributes": attributes(point.get("attributes")), "count": int(point["count"])}
                             for point in metric["histogram"]["dataPoints"]
+                        ]
+                    else:
+                        found = [
+                            {"attributes": attributes(point.get("attributes")), "value": int(point["asInt"])}
+                            for point in metric["sum"]["dataPoints"]
                         ]
     return found
 

@@ -342,6 +342,30 @@ def test_a_request_the_upstream_may_have_read_is_not_sent_twice(
     assert [outcome_of(s) for s in spans] == ([failed] * 2 if mode == "reset-fresh" else [outcome_of(spans[0]), failed])
 
 
+def test_a_request_answered_on_another_stream_is_unobserved(tmp_path: Path) -> None:
+    """A POST answered 202 with no answer in it (as over HTTP+SSE, where the answer comes on the
+    session's event stream): the proxy did not see the request's answer, so it records no span and
+    no point for it, only a count of one unobserved request and why; the other request is as ever."""
+    from mcp_otel.semconv import (
+        MCP_OTEL_UNOBSERVED_REASON,
+        MCP_OTEL_UNOBSERVED_REQUESTS,
+        UnobservedReason,
+    )
+
+    with closing_upstream(tmp_path, "accepted") as setup:
+        answers = _two_calls(setup)
+        spans = setup.stop()
+    assert [status for status, _ in answers] == [200, 202]
+    assert _handled(tmp_path) == [("1", "1", "answered"), ("1", "2", "accepted")]
+    assert [(s["attributes"]["jsonrpc.request.id"], outcome_of(s)) for s in spans] == [
+        ("1", ("UNSET", "ok", None, None))
+    ]
+    (point,) = otlp.points(setup.output, MCP_OTEL_UNOBSERVED_REQUESTS)
+    assert point["attributes"][MCP_OTEL_UNOBSERVED_REASON] == UnobservedReason.ANSWER_ELSEWHERE.value
+    assert (point["attributes"]["mcp.method.name"], point["value"]) == ("tools/call", 1)
+    assert sum(p["count"] for p in otlp.points(setup.output, MCP_SERVER_OPERATION_DURATION)) == 1
+
+
 async def test_a_traceparent_header_is_the_parent_when_meta_has_none(tmp_path: Path) -> None:
     trace_id, span_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
     with proxied(tmp_path) as setup:

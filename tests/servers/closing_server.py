@@ -13,8 +13,10 @@ but for the one MODE names, which is dropped without an answer:
 | reset-reused   | the second on a connection      | the connection reset (RST), nothing of an answer  |
 | partial-reused | the second on a connection      | half a status line written, then closed           |
 | reset-fresh    | the first on every connection   | the connection reset (RST), nothing of an answer  |
+| accepted       | the second on a connection      | not dropped: 202 Accepted, no body (its answer    |
+|                |                                 | would come on another stream, as over HTTP+SSE)   |
 
-Each request read is a line of LOG: ``<connection> <request id> answered|dropped``, so a test
+Each request read is a line of LOG: ``<connection> <request id> answered|dropped|accepted``, so a test
 counts how often the server was given each request and how often it answered it.
 """
 
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-MODES = ("close-reused", "reset-reused", "partial-reused", "reset-fresh")
+MODES = ("close-reused", "reset-reused", "partial-reused", "reset-fresh", "accepted")
 
 
 def application(mode: str, log: Path) -> web.Application:
@@ -40,8 +42,11 @@ def application(mode: str, log: Path) -> web.Application:
         number, seen = connections.setdefault(request.protocol, [len(connections) + 1, 0])
         connections[request.protocol][1] += 1
         drop = (seen == 0) if mode == "reset-fresh" else (seen == 1)
+        what = ("accepted" if mode == "accepted" else "dropped") if drop else "answered"
         with log.open("a") as lines:
-            lines.write(f"{number} {message['id']} {'dropped' if drop else 'answered'}\n")
+            lines.write(f"{number} {message['id']} {what}\n")
+        if what == "accepted":
+            return web.Response(status=202)
         if not drop:
             result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
             return web.json_response({"jsonrpc": "2.0", "id": message["id"], "result": result})

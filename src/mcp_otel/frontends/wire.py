@@ -32,7 +32,12 @@ opened and finished by :mod:`mcp_otel.lifecycle`, as the patches' are:
   status UNSET, as HTTP's conventions say); the client closing a 2026-07-28 request's stream
   before its answer is its cancel (``disconnect`` on the receiver's span, ``caller`` on the
   sender's, as in process); a server that cannot be reached, or drops the connection mid-answer,
-  failed it (``connection_closed``).
+  failed it (``connection_closed``);
+* never an outcome not seen: over HTTP an answer can come on a stream the proxy does not hold
+  (a POST answered 202 with the answer on the session's event stream, a POST stream that ended
+  before its answer, a server's request, answered by a POST that may reach another replica). A
+  request still waiting for such an answer when its exchange or session ends here is finished
+  unobserved: no span, no point, a count by reason (:meth:`Lifecycle.unobserved`), not a guess.
 
 Messages are decoded only as far as an outcome needs (:class:`_Message`): a request's params
 whole (they name its target and carry its context), but of an answer's result only the few
@@ -91,6 +96,7 @@ from mcp_otel.semconv import (
     CancelReason,
     ErrorType,
     ResultType,
+    UnobservedReason,
 )
 
 # Lines longer than this are relayed without being looked at (their request keeps its span,
@@ -169,6 +175,7 @@ class _WireCall(Call):
     """One request in flight on the wire."""
 
     input_declined = False
+    detached = False  # its answer can only come on a stream this proxy may not hold
 
 
 # A request's key in a session: its JSON-RPC id, typed (see _key).
@@ -187,10 +194,14 @@ class WireSession:
         *,
         as_client: bool = False,
         connection: Mapping[str, Any] | None = None,
+        streams: bool = False,
     ) -> None:
         """``connection``: the attributes every span of the session has (its network transport,
-        the server's address as the client sees it); by default a stdio pipe's."""
+        the server's address as the client sees it); by default a stdio pipe's. ``streams``: the
+        session's messages travel on several streams, not all of which this proxy may hold
+        (HTTP): a server's request is answered on a POST of its own."""
         self._as_client = as_client
+        self._streams = streams
         self._connection = dict(connection or {NETWORK_TRANSPORT: TRANSPORT_PIPE})
         self.session_id: str | None = None  # the HTTP session's Mcp-Session-Id, once known
         self._metrics = metrics
@@ -277,6 +288,13 @@ class WireSession:
         else:
             self._end_all(_SHUT_DOWN, _SHUT_DOWN)
 
+    def untracked(self) -> None:
+        """The proxy stops following the session (it has not ended): what is in flight is
+        unobserved, and it has no duration point."""
+        if not self._ended:
+            self._ended = True
+            self._end_unobserved(UnobservedReason.SESSION_UNTRACKED)
+
     def end(self, *, server_exited_first: bool, exit_status: int, recorded: bool = True) -> None:
         """The session is over: what is still in flight ended with whoever left first; its
         duration is recorded once, as the side we stand in for saw it (as in process: a server
@@ -329,11 +347,18 @@ class WireSession:
         connection before answering them."""
         self._finish_client_requests(keys, _CONNECTION_CLOSED)
 
+    def detach(self, keys: list[Key]) -> None:
+        """The stream of the client's requests ``keys`` ended before their answers: each can now
+        only come on another stream (the session's event stream, a resumed one)."""
+        for key in keys:
+            if (call := self._from_client.get(key)) is not None:
+                call.detached = True
+
     def finish_exchange(self) -> None:
         """An HTTP exchange outside any session is over (its answer relayed): a request it left
-        unanswered was not answered by the server; it is no session of its own to record."""
+        unanswered is answered elsewhere, if at all (a 202); it is no session of its own to record."""
         self._ended = True
-        self._end_all(_CONNECTION_CLOSED, _CONNECTION_CLOSED)
+        self._end_unobserved(UnobservedReason.ANSWER_ELSEWHERE)
 
     def _finish_client_requests(
         self, keys: list[Key], outcome: Classify, late: Mapping[str, Any] | None = None
@@ -507,10 +532,22 @@ class WireSession:
     # --- ending -------------------------------------------------------------------------------
 
     def _end_all(self, client_requests: Classify, server_requests: Classify) -> None:
+        """What is in flight when a side left ends as that says, but a request whose answer could
+        only come on a stream not held here (its stream ended unanswered; a server's, over HTTP)."""
+        elsewhere = UnobservedReason.ANSWER_ELSEWHERE
         for calls, outcome in ((self._from_client, client_requests), (self._from_server, server_requests)):
+            streams = self._streams and calls is self._from_server
             while calls:
                 _, call = calls.popitem()
-                self._lifecycle.finish(call, outcome)
+                if streams or call.detached:
+                    self._lifecycle.unobserved(call, elsewhere)
+                else:
+                    self._lifecycle.finish(call, outcome)
+
+    def _end_unobserved(self, reason: UnobservedReason) -> None:
+        for calls in (self._from_client, self._from_server):
+            while calls:
+                self._lifecycle.unobserved(calls.popitem()[1], reason)
 
 
 # A request its sender cancelled (or gave up on by sending its id again), by whose span it is:

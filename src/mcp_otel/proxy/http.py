@@ -14,7 +14,9 @@ What the wire front end (:class:`mcp_otel.frontends.wire.WireSession`) is told, 
 answer refused before JSON-RPC (HTTP status >= 400 with no JSON-RPC answer in it); the client
 closing a 2026-07-28 request's stream before its answer (its cancel; on earlier revisions a
 client cancels with ``notifications/cancelled``, and a closed stream is not a cancel); the
-upstream unreachable or dropping the connection mid-answer; a DELETE (the session's end).
+upstream unreachable or dropping the connection mid-answer; a POST's answer ending before the
+answers to its requests (which then come on another stream, if at all); a DELETE (the
+session's end); the proxy no longer following a session (past :data:`MAX_SESSIONS`).
 A request the listener's guard refuses (:mod:`mcp_otel.proxy.guard`) is answered by the proxy
 and told to no one.
 
@@ -379,12 +381,15 @@ class HttpRelay:
         session finished."""
         if upstream is not None:
             upstream.release() if upstream.content.at_eof() else upstream.close()
-        session_id, status = exchange.session_id, upstream.status if upstream is not None else 0
+        session, session_id = exchange.session, exchange.session_id
+        status = upstream.status if upstream is not None else 0
         if session_id is not None and ((exchange.request.method == "DELETE" and 200 <= status < 300) or status == 404):
             self._end(session_id, recorded=status < 300)  # closed, or the upstream knows no such session
-        elif session_id is None and exchange.session.session_id is None:
-            self._exchanges.discard(exchange.session)
-            exchange.session.finish_exchange()
+        elif session_id is None and session.session_id is None:
+            self._exchanges.discard(session)
+            session.finish_exchange()
+        elif exchange.keys:
+            session.detach(session.in_flight(exchange.keys))  # answered on another stream, if at all
 
     # --- sessions ------------------------------------------------------------------------------
 
@@ -410,7 +415,7 @@ class HttpRelay:
         self._sessions[session_id] = session
         while len(self._sessions) > MAX_SESSIONS:
             _, oldest = self._sessions.popitem(last=False)
-            oldest.end(server_exited_first=False, exit_status=0)
+            oldest.untracked()
 
     def _end(self, session_id: str, *, recorded: bool = True) -> None:
         session = self._sessions.pop(session_id, None)

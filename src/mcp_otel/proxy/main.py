@@ -78,7 +78,9 @@ def proxy_http(
         connection[SERVER_PORT] = parts.port or (443 if parts.scheme == "https" else 80)
 
     def new_session() -> WireSession:
-        return WireSession(telemetry.tracer(), metrics, settings, as_client=as_client, connection=connection)
+        return WireSession(
+            telemetry.tracer(), metrics, settings, as_client=as_client, connection=connection, streams=True
+        )
 
     try:
         host = host or "127.0.0.1"
