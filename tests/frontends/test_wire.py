@@ -216,6 +216,21 @@ def test_an_exchange_answered_elsewhere_and_a_session_no_longer_followed(exporte
     assert not [m for m in _metric_names(session_reader) if m.endswith("session.duration")]
 
 
+def test_a_session_first_seen_mid_way_has_no_duration(exporter: InMemorySpanExporter) -> None:
+    """An HTTP session whose start this proxy did not see (another replica's, or before a restart):
+    its requests seen whole have their outcomes, but its duration would be a guess."""
+    session, reader = http_wire()
+    session.began_here = False
+    session.client_requests(call(1))
+    session.from_server(line({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}))
+    session.end(server_exited_first=False, exit_status=0)
+    assert outcomes(exporter) == [("1", "ok", None)]
+    assert not [name for name in _metric_names(reader) if name.endswith("session.duration")]
+    began, began_reader = http_wire()
+    began.end(server_exited_first=False, exit_status=0)
+    assert [name for name in _metric_names(began_reader) if name.endswith("session.duration")]
+
+
 def _metric_names(reader: InMemoryMetricReader) -> list[str]:
     data = reader.get_metrics_data()
     return [m.name for r in (data.resource_metrics if data else []) for s in r.scope_metrics for m in s.metrics]

@@ -204,6 +204,7 @@ class WireSession:
         self._streams = streams
         self._connection = dict(connection or {NETWORK_TRANSPORT: TRANSPORT_PIPE})
         self.session_id: str | None = None  # the HTTP session's Mcp-Session-Id, once known
+        self.began_here = True  # False: an HTTP session first seen mid-way (its start went elsewhere)
         self._metrics = metrics
         self._lifecycle = Lifecycle(tracer, metrics)
         self._settings = settings
@@ -300,7 +301,8 @@ class WireSession:
         duration is recorded once, as the side we stand in for saw it (as in process: a server
         that exited first with a failure status ended it with ``shutdown``; for a client, a server
         that went away under it is ``connection_closed``). ``recorded``: false for a session the
-        server did not know (an HTTP session id it answered 404 to)."""
+        server did not know (an HTTP session id it answered 404 to). A session that did not
+        begin here has no duration point either."""
         if self._ended:
             return
         self._ended = True
@@ -308,7 +310,7 @@ class WireSession:
             self.server_exited()
         else:
             self.client_closed()
-        if not recorded:
+        if not recorded or not self.began_here:  # a duration from its middle is none
             return
         try:
             attributes: dict[str, Any] = {NETWORK_TRANSPORT: self._connection[NETWORK_TRANSPORT]}

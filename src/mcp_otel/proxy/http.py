@@ -402,8 +402,9 @@ class HttpRelay:
             self._exchanges.add(exchange)
             return exchange
         session = self._sessions.get(session_id)
-        if session is None:
+        if session is None:  # begun before this proxy saw it: through another replica, or before a restart
             session = self._new_session()
+            session.began_here = False
             self._register(session_id, session)
         else:
             self._sessions.move_to_end(session_id)
