@@ -122,7 +122,12 @@ def _listed_servers(document: Any) -> Iterator[tuple[str, MutableMapping[str, An
     listed = document.get("mcpServers") if isinstance(document, MutableMapping) else None
     if not isinstance(listed, list):
         raise WrapError("no servers in it (looked for an mcpServers list)")
-    return iter([(str(entry.get("name", index)), entry) for index, entry in enumerate(listed)])
+    return iter(
+        [
+            (str(entry.get("name", index) if isinstance(entry, MutableMapping) else index), entry)
+            for index, entry in enumerate(listed)
+        ]
+    )
 
 
 JSON_LAYOUT = Layout("json", _mapping_servers(("mcpServers",), ("servers",), ("context_servers",), ("mcp", "servers")))

@@ -226,6 +226,17 @@ def test_yaml_with_neither_clients_servers_is_a_clear_error(tmp_path: Path) -> N
     assert path.read_text() == "mcpServers:\n  SQLite:\n    command: npx\n"
 
 
+def test_what_is_not_a_server_is_left_alone(tmp_path: Path) -> None:
+    """A Continue list with an entry that is not a map, and one with no name: skipped or named by
+    its place, never an error."""
+    path = tmp_path / "config.yaml"
+    path.write_text("mcpServers:\n  - just a string\n  - command: npx\n    args: [srv]\n")
+    result = wrap_file(path, MCP_OTEL)
+    assert (result.wrapped, result.skipped) == (["1"], ["0"])
+    assert unwrap_file(path).wrapped == ["1"]
+    assert path.read_text() == "mcpServers:\n  - just a string\n  - command: npx\n    args: [srv]\n"
+
+
 def test_without_the_round_trip_libraries_nothing_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for module in ("tomlkit", "ruamel.yaml"):
         monkeypatch.setitem(sys.modules, module, None)  # import fails
