@@ -2,9 +2,10 @@
 
 The files desktop clients, editors and coding agents keep their servers in (:data:`CLIENTS`):
 
-- JSON, a ``mcpServers`` map: Claude Desktop, Cursor, Claude Code, Gemini CLI, Windsurf, Cline;
-  VS Code's ``servers`` (or ``mcp.servers`` in its settings); Zed's ``context_servers``. A stdio
-  server has ``command``, ``args``, ``env``.
+- JSON (comments and trailing commas allowed, as editors' settings have them), a ``mcpServers``
+  map: Claude Desktop, Cursor, Claude Code, Gemini CLI, Windsurf, Cline; VS Code's ``servers``
+  (or ``mcp.servers`` in its settings); Zed's ``context_servers``. A stdio server has
+  ``command``, ``args``, ``env``.
 - TOML: Codex CLI's ``config.toml``, ``[mcp_servers.NAME]`` tables of the same fields.
 - YAML: Goose's ``config.yaml``, an ``extensions`` map (``type: stdio``, ``cmd``, ``args``,
   ``envs``); Continue's ``config.yaml`` (and ``mcpServers/*.yaml`` blocks), an ``mcpServers``
@@ -12,20 +13,19 @@ The files desktop clients, editors and coding agents keep their servers in (:dat
 
 The client is told by the file's suffix and shape, or named (``--client``). A stdio server's
 command becomes ``mcp-otel proxy --name NAME -- COMMAND ARGS``, named by its key (Continue: its
-``name``); every other field stays as it is. TOML and YAML are edited in place by round-trip
-libraries (tomlkit, ruamel.yaml): comments, order and formatting outside the changed values are
-kept. Servers reached by URL (and Goose's built-in extensions) are listed and left alone.
-Wrapping twice changes nothing. The original file is kept beside it (``FILE.mcp-otel-backup``,
-written once, before the first change), and ``--unwrap`` undoes it: byte for byte when nothing
-else changed since, else entry by entry (the servers added since stay, unwrapped ones are left
-alone).
+``name``); every other field stays as it is. Each file is edited in place: JSON by
+:mod:`mcp_otel.jsonc`, TOML and YAML by round-trip libraries (tomlkit, ruamel.yaml); comments,
+order and formatting outside the changed values are kept. Servers reached by URL (and Goose's
+built-in extensions) are listed and left alone. Wrapping twice changes nothing. The original
+file is kept beside it (``FILE.mcp-otel-backup``, written once, before the first change), and
+``--unwrap`` undoes it: byte for byte when nothing else changed since, else entry by entry (the
+servers added since stay, unwrapped ones are left alone).
 """
 
 from __future__ import annotations
 
 import io
 import json
-import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator, MutableMapping
@@ -35,7 +35,6 @@ from typing import Any
 
 BACKUP_SUFFIX = ".mcp-otel-backup"
 PROXY = "proxy"
-_INDENT = re.compile(r"^([ \t]+)\S", re.MULTILINE)
 _NULL_TAG = "tag:yaml.org,2002:null"
 _ROUND_TRIP = "pip install 'mcp-otel[desktop]'"
 
@@ -102,17 +101,28 @@ def _set_args(entry: MutableMapping[str, Any], args: list[Any]) -> None:
         entry["args"] = args
 
 
+def _first_path(document: Any, paths: tuple[tuple[str, ...], ...]) -> tuple[str, ...] | None:
+    """The first of ``paths`` that leads to a map in ``document``."""
+    for path in paths:
+        holder = document
+        for key in path:
+            holder = holder.get(key) if isinstance(holder, MutableMapping) else None
+        if isinstance(holder, MutableMapping):
+            return path
+    return None
+
+
 def _mapping_servers(*paths: tuple[str, ...]) -> Callable[[Any], Iterator[tuple[str, MutableMapping[str, Any]]]]:
     """Servers in the first map found at one of ``paths``, by key."""
 
     def servers(document: Any) -> Iterator[tuple[str, MutableMapping[str, Any]]]:
-        for path in paths:
-            holder = document
-            for key in path:
-                holder = holder.get(key) if isinstance(holder, MutableMapping) else None
-            if isinstance(holder, MutableMapping):
-                return iter(list(holder.items()))
-        raise WrapError(f"no servers in it (looked for {', '.join('.'.join(path) for path in paths)})")
+        path = _first_path(document, paths)
+        if path is None:
+            raise WrapError(f"no servers in it (looked for {', '.join('.'.join(path) for path in paths)})")
+        holder = document
+        for key in path:
+            holder = holder[key]
+        return iter(list(holder.items()))
 
     return servers
 
@@ -130,7 +140,8 @@ def _listed_servers(document: Any) -> Iterator[tuple[str, MutableMapping[str, An
     )
 
 
-JSON_LAYOUT = Layout("json", _mapping_servers(("mcpServers",), ("servers",), ("context_servers",), ("mcp", "servers")))
+_JSON_PATHS = (("mcpServers",), ("servers",), ("context_servers",), ("mcp", "servers"))
+JSON_LAYOUT = Layout("json", _mapping_servers(*_JSON_PATHS))
 CODEX = Layout("toml", _mapping_servers(("mcp_servers",)))
 GOOSE = Layout("yaml", _mapping_servers(("extensions",)), command="cmd", env="envs")
 CONTINUE = Layout("yaml", _listed_servers)
@@ -176,8 +187,23 @@ class _Config:
         """The document as plain values, for comparing two files' contents."""
         return json.loads(json.dumps(self.document, default=str))
 
-    def write(self) -> None:
-        self.path.write_text(_dump(self.layout.format, self.document, self.text), encoding="utf-8")
+    def rendered(self) -> str:
+        """The file's new text (raises WrapError, with nothing written, if it cannot be made)."""
+        if self.layout.format == "json":
+            return self._edited_json()
+        return _dump(self.layout.format, self.document, self.text)
+
+    def _edited_json(self) -> str:
+        """The original text with only the servers' commands changed (comments and all kept)."""
+        from mcp_otel import jsonc
+
+        path = _first_path(self.document, _JSON_PATHS)
+        assert path is not None  # the servers were found there
+        entries = {name: entry for name, entry in self.servers if isinstance(entry, dict)}
+        try:
+            return jsonc.edit(self.text, path, entries, (self.layout.command, "args"))
+        except (ValueError, KeyError, IndexError) as exc:
+            raise WrapError(f"cannot edit {self.path} in place ({exc}); nothing was changed") from exc
 
 
 def _layout_of(form: str, document: Any) -> Layout:
@@ -195,7 +221,9 @@ def _layout_of(form: str, document: Any) -> Layout:
 def _load(form: str, text: str, path: Path) -> Any:
     try:
         if form == "json":
-            return json.loads(text)
+            from mcp_otel import jsonc
+
+            return jsonc.loads(text)
         if form == "toml":
             return _tomlkit().parse(text)
         return _yaml(text).load(text)
@@ -208,14 +236,9 @@ def _load(form: str, text: str, path: Path) -> Any:
 def _dump(form: str, document: Any, original: str) -> str:
     if form == "toml":
         return _tomlkit().dumps(document)  # type: ignore[no-any-return]
-    if form == "yaml":
-        out = io.StringIO()
-        _yaml(original).dump(document, out)
-        return out.getvalue()
-    # JSON: in the original's indentation, with its final newline (or none)
-    found = _INDENT.search(original)
-    text = json.dumps(document, indent=found.group(1) if found else 2, ensure_ascii=False)
-    return text + ("\n" if original.endswith("\n") else "")
+    out = io.StringIO()
+    _yaml(original).dump(document, out)
+    return out.getvalue()
 
 
 def _tomlkit() -> Any:
@@ -269,10 +292,11 @@ def wrap_file(path: Path, command: str | None = None, client: str | None = None)
             layout.wrap(name, entry, command)
             result.wrapped.append(name)
     if result.wrapped:
+        text = config.rendered()
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         if not backup.exists():
             backup.write_text(config.text, encoding="utf-8")
-        config.write()
+        path.write_text(text, encoding="utf-8")
         result.changed = True
     return result
 
@@ -297,7 +321,7 @@ def unwrap_file(path: Path, client: str | None = None) -> WrapResult:
     if backup is not None and config.plain() == backup.plain():
         path.write_text(backup.text, encoding="utf-8")  # exactly as it was
     else:
-        config.write()
+        path.write_text(config.rendered(), encoding="utf-8")
     result.changed = True
     return result
 

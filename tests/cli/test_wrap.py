@@ -163,6 +163,64 @@ def test_cline_gemini_windsurf_and_zed_files(tmp_path: Path, name: str, text: st
     assert path.read_text() == text
 
 
+# Zed's settings.json as Zed writes it: comments, a trailing comma; VS Code's settings likewise.
+ZED_WITH_COMMENTS = """\
+// Zed settings
+//
+// For information on how to configure Zed, see the Zed
+// documentation: https://zed.dev/docs/configuring-zed
+{
+  "theme": "One Dark", // the editor's own
+  "context_servers": {
+    /* the database */
+    "postgres": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-postgres", "postgres://db"],
+      "env": {},
+    },
+    "memory": { "command": "mcp-server-memory" }, // no args
+  },
+}
+"""
+ZED_WRAPPED = ZED_WITH_COMMENTS.replace(
+    '"command": "npx",\n      "args": ["-y",',
+    f'"command": "{MCP_OTEL}",\n      "args": ["proxy", "--name", "postgres", "--", "npx", "-y",',
+).replace(
+    '{ "command": "mcp-server-memory" }',
+    f'{{ "command": "{MCP_OTEL}", "args": ["proxy", "--name", "memory", "--", "mcp-server-memory"] }}',
+)
+VS_CODE_SETTINGS = """\
+{
+    // Editor
+    "editor.fontSize": 14,
+    "mcp": {
+        "servers": {
+            "time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]}, // a clock
+        },
+    },
+}"""
+
+
+def test_json_with_comments_is_edited_in_place(tmp_path: Path) -> None:
+    """Only the commands change: every comment, trailing comma and space stays; --unwrap gives
+    it back byte for byte, and entry by entry (memory again without args) once it changed."""
+    path = written(tmp_path, "settings.json", ZED_WITH_COMMENTS)
+    assert wrap_file(path, MCP_OTEL).wrapped == ["postgres", "memory"]
+    assert path.read_text() == ZED_WRAPPED
+    assert unwrap_file(path).wrapped == ["postgres", "memory"]
+    assert path.read_text() == ZED_WITH_COMMENTS
+    wrap_file(path, MCP_OTEL)
+    path.write_text(path.read_text().replace('"theme": "One Dark"', '"theme": "One Light"'))
+    unwrap_file(path)
+    assert path.read_text() == ZED_WITH_COMMENTS.replace('"theme": "One Dark"', '"theme": "One Light"')
+    settings = written(tmp_path, "vscode-settings.json", VS_CODE_SETTINGS)
+    assert wrap_file(settings, MCP_OTEL).wrapped == ["time"]
+    assert settings.read_text() == VS_CODE_SETTINGS.replace(
+        '"command": "uvx", "args": ["mcp-server-time"]',
+        f'"command": "{MCP_OTEL}", "args": ["proxy", "--name", "time", "--", "uvx", "mcp-server-time"]',
+    )
+
+
 @pytest.mark.parametrize("text", ["not json", '{"other": {}}', "[]"])
 def test_a_file_without_servers_is_a_clear_error(tmp_path: Path, text: str) -> None:
     path = written(tmp_path, "x.json", text)
