@@ -9,6 +9,7 @@ from importlib.metadata import requires
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from tests.harness import REPO_ROOT
@@ -25,7 +26,7 @@ def pins(name: str) -> dict[str, Version]:
         requirement = line.split("#")[0].strip()
         if "==" in requirement:
             package, version = requirement.split("==")
-            found[package.strip()] = Version(version.strip())
+            found[canonicalize_name(package.strip())] = Version(version.strip())
     return found
 
 
@@ -45,7 +46,7 @@ def lower_bounds(with_extras: set[str] | None = None) -> dict[str, Version]:
         if not applies and not any(requirement.marker.evaluate({"extra": extra}) for extra in with_extras or ()):
             continue
         (bound,) = [spec.version for spec in requirement.specifier if spec.operator == ">="]
-        bounds[requirement.name] = Version(bound)
+        bounds[canonicalize_name(requirement.name)] = Version(bound)
     return bounds
 
 
