@@ -27,16 +27,21 @@ def _skip(text: str, i: int) -> int:
     return found.end() if found else i
 
 
+def _string_end(text: str, i: int) -> int:
+    """Where the string opened by the quote at ``text[i]`` closes (escapes skipped)."""
+    i += 1
+    while i < len(text) and text[i] != '"':
+        i += 2 if text[i] == "\\" else 1
+    return i
+
+
 def blanked(text: str) -> str:
     """``text`` with comments and trailing commas as spaces (newlines kept), strings untouched."""
     out = list(text)
     i, n = 0, len(text)
     while i < n:
-        char = text[i]
-        if char == '"':  # a string: to its closing quote, escapes skipped
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
+        if text[i] == '"':
+            i = _string_end(text, i)
         elif text.startswith("//", i):
             end = text.find("\n", i)
             end = n if end < 0 else end
@@ -53,13 +58,12 @@ def blanked(text: str) -> str:
     text = "".join(out)
     i = 0
     while i < n:  # trailing commas, now that comments are spaces
-        char = text[i]
-        if char == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif char == "," and text[_skip(text, i + 1) : _skip(text, i + 1) + 1] in ("}", "]"):
-            out[i] = " "  # a trailing comma
+        if text[i] == '"':
+            i = _string_end(text, i)
+        elif text[i] == ",":
+            after = _skip(text, i + 1)
+            if text[after : after + 1] in ("}", "]"):
+                out[i] = " "
         i += 1
     return "".join(out)
 

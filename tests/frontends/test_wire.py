@@ -157,21 +157,27 @@ def http_wire(as_client: bool = False) -> tuple[WireSession, InMemoryMetricReade
     return session, reader
 
 
+def _metrics(reader: InMemoryMetricReader) -> list[Any]:
+    data = reader.get_metrics_data()
+    return [m for r in (data.resource_metrics if data else []) for s in r.scope_metrics for m in s.metrics]
+
+
 def unobserved(reader: InMemoryMetricReader) -> list[tuple[str, str, int]]:
     """Each unobserved-requests point: method, reason, count; and no duration point beside it."""
-    data = reader.get_metrics_data()
     found, durations = [], 0
-    for resource in data.resource_metrics if data else []:
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                if metric.name == MCP_OTEL_UNOBSERVED_REQUESTS:
-                    found += [
-                        (p.attributes["mcp.method.name"], p.attributes[MCP_OTEL_UNOBSERVED_REASON], p.value)
-                        for p in metric.data.data_points
-                    ]
-                elif metric.name.endswith("operation.duration"):
-                    durations += sum(p.count for p in metric.data.data_points)
+    for metric in _metrics(reader):
+        if metric.name == MCP_OTEL_UNOBSERVED_REQUESTS:
+            found += [
+                (p.attributes["mcp.method.name"], p.attributes[MCP_OTEL_UNOBSERVED_REASON], p.value)
+                for p in metric.data.data_points
+            ]
+        elif metric.name.endswith("operation.duration"):
+            durations += sum(p.count for p in metric.data.data_points)
     return [*sorted(found), ("durations", "", durations)]
+
+
+def _session_points(reader: InMemoryMetricReader) -> list[str]:
+    return [m.name for m in _metrics(reader) if m.name.endswith("session.duration")]
 
 
 def test_an_answer_that_comes_on_a_stream_not_held_is_no_outcome(exporter: InMemorySpanExporter) -> None:
@@ -213,7 +219,7 @@ def test_an_exchange_answered_elsewhere_and_a_session_no_longer_followed(exporte
     assert exporter.get_finished_spans() == ()
     assert unobserved(reader) == [("tools/call", "answer_elsewhere", 1), ("durations", "", 0)]
     assert unobserved(session_reader) == [("tools/call", "session_untracked", 1), ("durations", "", 0)]
-    assert not [m for m in _metric_names(session_reader) if m.endswith("session.duration")]
+    assert not _session_points(session_reader)
 
 
 def test_a_session_first_seen_mid_way_has_no_duration(exporter: InMemorySpanExporter) -> None:
@@ -225,15 +231,10 @@ def test_a_session_first_seen_mid_way_has_no_duration(exporter: InMemorySpanExpo
     session.from_server(line({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}))
     session.end(server_exited_first=False, exit_status=0)
     assert outcomes(exporter) == [("1", "ok", None)]
-    assert not [name for name in _metric_names(reader) if name.endswith("session.duration")]
+    assert not _session_points(reader)
     began, began_reader = http_wire()
     began.end(server_exited_first=False, exit_status=0)
-    assert [name for name in _metric_names(began_reader) if name.endswith("session.duration")]
-
-
-def _metric_names(reader: InMemoryMetricReader) -> list[str]:
-    data = reader.get_metrics_data()
-    return [m.name for r in (data.resource_metrics if data else []) for s in r.scope_metrics for m in s.metrics]
+    assert _session_points(began_reader)
 
 
 def test_as_the_client_only_requests_are_rewritten() -> None:

@@ -350,8 +350,8 @@ class WireSession:
         self._finish_client_requests(keys, _CONNECTION_CLOSED)
 
     def detach(self, keys: list[Key]) -> None:
-        """The stream of the client's requests ``keys`` ended before their answers: each can now
-        only come on another stream (the session's event stream, a resumed one)."""
+        """The stream of the client's requests ``keys`` ended: those still unanswered can now only
+        be answered on another stream (the session's event stream, a resumed one)."""
         for key in keys:
             if (call := self._from_client.get(key)) is not None:
                 call.detached = True

@@ -389,7 +389,7 @@ class HttpRelay:
             self._exchanges.discard(session)
             session.finish_exchange()
         elif exchange.keys:
-            session.detach(session.in_flight(exchange.keys))  # answered on another stream, if at all
+            session.detach(exchange.keys)  # those unanswered: answered on another stream, if at all
 
     # --- sessions ------------------------------------------------------------------------------
 
