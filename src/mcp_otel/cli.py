@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mcp_otel.assets import AssetsError, write_assets
+from mcp_otel.proxy.wrap import CLIENTS
 from mcp_otel.report import EVERY_METHOD, format_json, format_table, summarize_files
 from mcp_otel.semconv import METHOD_TOOLS_CALL
 from mcp_otel.service_names import names_the_service, service_name_of
-from mcp_otel.wrap import CLIENTS
 
 EXIT_ABOVE_THRESHOLD = 1
 EXIT_UNREADABLE = 2
@@ -233,7 +233,7 @@ def _rotate(args: argparse.Namespace) -> tuple[int, int]:
 
 def _wrap(args: argparse.Namespace) -> int:
     from mcp_otel.proxy.telemetry import missing_requirement
-    from mcp_otel.wrap import WrapError, unwrap_file, wrap_file
+    from mcp_otel.proxy.wrap import WrapError, unwrap_file, wrap_file
 
     if args.check:
         return _wrap_check(args.files, args.client)
@@ -264,7 +264,7 @@ def _wrap(args: argparse.Namespace) -> int:
 
 
 def _wrap_check(files: Sequence[Path], client: str | None) -> int:
-    from mcp_otel.wrap import WrapError, check_file
+    from mcp_otel.proxy.wrap import WrapError, check_file
 
     status = 0
     for path in files:

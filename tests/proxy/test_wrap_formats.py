@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mcp_otel.cli import main
-from mcp_otel.wrap import BACKUP_SUFFIX, WrapError, unwrap_file, wrap_file
+from mcp_otel.proxy.wrap import BACKUP_SUFFIX, WrapError, unwrap_file, wrap_file
 from tests.harness import REPO_ROOT, server_module
 
 tomlkit = pytest.importorskip("tomlkit", reason="the desktop extra is not installed")

@@ -14,5 +14,7 @@ ends.
 * :mod:`mcp_otel.proxy.stdio`: the stdio relay (the server process, its pipes, signals, shutdown);
 * :mod:`mcp_otel.proxy.http`: the streamable HTTP relay (sessions, SSE, the HTTP facts);
 * :mod:`mcp_otel.proxy.telemetry`: where the proxy's telemetry goes (its service named by
-  :mod:`mcp_otel.service_names`, as under ``mcp-otel run``).
+  :mod:`mcp_otel.service_names`, as under ``mcp-otel run``);
+* :mod:`mcp_otel.proxy.wrap`: ``mcp-otel wrap``, a client's configuration with its stdio
+  servers run under the proxy, and :mod:`mcp_otel.proxy.wrap_check`, its ``--check``.
 """

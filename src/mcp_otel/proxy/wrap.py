@@ -328,10 +328,10 @@ def unwrap_file(path: Path, client: str | None = None) -> WrapResult:
 
 def check_file(path: Path, client: str | None = None) -> list[Any]:
     """Each server of the configuration at ``path`` started as its client would start it
-    (:mod:`mcp_otel.wrap_check`), in the file's order."""
+    (:mod:`mcp_otel.proxy.wrap_check`), in the file's order."""
     import asyncio
 
-    from mcp_otel.wrap_check import Server, check_servers
+    from mcp_otel.proxy.wrap_check import Server, check_servers
 
     config = _Config(path, client)
     layout = config.layout
