@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.client.sse
 import mcp.client.stdio
 import mcp.types
 import pytest
@@ -122,17 +123,19 @@ REQUESTS: list[tuple[str, Callable[[Any], Any]]] = [
 SERVER_REQUESTS = ["elicitation/create", "sampling/createMessage", "roots/list"]
 
 
-async def _exchange(parameters: StdioServerParameters | None = None) -> list[Any]:
+async def _exchange(parameters: StdioServerParameters | None = None, *, url: str | None = None) -> list[Any]:
     """Every request of REQUESTS, answered by the server started by ``parameters`` (default:
-    the server itself, over stdio)."""
+    the server itself, over stdio), or by the HTTP+SSE server at ``url``."""
     parameters = parameters or StdioServerParameters(
         command="node", args=[str(SERVER), "stdio"], env=env_without_otel()
     )
     agent = _Agent()
     seen: list[Any] = []
     with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 (the server's log, not read)
+        # Looked up at call time: the instrumented transports (see docs/limits.md).
+        transport = mcp.client.sse.sse_client(url) if url else mcp.client.stdio.stdio_client(parameters, errlog=errlog)
         async with (
-            mcp.client.stdio.stdio_client(parameters, errlog=errlog) as (read, write),
+            transport as (read, write),
             ClientSession(
                 read,
                 write,

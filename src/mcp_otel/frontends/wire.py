@@ -27,6 +27,9 @@ opened and finished by :mod:`mcp_otel.lifecycle`, as the patches' are:
 * the person's no to an elicitation (``decline``, ``cancel``) or a sampling request: the
   client's tool call it was asked for, when it is the only one in flight, ends cancelled
   (``input_declined``), as in process;
+* over HTTP+SSE (2024-11-05) the answers come on the session's event stream: the client closing
+  it abandons its requests in flight (``disconnect``), the server ending or dropping it fails
+  them (``connection_closed``);
 * over HTTP: a request refused before JSON-RPC (401, 403, 404 for an expired session, 5xx)
   failed with ``error.type`` the HTTP status (on a SERVER span a 4xx is the caller's fault:
   status UNSET, as HTTP's conventions say); the client closing a 2026-07-28 request's stream
@@ -288,6 +291,13 @@ class WireSession:
             self._end_all(_CONNECTION_CLOSED, _DISCONNECTED)
         else:
             self._end_all(_SHUT_DOWN, _SHUT_DOWN)
+
+    def server_left(self) -> None:
+        """Over HTTP+SSE: the server ended or dropped the stream its answers come on (the session's
+        end): the client's requests in flight failed with it (``connection_closed``, as the client
+        saw); its own are answered on POSTs this proxy may not hold (unobserved)."""
+        self._finish_client_requests(list(self._from_client), _CONNECTION_CLOSED)
+        self.end(server_exited_first=True, exit_status=0)
 
     def untracked(self) -> None:
         """The proxy stops following the session (it has not ended): what is in flight is

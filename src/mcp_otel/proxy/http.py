@@ -17,6 +17,13 @@ client cancels with ``notifications/cancelled``, and a closed stream is not a ca
 upstream unreachable or dropping the connection mid-answer; a POST's answer ending before the
 answers to its requests (which then come on another stream, if at all); a DELETE (the
 session's end); the proxy no longer following a session (past :data:`MAX_SESSIONS`).
+
+The HTTP+SSE transport (protocol 2024-11-05) is followed too: a GET stream whose first event is
+``endpoint`` is a session's, and the POSTs to that endpoint (answered 202) are answered on it.
+The session lives as long as the proxy holds its stream: the client closing it ends the session
+(its requests in flight abandoned), the upstream ending or dropping it fails them. An absolute
+endpoint on the upstream's origin is rewritten to the proxy's, so that the client's POSTs come
+through the proxy too (the one change made to a relayed byte).
 A request the listener's guard refuses (:mod:`mcp_otel.proxy.guard`) is answered by the proxy
 and told to no one.
 
@@ -31,9 +38,10 @@ import contextlib
 import errno
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
-from urllib.parse import urlsplit
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from aiohttp import (
     ClientError,
@@ -46,6 +54,7 @@ from aiohttp import (
     web,
 )
 from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
 
 from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, Key, WireSession
 from mcp_otel.proxy.guard import ListenerGuard
@@ -75,6 +84,12 @@ _HOP_BY_HOP = frozenset(
     }
 )
 _TRACE_HEADERS = ("traceparent", "tracestate", "baggage")
+# The HTTP+SSE transport: the event naming a session's endpoint, the query parameter naming the
+# session in it (the TypeScript SDK's, the Python SDK's), and how much of a GET stream is read
+# for its first event before it is relayed as it is.
+ENDPOINT_EVENT = "endpoint"
+SESSION_PARAMETERS = ("sessionId", "session_id")
+MAX_FIRST_EVENT = 64 * 1024
 # The largest request body relayed (a POST is one JSON-RPC message or batch).
 MAX_BODY = MAX_OBSERVED_LINE
 # Sessions tracked at once: past it, the least recently used one ends (a client that opens
@@ -149,13 +164,18 @@ class Sse:
                 self._data.append(value)
 
 
-class _Exchange(NamedTuple):
+@dataclass(slots=True)
+class _Exchange:
     """One request to relay: the client's, the session it belongs to, the JSON-RPC requests in it."""
 
     request: web.Request
     session: WireSession
     session_id: str | None
     keys: list[Key]
+    # A POST to an HTTP+SSE session: its answers come on the session's stream, held here.
+    on_stream: bool = False
+    # This answer is an HTTP+SSE session's stream, followed under this endpoint.
+    stream: str | None = None
 
 
 class _Observed:
@@ -167,6 +187,7 @@ class _Observed:
         observe = headers.get("content-encoding") in (None, "identity")
         event_stream = headers.get("content-type", "").startswith("text/event-stream")
         self._events = Sse(session.from_server) if observe and event_stream else None
+        self.events = self._events is not None
         self._body: bytearray | None = bytearray() if observe and not event_stream else None
 
     def feed(self, chunk: bytes) -> None:
@@ -196,6 +217,8 @@ class HttpRelay:
         self._as_client = as_client
         self._sessions: OrderedDict[str, WireSession] = OrderedDict()
         self._exchanges: set[WireSession] = set()  # outside any session, in flight
+        # HTTP+SSE sessions by their endpoint's path and query, while their stream is held here.
+        self._legacy: dict[str, WireSession] = {}
         self._drains: set[asyncio.Future[None]] = set()  # answers read on after their client left
         self._client: ClientSession | None = None
         self._fresh: ClientSession | None = None  # a request's second try: never a pooled connection
@@ -220,6 +243,8 @@ class HttpRelay:
         while self._sessions:
             _, session = self._sessions.popitem(last=False)
             session.end(server_exited_first=False, exit_status=0)
+        while self._legacy:
+            self._legacy.popitem()[1].end(server_exited_first=False, exit_status=0)
         for client in (self._client, self._fresh):
             if client is not None:
                 await client.close()
@@ -235,12 +260,13 @@ class HttpRelay:
         if self._guard is not None and (refusal := self._guard.refusal(request.headers)) is not None:
             return self._refuse(request, *refusal)
         session_id = request.headers.get(SESSION_HEADER)
-        session = self._session(session_id)
+        legacy = self._legacy.get(request.rel_url.raw_path_qs) if session_id is None else None
+        session = legacy or self._session(session_id)
         body = await request.read() if request.can_read_body else b""
         keys: list[Key] = []
         if request.method == "POST" and body:
             body, keys = self._observe_request(session, request, body)
-        exchange = _Exchange(request, session, session_id, keys)
+        exchange = _Exchange(request, session, session_id, keys, on_stream=legacy is not None)
         # Shielded: a client that leaves before the answer begins cancels this handler, and
         # what then becomes of the upstream request is the protocol's to say (_client_left).
         forward = asyncio.ensure_future(self._forward(request, body))
@@ -313,23 +339,37 @@ class HttpRelay:
         answer = _Observed(session, upstream.headers)
         try:
             await response.prepare(request)
-            async for chunk in upstream.content.iter_any():
+            chunks = upstream.content.iter_any()
+            if answer.events and request.method == "GET" and exchange.session_id is None:
+                head = self._legacy_session(exchange, await _first_event(chunks))
+                await response.write(head)
+                answer.feed(head)
+            async for chunk in chunks:
                 await response.write(chunk)
                 answer.feed(chunk)
         except (ClientError, asyncio.TimeoutError):
             # The upstream dropped the connection mid-answer: so does the proxy, as it came.
-            session.unreachable(session.in_flight(exchange.keys))
+            if exchange.stream is not None:
+                self._legacy_ended(exchange.stream, by_client=False)
+            else:
+                session.unreachable(session.in_flight(exchange.keys))
             if request.transport is not None:
                 request.transport.close()
             self._done(exchange, upstream)
             return response
         except (ConnectionResetError, asyncio.CancelledError) as exc:  # the client went away
-            self._client_left(exchange, upstream, answer)
+            if exchange.stream is not None:  # the session's end: the upstream sees it too
+                self._legacy_ended(exchange.stream, by_client=True)
+                self._done(exchange, upstream)
+            else:
+                self._client_left(exchange, upstream, answer)
             if isinstance(exc, asyncio.CancelledError):
                 raise
             return response
         answer.end()
-        if upstream.status >= 400 and (unanswered := session.in_flight(exchange.keys)):
+        if exchange.stream is not None:
+            self._legacy_ended(exchange.stream, by_client=False)
+        elif upstream.status >= 400 and (unanswered := session.in_flight(exchange.keys)):
             session.rejected(unanswered, upstream.status)
         self._done(exchange, upstream)
         with contextlib.suppress(ConnectionResetError):
@@ -381,6 +421,8 @@ class HttpRelay:
         session finished."""
         if upstream is not None:
             upstream.release() if upstream.content.at_eof() else upstream.close()
+        if exchange.on_stream or exchange.stream is not None:
+            return  # an HTTP+SSE session's: it ends with its stream
         session, session_id = exchange.session, exchange.session_id
         status = upstream.status if upstream is not None else 0
         if session_id is not None and ((exchange.request.method == "DELETE" and 200 <= status < 300) or status == 404):
@@ -392,6 +434,46 @@ class HttpRelay:
             session.detach(exchange.keys)  # those unanswered: answered on another stream, if at all
 
     # --- sessions ------------------------------------------------------------------------------
+
+    def _legacy_session(self, exchange: _Exchange, head: bytes) -> bytes:
+        """The first event of a GET stream outside any session (``head``, as it is relayed): an
+        ``endpoint`` event makes the exchange an HTTP+SSE session, followed under the endpoint's
+        path and query while this stream lasts; an absolute endpoint on the upstream's origin is
+        rewritten to the proxy's own. An endpoint elsewhere is not followed."""
+        found = _endpoint_event(head)
+        if found is None:
+            return head
+        line, value = found
+        request = exchange.request
+        try:
+            given = URL(value)
+            target = URL(self._origin + request.rel_url.raw_path_qs).join(given)
+        except ValueError:
+            return head
+        origin = URL(self._origin)
+        if (target.scheme, target.host, target.port) != (origin.scheme, origin.host, origin.port):
+            return head
+        endpoint = target.raw_path_qs
+        if given.is_absolute():
+            head = head.replace(line, f"data: {request.scheme}://{request.host}{endpoint}".encode(), 1)
+        query = parse_qs(target.query_string)
+        session = exchange.session
+        session.session_id = next((query[name][0] for name in SESSION_PARAMETERS if name in query), None)
+        self._exchanges.discard(session)
+        self._legacy[endpoint] = session
+        exchange.stream = endpoint
+        return head
+
+    def _legacy_ended(self, endpoint: str, *, by_client: bool) -> None:
+        """An HTTP+SSE session's stream ended: the client closed it (its requests in flight are
+        abandoned), or the upstream ended or dropped it (they failed: their answers cannot come)."""
+        session = self._legacy.pop(endpoint, None)
+        if session is None:
+            return
+        if by_client:
+            session.end(server_exited_first=False, exit_status=0)
+        else:
+            session.server_left()
 
     def _session(self, session_id: str | None) -> WireSession:
         """The session a request belongs to: its ``Mcp-Session-Id``'s (one is made for an id
@@ -422,6 +504,34 @@ class HttpRelay:
         session = self._sessions.pop(session_id, None)
         if session is not None:
             session.end(server_exited_first=False, exit_status=0, recorded=recorded)
+
+
+async def _first_event(chunks: AsyncIterator[bytes]) -> bytes:
+    """The bytes of a stream up to its first event's end (at most about :data:`MAX_FIRST_EVENT`)."""
+    head = b""
+    async for chunk in chunks:
+        head += chunk
+        if b"\n\n" in head or b"\r\n\r\n" in head or len(head) > MAX_FIRST_EVENT:
+            break
+    return head
+
+
+def _endpoint_event(head: bytes) -> tuple[bytes, str] | None:
+    """The ``data`` line of an ``endpoint`` event that is the first in ``head``, and its value."""
+    event, data = "message", []
+    for line in head.split(b"\n"):
+        line = line.removesuffix(b"\r")
+        if not line:
+            break
+        if line.startswith(b"event:"):
+            event = line[6:].strip().decode(errors="replace")
+        elif line.startswith(b"data:"):
+            data.append(line)
+    if event != ENDPOINT_EVENT or len(data) != 1:
+        return None
+    (line,) = data
+    value = line[6:] if line.startswith(b"data: ") else line[5:]
+    return line, value.decode(errors="replace").strip()
 
 
 def _upstream_client(connector: TCPConnector, trace_configs: list[TraceConfig]) -> ClientSession:
