@@ -237,6 +237,33 @@ def test_a_session_first_seen_mid_way_has_no_duration(exporter: InMemorySpanExpo
     assert _session_points(began_reader)
 
 
+def test_the_server_is_learnt_from_whatever_names_it(exporter: InMemorySpanExporter) -> None:
+    """A session whose handshake went elsewhere (another replica) learns the server's name from
+    the first result whose ``_meta`` carries its identity (2026-07-28 stamps it): that request's
+    span and every later one say it; the request's own attributes stay; a later stamp does not
+    rename the server."""
+    session, _ = http_wire()
+    session.began_here = False
+    stamp = {"io.modelcontextprotocol/serverInfo": {"name": "weather", "version": "2.1"}}
+    for request_id, result in [
+        (1, {"content": []}),
+        (2, {"content": [], "_meta": stamp}),
+        (3, {"content": []}),
+        (4, {"content": [], "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "other"}}}),
+    ]:
+        session.client_requests(call(request_id, tool=f"t{request_id}"))
+        session.from_server(line({"jsonrpc": "2.0", "id": request_id, "result": result}))
+    spans = tool_call_spans(exporter.get_finished_spans(), SpanKind.SERVER)
+    named = [(s.name, s.attributes.get("mcp.server.name"), s.attributes.get("mcp.server.version")) for s in spans]
+    assert named == [
+        ("tools/call t1", None, None),
+        ("tools/call t2", "weather", "2.1"),
+        ("tools/call t3", "weather", "2.1"),
+        ("tools/call t4", "weather", "2.1"),
+    ]
+    assert [s.attributes["gen_ai.tool.name"] for s in spans] == ["t1", "t2", "t3", "t4"]
+
+
 def test_as_the_client_only_requests_are_rewritten() -> None:
     """The client's request gets the proxy's traceparent beside its own _meta; every other
     line goes on byte for byte."""

@@ -89,6 +89,7 @@ from mcp_otel.semconv import (
     MCP_ELICITATION_ACTION,
     MCP_PROTOCOL_VERSION,
     MCP_SERVER_NAME,
+    MCP_SERVER_VERSION,
     METHOD_CANCELLED,
     METHOD_ELICITATION_CREATE,
     METHOD_INITIALIZE,
@@ -512,7 +513,7 @@ class WireSession:
             result = None
         error = _rpc_error(message.error)
         late: dict[str, Any] = {}
-        if not from_client and call.method in (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER) and isinstance(result, dict):
+        if not from_client and isinstance(result, dict) and self._names_server(call.method, result):
             late = self._learn_server(call, result)
         declined = from_client and is_declined_answer(call.method, result, error)  # to the server's input request
         if declined:
@@ -526,11 +527,23 @@ class WireSession:
         )
         self._lifecycle.finish(call, outcome, late)
 
+    def _names_server(self, method: str, result: dict[str, Any]) -> bool:
+        """Whether an answer names the server: the handshake's (``initialize``,
+        ``server/discover``), or, while the server is not yet known (a session whose handshake
+        went through another replica, or a 2026-07-28 one that has none), any result whose
+        ``_meta`` carries its identity."""
+        if method in (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER):
+            return True
+        meta = result.get("_meta") if self._facts.server_name is None else None
+        return isinstance(meta, dict) and messages.SERVER_INFO_META_KEY in meta
+
     def _learn_server(self, call: _WireCall, result: dict[str, Any]) -> dict[str, Any]:
-        """The handshake's answer (``initialize``, ``server/discover``) names the server and the
-        protocol: every later span says it, and so does the handshake's own span."""
+        """The answer names the server (the handshake's, the protocol too): every later span says
+        it, and so does this request's own span."""
         self._facts = self._facts.updated_by(messages.handshake_facts(result))
         learnt = session_attributes(Request(call.method), self._settings, self._facts)
+        if call.method not in (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER):  # its own attributes stand
+            learnt = {key: learnt[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in learnt}
         self._lifecycle.relearn(call, learnt)
         return learnt
 
