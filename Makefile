@@ -6,7 +6,7 @@ SDKS := mcp1 mcp2
 # one (pyenv's, or python3.10 on PATH), so both ends of the range are tested; else on $(PYTHON).
 PYTHON_mcp1 ?= $(or $(wildcard $(shell pyenv prefix 3.10 2>/dev/null)/bin/python3.10),$(shell command -v python3.10 2>/dev/null),$(PYTHON))
 
-.PHONY: demo one-trace test lint typecheck unit lowest docs docs-check bench valgrind clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
+.PHONY: demo one-trace test lint typecheck unit lowest docs docs-check bench valgrind haproxy clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt requirements/test.txt pyproject.toml
@@ -76,7 +76,7 @@ docs: $(VENV)/docs/.installed
 docs-check: $(VENV)/docs/.installed
 	$(DOCS_ENV) $(VENV)/docs/bin/mkdocs build --strict --quiet
 
-test: lint typecheck docs-check stack conformance third-party unit lowest
+test: lint typecheck docs-check stack conformance third-party haproxy unit lowest
 
 # Per-call overhead against the floor and the peers in instructions (cachegrind) and wall clock,
 # mcp-otel report's cost per call, the scale figures (docs/benchmarks.md, plots in docs/img/), a gateway's cost per
@@ -120,6 +120,14 @@ valgrind:
 		echo ">> installing valgrind from Debian"; \
 		$(SUDO) apt-get update -q && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends valgrind; }
+
+# HAProxy 2.6 from Debian, when missing: the load balancer in front of proxy replicas
+# (tests/proxy/test_replicas.py, deploy/haproxy/).
+haproxy:
+	@command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || { \
+		echo ">> installing haproxy from Debian"; \
+		$(SUDO) apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends haproxy; }
 
 # Grafana's TraceQL grammar, to parse the dashboards' TraceQL (tests/stack/test_dashboard.py).
 TRACEQL := tests/stack/traceql/node_modules/.package-lock.json

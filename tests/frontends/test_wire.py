@@ -109,6 +109,28 @@ def test_an_answer_after_the_cancel_changes_nothing(exporter: InMemorySpanExport
     assert outcomes(exporter) == [("7", "cancelled", "client")]
 
 
+def test_an_answer_that_says_cancelled_is_the_cancel(exporter: InMemorySpanExporter) -> None:
+    """The cancel notification went another way (another replica): the server's answer saying
+    the request was cancelled (mcp 2.x's -32800, mcp 1.x's code 0 "Request cancelled") is the
+    client's cancel, on either side's span; another error with code 0 is a failure."""
+    session = wire()
+    answers = [
+        {"code": -32800, "message": "Request cancelled"},
+        {"code": 0, "message": "Request cancelled"},
+        {"code": 0, "message": "something else"},
+    ]
+    for request_id, error in enumerate(answers, start=1):
+        session.from_client(call(request_id))
+        session.from_server(line({"jsonrpc": "2.0", "id": request_id, "error": error}))
+    assert outcomes(exporter) == [("1", "cancelled", "client"), ("2", "cancelled", "client"), ("3", "failed", "0")]
+    exporter.clear()
+    client = wire(as_client=True)
+    client.client_line(call(4))
+    client.from_server(line({"jsonrpc": "2.0", "id": 4, "error": answers[0]}))
+    (span,) = tool_call_spans(exporter.get_finished_spans(), SpanKind.CLIENT)
+    assert (span.attributes["tool.outcome"], span.attributes["tool.cancel.reason"]) == ("cancelled", "caller")
+
+
 def server_request(request_id: int) -> bytes:
     return line({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": {"message": "ok?"}})
 

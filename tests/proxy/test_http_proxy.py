@@ -482,6 +482,20 @@ def tool_outcomes(spans: list[dict[str, Any]]) -> list[tuple[str, str, str | Non
     )
 
 
+def ts_agent(url: str, plan: list[dict[str, Any]], **env: str) -> list[Any]:
+    """What the TypeScript SDK's client (``ts_client.mjs``) saw of each call of ``plan``."""
+    completed = subprocess.run(
+        ["node", str(THIRD_PARTY / "ts_client.mjs"), url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env_without_otel(), "MCP_PLAN": json.dumps(plan), **env},
+        cwd=THIRD_PARTY,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return [json.loads(line) for line in completed.stdout.splitlines()]
+
+
 def test_a_typescript_agent_and_server_everything_over_http(tmp_path: Path) -> None:
     plan = [
         {"tool": "echo", "arguments": {"message": "hi"}},
@@ -490,18 +504,8 @@ def test_a_typescript_agent_and_server_everything_over_http(tmp_path: Path) -> N
         {"tool": "echo", "arguments": {"message": "after"}},
     ]
     with everything_proxied(tmp_path) as setup:
-        env = {**env_without_otel(), "MCP_PLAN": json.dumps(plan)}
-        completed = subprocess.run(
-            ["node", str(THIRD_PARTY / "ts_client.mjs"), setup.url],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=env,
-            cwd=THIRD_PARTY,
-        )
-        assert completed.returncode == 0, completed.stderr[-3000:]
+        seen = ts_agent(setup.url, plan)
         spans = setup.stop()
-    seen = [json.loads(line) for line in completed.stdout.splitlines()]
     assert [step.get("isError", step.get("error")) for step in seen] == [False, True, "aborted", False]
     assert tool_outcomes(spans) == [
         ("tools/call echo", "ok", None, None),

@@ -8,9 +8,7 @@ counts and parentage; the same answers as direct."""
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
@@ -30,7 +28,17 @@ from mcp_otel.semconv import MCP_SERVER_OPERATION_DURATION, MCP_SERVER_SESSION_D
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel
 from tests.processes import LOOPBACK, free_port, missing, running
 from tests.proxy import otlp
-from tests.proxy.test_http_proxy import EVERYTHING, MCP_OTEL, THIRD_PARTY, Proxied, named, outcome_of, tool_outcomes
+from tests.proxy.test_http_proxy import (
+    EVERYTHING,
+    MCP_OTEL,
+    THIRD_PARTY,
+    Proxied,
+    named,
+    outcome_of,
+    tool_outcomes,
+    ts_agent,
+)
+from tests.proxy.test_stdio_proxy import assert_everything_exchanged
 from tests.server.test_server_spans import client_cancel
 from tests.servers.tools import SERVER_NAME
 from tests.test_person_in_the_loop import ACCEPT, DECLINED, ELICIT, Person
@@ -252,18 +260,8 @@ def test_a_typescript_agent_and_server_everything_over_sse(tmp_path: Path) -> No
         {"tool": "echo", "arguments": {"message": "after"}},
     ]
     with everything_sse(tmp_path) as setup:
-        env = {**env_without_otel(), "MCP_PLAN": json.dumps(plan), "MCP_TRANSPORT": "sse"}
-        completed = subprocess.run(
-            ["node", str(THIRD_PARTY / "ts_client.mjs"), setup.url],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=env,
-            cwd=THIRD_PARTY,
-        )
-        assert completed.returncode == 0, completed.stderr[-3000:]
+        seen = ts_agent(setup.url, plan, MCP_TRANSPORT="sse")
         spans = setup.stop()
-    seen = [json.loads(line) for line in completed.stdout.splitlines()]
     assert [step.get("isError", step.get("error")) for step in seen] == [
         False,
         True,
@@ -290,7 +288,7 @@ async def test_every_request_to_server_everything_over_sse(
     answers each it asks (elicitation, sampling, roots) through the proxy: the same answers as
     direct, a SERVER span per request (the agent's span its parent) and a CLIENT span per
     request of the server's (the person's declined elicitation a cancel), each ok otherwise."""
-    from tests.third_party.test_everything_server import REQUESTS, SERVER_REQUESTS, _exchange
+    from tests.third_party.test_everything_server import _exchange
 
     with everything_sse(tmp_path) as setup:
         direct = await _exchange(url=setup.upstream)
@@ -298,20 +296,7 @@ async def test_every_request_to_server_everything_over_sse(
         instrument()
         assert await _exchange(url=setup.url) == direct
         spans = setup.stop()
-    handled = [s for s in spans if s["kind"] == "SpanKind.SERVER"]
-    asked = [s for s in spans if s["kind"] == "SpanKind.CLIENT"]
-    assert sorted(s["attributes"]["mcp.method.name"] for s in handled) == sorted(
-        ["initialize", *(m for m, _ in REQUESTS)]
-    )
-    assert sorted(s["attributes"]["mcp.method.name"] for s in asked) == sorted(SERVER_REQUESTS)
-    for span in spans:
-        declined = span["name"] == "elicitation/create"
-        assert span["attributes"]["mcp.request.outcome"] == ("cancelled" if declined else "ok"), span["name"]
-        assert span["status"]["status_code"] == "UNSET", span["name"]
-    agent = {s.attributes["jsonrpc.request.id"]: s for s in exporter.get_finished_spans() if s.kind == SpanKind.CLIENT}
-    for span in handled:
-        parent = agent[span["attributes"]["jsonrpc.request.id"]].get_span_context()
-        assert span["parent_id"] == f"0x{parent.span_id:016x}", span["name"]
+    assert_everything_exchanged(spans, exporter)
 
 
 # --- the endpoint event -------------------------------------------------------------------------

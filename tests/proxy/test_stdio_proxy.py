@@ -466,7 +466,7 @@ async def test_a_typescript_server_behind_the_proxy(
     cancel, the rest ok), each agent span's child."""
     from mcp import StdioServerParameters
 
-    from tests.third_party.test_everything_server import REQUESTS, SERVER, SERVER_REQUESTS, _exchange
+    from tests.third_party.test_everything_server import SERVER, _exchange
 
     if not (SERVER.exists() and shutil.which("node")):
         missing("server-everything", "third-party")
@@ -477,6 +477,15 @@ async def test_a_typescript_server_behind_the_proxy(
     instrument()
     assert await _exchange(StdioServerParameters(command=MCP_OTEL, args=arguments, env=env_without_otel())) == direct
     spans = finished(output)
+    assert_everything_exchanged(spans, exporter)
+
+
+def assert_everything_exchanged(spans: list[dict[str, Any]], exporter: InMemorySpanExporter) -> None:
+    """The proxy's spans of server-everything's exchange (tests.third_party's ``_exchange``): a
+    SERVER span per request the agent sent, its CLIENT span the parent; a CLIENT span per request
+    the server sent; each ok but the person's declined elicitation (a cancel)."""
+    from tests.third_party.test_everything_server import REQUESTS, SERVER_REQUESTS
+
     handled = [s for s in spans if s["kind"] == "SpanKind.SERVER"]
     asked = [s for s in spans if s["kind"] == "SpanKind.CLIENT"]
     assert sorted(s["attributes"]["mcp.method.name"] for s in handled) == sorted(

@@ -19,7 +19,9 @@ opened and finished by :mod:`mcp_otel.lifecycle`, as the patches' are:
 
 * an answer: its ``result`` (``isError``, a ``resultType`` that is no result yet) or ``error``;
 * a ``notifications/cancelled`` for a request in flight: cancelled, by its sender (``caller``
-  on the sender's span, ``client`` on the receiver's); an answer after it changes nothing;
+  on the sender's span, ``client`` on the receiver's); an answer after it changes nothing; an
+  answer that says the request was cancelled (the SDKs' ``Request cancelled``, ``-32800``) is
+  the same fact, when the notification went by another way (another replica);
 * a side leaving with requests in flight, as in process: the sender gone, its requests are
   cancelled (``disconnect`` on the receiver's span, ``caller`` on the sender's); the receiver
   gone, they failed (``shutdown`` on its own span, ``connection_closed`` on the sender's); but
@@ -596,6 +598,7 @@ def _receiver_outcome(
     return classify_server_call(
         answer=result,
         rpc_error=error,
+        peer_cancelled=error is not None and error.is_cancel_reply(),
         keep_message=keep_message,
         answer_declined=declined,
         input_declined=input_declined,
@@ -607,7 +610,11 @@ def _sender_outcome(
 ) -> CallOutcome | ResultType:
     if error is not None:
         return classify_client_error(
-            error, keep_message=keep_message, answer_declined=declined, input_declined=input_declined
+            error,
+            cancel_sent=error.is_cancel_reply(),
+            keep_message=keep_message,
+            answer_declined=declined,
+            input_declined=input_declined,
         )
     if (result_type := unfinished(result)) is not None:
         return result_type

@@ -1,0 +1,161 @@
+"""Two ``mcp-otel proxy`` replicas behind HAProxy (Debian's, started here like the collector),
+in front of one streamable HTTP server, with the repository's configuration
+(``deploy/haproxy/mcp-otel-replicas.cfg``: sessions pinned by ``Mcp-Session-Id``): every outcome,
+cancel reason and server name as with one proxy, each request recorded once across replicas.
+The same traffic round robin (the configuration without its ``stick`` lines) shows what pinning
+saves: the replicas see halves of sessions, and record no outcome they did not see."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_otel.semconv import MCP_OTEL_UNOBSERVED_REQUESTS
+from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, open_http_session
+from tests.processes import LOOPBACK, free_port, missing, running
+from tests.proxy import otlp
+from tests.proxy.test_http_proxy import MCP_OTEL, outcome_of
+from tests.server.test_server_spans import client_cancel
+from tests.servers.tools import SERVER_NAME
+
+pytestmark = pytest.mark.anyio
+
+CONFIG = REPO_ROOT / "deploy" / "haproxy" / "mcp-otel-replicas.cfg"
+REPLICAS = 2
+
+
+@dataclass
+class Replicated:
+    url: str  # HAProxy's
+    outputs: list[Path]  # each replica's telemetry
+    proxies: list[Any]
+
+    def stop(self) -> list[list[dict[str, Any]]]:
+        """Stop the replicas (SIGTERM); each one's spans."""
+        for proxy in self.proxies:
+            if proxy.poll() is None:
+                proxy.send_signal(signal.SIGTERM)
+                assert proxy.wait(timeout=20) == 0
+        return [otlp.spans(output) for output in self.outputs]
+
+
+@contextmanager
+def replicated(tmp_path: Path, *, pinned: bool = True) -> Iterator[Replicated]:
+    """The high-level test server, two proxy replicas (each allowing HAProxy's host) and HAProxy
+    in front of them; all stopped by PID afterwards."""
+    haproxy = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin")
+    if haproxy is None:
+        missing("HAProxy", "haproxy")
+    upstream_port, port = free_port(), free_port()
+    replica_ports = [free_port() for _ in range(REPLICAS)]
+    config = CONFIG.read_text()
+    if not pinned:
+        config = "\n".join(line for line in config.splitlines() if not line.strip().startswith("stick"))
+    config_file = tmp_path / "haproxy.cfg"
+    config_file.write_text(config + "\n")
+    env = env_without_otel(PYTHONPATH=str(REPO_ROOT))
+    outputs = [tmp_path / f"replica{n}.jsonl" for n in range(REPLICAS)]
+    with ExitStack() as stack:
+        server = [sys.executable, "-m", "tests.servers.highlevel_server", "http"]
+        stack.enter_context(running([*server, str(upstream_port)], ports=[upstream_port], env=env, cwd=REPO_ROOT))
+        proxies = []
+        for replica_port, output in zip(replica_ports, outputs, strict=True):
+            command = [MCP_OTEL, "proxy", "--name", "replicated", "--output", str(output)]
+            command += ["--listen", f"{LOOPBACK}:{replica_port}", "--allow-host", f"{LOOPBACK}:{port}"]
+            command += ["--upstream", f"http://{LOOPBACK}:{upstream_port}/mcp"]
+            log = output.with_suffix(".log")
+            proxies.append(stack.enter_context(running(command, ports=[replica_port], env=env, log=log)))
+        balancer_env = {
+            **env,
+            "MCP_LISTEN": f"{LOOPBACK}:{port}",
+            **{f"MCP_REPLICA_{n + 1}": f"{LOOPBACK}:{p}" for n, p in enumerate(replica_ports)},
+        }
+        balancer = [haproxy, "-db", "-f", str(config_file)]
+        stack.enter_context(running(balancer, ports=[port], env=balancer_env, log=tmp_path / "haproxy.log"))
+        yield Replicated(f"http://{LOOPBACK}:{port}/mcp", outputs, proxies)
+
+
+async def traffic(url: str) -> None:
+    """A handshake-era session (ok, a tool error, the client's cancel, ok); on mcp 2.x a
+    2026-07-28 client too (ok, a cancel by closing the stream)."""
+    async with open_http_session(url) as session:
+        await session.call_tool("ok", {})
+        await session.call_tool("fails", {})
+        await client_cancel(session)
+        await session.call_tool("whoami", {})
+    if MCP_MAJOR == 2:
+        from mcp import Client
+
+        async with Client(url) as client:
+            await client.call_tool("session", {})
+            with anyio.move_on_after(0.5):
+                await client.call_tool("working", {})
+            await anyio.sleep(0.3)
+
+
+def tool_spans(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [s for s in spans if s["attributes"].get("mcp.method.name") == "tools/call"]
+
+
+# What one proxy records for traffic(): each tool call's outcome.
+EXPECTED = {
+    "tools/call ok": ("UNSET", "ok", None, None),
+    "tools/call fails": ("ERROR", "failed", "tool_error", None),
+    "tools/call slow": ("UNSET", "cancelled", None, "client"),
+    "tools/call whoami": ("UNSET", "ok", None, None),
+    **(
+        {
+            "tools/call session": ("UNSET", "ok", None, None),
+            "tools/call working": ("UNSET", "cancelled", None, "disconnect"),
+        }
+        if MCP_MAJOR == 2
+        else {}
+    ),
+}
+
+
+async def test_sessions_pinned_to_a_replica_are_seen_whole(tmp_path: Path) -> None:
+    with replicated(tmp_path) as setup:
+        await traffic(setup.url)
+        per_replica = setup.stop()
+    calls = [span for spans in per_replica for span in tool_spans(spans)]
+    assert sorted(s["name"] for s in calls) == sorted(EXPECTED)  # each once, across replicas
+    assert {s["name"]: outcome_of(s) for s in calls} == EXPECTED
+    handshake_era = {s["attributes"]["mcp.session.id"] for s in calls if "mcp.session.id" in s["attributes"]}
+    (session_id,) = handshake_era
+    holders = [n for n, spans in enumerate(per_replica) if any(s["attributes"].get("mcp.session.id") for s in spans)]
+    assert len(holders) == 1, f"session {session_id} seen by replicas {holders}"
+    for span in (s for spans in per_replica for s in spans):
+        if "mcp.session.id" in span["attributes"]:  # a 2026-07-28 request names no server on its own
+            assert span["attributes"]["mcp.server.name"] == SERVER_NAME, span["name"]
+    assert not [p for o in setup.outputs for p in otlp.points(o, MCP_OTEL_UNOBSERVED_REQUESTS)]
+
+
+async def test_round_robin_records_no_outcome_it_did_not_see(tmp_path: Path) -> None:
+    """Unpinned, a replica sees part of a session: what it records is never an outcome it did
+    not see (each recorded call has the outcome one proxy gives it, or none at all), and nothing
+    is recorded twice. What it costs: the calls left unrecorded, and spans without the server's
+    name (their replica never saw the handshake)."""
+    with replicated(tmp_path, pinned=False) as setup:
+        await traffic(setup.url)
+        per_replica = setup.stop()
+    calls = [span for spans in per_replica for span in tool_spans(spans)]
+    names = [s["name"] for s in calls]
+    assert len(names) == len(set(names))
+    for span in calls:
+        assert outcome_of(span) == EXPECTED[span["name"]], span["name"]
+    unobserved = sum(p.get("value", 0) for o in setup.outputs for p in otlp.points(o, MCP_OTEL_UNOBSERVED_REQUESTS))
+    unnamed = sum(1 for s in calls if "mcp.server.name" not in s["attributes"])
+    print(
+        f"round robin: {len(calls)} of {len(EXPECTED)} calls recorded, {unnamed} without the server's name, "
+        f"{unobserved} requests unobserved"
+    )
