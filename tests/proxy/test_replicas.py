@@ -3,12 +3,16 @@ in front of one streamable HTTP server, with the repository's configuration
 (``deploy/haproxy/mcp-otel-replicas.cfg``: sessions pinned by ``Mcp-Session-Id``): every outcome,
 cancel reason and server name as with one proxy, each request recorded once across replicas.
 The same traffic round robin (the configuration without its ``stick`` lines) shows what pinning
-saves: the replicas see halves of sessions, and record no outcome they did not see."""
+saves: the replicas see halves of sessions, and record no outcome they did not see. A replica
+killed mid-call: the session goes on through the other, nothing recorded twice."""
 
 from __future__ import annotations
 
+import asyncio
+import re
 import shutil
 import signal
+import socket
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -60,6 +64,8 @@ def replicated(tmp_path: Path, *, pinned: bool = True) -> Iterator[Replicated]:
     config = CONFIG.read_text()
     if not pinned:
         config = "\n".join(line for line in config.splitlines() if not line.strip().startswith("stick"))
+    # Its runtime API, to ask which replica holds a session.
+    config = config.replace("global\n", f"global\n    stats socket {tmp_path / 'haproxy.sock'}\n", 1)
     config_file = tmp_path / "haproxy.cfg"
     config_file.write_text(config + "\n")
     env = env_without_otel(PYTHONPATH=str(REPO_ROOT))
@@ -159,3 +165,47 @@ async def test_round_robin_records_no_outcome_it_did_not_see(tmp_path: Path) -> 
         f"round robin: {len(calls)} of {len(EXPECTED)} calls recorded, {unnamed} without the server's name, "
         f"{unobserved} requests unobserved"
     )
+
+
+async def test_a_replica_killed_mid_call(tmp_path: Path) -> None:
+    """The replica holding a session is killed (SIGKILL) with a call in flight: the client sees
+    its call fail; the session goes on through the other replica, which sees it mid-way. The
+    killed call is recorded by no one (the replica that saw it is gone, the other never saw
+    it), and every later call once."""
+    with replicated(tmp_path) as setup:
+        async with open_http_session(setup.url) as session:
+            await session.call_tool("ok", {})
+            holder = _holder(tmp_path / "haproxy.sock")
+            task = asyncio.ensure_future(_outcome(session.call_tool("slow", {"seconds": 5})))
+            await asyncio.sleep(0.5)
+            setup.proxies[holder].kill()
+            setup.proxies[holder].wait()
+            seen: Any = None  # still waiting (mcp 1.x's client waits on), or its error
+            with anyio.move_on_after(5):
+                seen = await asyncio.shield(task)
+            task.cancel()
+            after = await session.call_tool("whoami", {})
+        per_replica = setup.stop()
+    assert seen is None or isinstance(seen, Exception), seen  # never an answer
+    assert not after.isError if MCP_MAJOR == 1 else not after.is_error
+    other = per_replica[1 - holder]
+    assert [s["name"] for s in tool_spans(other)] == ["tools/call whoami"]
+    assert outcome_of(tool_spans(other)[0]) == ("UNSET", "ok", None, None)
+    assert not [s for s in tool_spans(other) if s["name"] == "tools/call slow"]
+
+
+def _holder(api: Path) -> int:
+    """The replica (0, 1) HAProxy's stick table pins the one session to (its runtime API)."""
+    with socket.socket(socket.AF_UNIX) as connection:
+        connection.connect(str(api))
+        connection.sendall(b"show table replicas\n")
+        table = b"".join(iter(lambda: connection.recv(65536), b"")).decode()
+    (server_id,) = re.findall(r"server_id=(\d+)", table)
+    return int(server_id) - 1
+
+
+async def _outcome(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except Exception as exc:
+        return exc
