@@ -612,7 +612,7 @@ def test_the_listener_refuses_what_the_upstream_would_itself(tmp_path: Path) -> 
     assert [outcome_of(s)[1] for s in spans] == ["ok", "ok"]  # the two relayed, and nothing of the refused
     said = (tmp_path / "proxy.log").read_text()
     assert said.count("mcp-otel proxy: refused a request (421 Invalid Host header") == 1
-    assert "403" not in said  # said once, for the first refusal
+    assert "refused a request (403" not in said  # said once, for the first refusal (a port may hold "403")
 
 
 def test_an_ipv6_loopback_listener(tmp_path: Path) -> None:
