@@ -477,9 +477,13 @@ def tool_outcomes(spans: list[dict[str, Any]]) -> list[tuple[str, str, str | Non
             s["attributes"].get("error.type"),
             s["attributes"].get("tool.cancel.reason"),
         )
-        for s in spans
-        if s["attributes"].get("mcp.method.name") == "tools/call"
+        for s in tool_spans(spans)
     )
+
+
+def tool_spans(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``tools/call`` spans of a proxy's telemetry."""
+    return [s for s in spans if s["attributes"].get("mcp.method.name") == "tools/call"]
 
 
 def ts_agent(url: str, plan: list[dict[str, Any]], **env: str) -> list[Any]:
@@ -537,7 +541,7 @@ async def test_an_instrumented_agent_and_server_everything_over_http(
         ("tools/call get-sum", "ok", None, None),
     ]
     clients = tool_call_spans(exporter.get_finished_spans())
-    servers = [s for s in spans if s["attributes"].get("mcp.method.name") == "tools/call"]
+    servers = tool_spans(spans)
     assert sorted(s["parent_id"] for s in servers) == sorted(f"0x{c.get_span_context().span_id:016x}" for c in clients)
 
 

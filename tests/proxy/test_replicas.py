@@ -27,7 +27,7 @@ from mcp_otel.semconv import MCP_OTEL_UNOBSERVED_REQUESTS
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, open_http_session
 from tests.processes import LOOPBACK, free_port, missing, running
 from tests.proxy import otlp
-from tests.proxy.test_http_proxy import MCP_OTEL, outcome_of
+from tests.proxy.test_http_proxy import MCP_OTEL, call, outcome_of, tool_spans
 from tests.server.test_server_spans import client_cancel
 from tests.servers.tools import SERVER_NAME
 
@@ -108,10 +108,6 @@ async def traffic(url: str) -> None:
             await anyio.sleep(0.3)
 
 
-def tool_spans(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [s for s in spans if s["attributes"].get("mcp.method.name") == "tools/call"]
-
-
 # What one proxy records for traffic(): each tool call's outcome.
 EXPECTED = {
     "tools/call ok": ("UNSET", "ok", None, None),
@@ -176,7 +172,7 @@ async def test_a_replica_killed_mid_call(tmp_path: Path) -> None:
         async with open_http_session(setup.url) as session:
             await session.call_tool("ok", {})
             holder = _holder(tmp_path / "haproxy.sock")
-            task = asyncio.ensure_future(_outcome(session.call_tool("slow", {"seconds": 5})))
+            task = asyncio.ensure_future(call(session, "slow", seconds=5))
             await asyncio.sleep(0.5)
             setup.proxies[holder].kill()
             setup.proxies[holder].wait()
@@ -202,10 +198,3 @@ def _holder(api: Path) -> int:
         table = b"".join(iter(lambda: connection.recv(65536), b"")).decode()
     (server_id,) = re.findall(r"server_id=(\d+)", table)
     return int(server_id) - 1
-
-
-async def _outcome(awaitable: Any) -> Any:
-    try:
-        return await awaitable
-    except Exception as exc:
-        return exc

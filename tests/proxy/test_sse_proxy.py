@@ -33,9 +33,11 @@ from tests.proxy.test_http_proxy import (
     MCP_OTEL,
     THIRD_PARTY,
     Proxied,
+    call,
     named,
     outcome_of,
     tool_outcomes,
+    tool_spans,
     ts_agent,
 )
 from tests.proxy.test_stdio_proxy import assert_everything_exchanged
@@ -110,14 +112,14 @@ async def test_a_python_sse_server_and_client(
         exporter.clear()
         async with sse_session(setup.url) as session:
             answers = [(await session.call_tool(tool, {})).model_dump() for tool in tools]
-            rejected = await _call(session, "rejects")
-            faulted = await _call(session, "faults")
+            rejected = await call(session, "rejects")
+            faulted = await call(session, "faults")
             await client_cancel(session)
             after = (await session.call_tool("ok", {})).model_dump()
         spans = setup.stop()
     assert answers == expected
     assert after == expected[0]
-    calls = [s for s in spans if s["attributes"].get("mcp.method.name") == "tools/call"]
+    calls = tool_spans(spans)
     assert sorted(s["name"] for s in calls) == sorted(
         f"tools/call {t}" for t in (*tools, "rejects", "faults", "slow", "ok")
     )
@@ -144,13 +146,6 @@ async def test_a_python_sse_server_and_client(
     assert session_point["count"] == 1
 
 
-async def _call(session: Any, tool: str) -> Any:
-    try:
-        return await session.call_tool(tool, {})
-    except Exception as exc:
-        return exc
-
-
 async def test_a_person_in_the_loop_over_sse(tmp_path: Path) -> None:
     """The server's elicitation and sampling requests come on the session's stream and the
     person's answers in POSTs: each gets its CLIENT span, a child of the tool call's; a no makes
@@ -163,14 +158,14 @@ async def test_a_person_in_the_loop_over_sse(tmp_path: Path) -> None:
                 with suppress(Exception):
                     await session.call_tool(case.tool, {"path": "/tmp/x", "text": "t"})
         spans = setup.stop()
-    calls = [s for s in spans if s["attributes"].get("mcp.method.name") == "tools/call"]
+    calls = tool_spans(spans)
     asked = [s for s in spans if s["kind"] == "SpanKind.CLIENT"]
     assert len(calls) == len(asked) == len(PERSON_CASES)
-    for case, call, request in zip(PERSON_CASES, calls, asked, strict=True):
-        assert call["name"] == f"tools/call {case.tool}"
-        assert outcome_of(call) == (case.status.name, case.outcome, case.error_type, case.cancel_reason), case
+    for case, tool_call, request in zip(PERSON_CASES, calls, asked, strict=True):
+        assert tool_call["name"] == f"tools/call {case.tool}"
+        assert outcome_of(tool_call) == (case.status.name, case.outcome, case.error_type, case.cancel_reason), case
         assert request["name"] == case.input_method
-        assert request["parent_id"] == call["context"]["span_id"]
+        assert request["parent_id"] == tool_call["context"]["span_id"]
         declined = case.answer != ACCEPT
         assert request["attributes"]["mcp.request.outcome"] == ("cancelled" if declined else "ok")
         assert request["attributes"].get("mcp.request.cancel.reason") == (DECLINED if declined else None)

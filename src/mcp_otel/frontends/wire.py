@@ -534,7 +534,7 @@ class WireSession:
         ``server/discover``), or, while the server is not yet known (a session whose handshake
         went through another replica, or a 2026-07-28 one that has none), any result whose
         ``_meta`` carries its identity."""
-        if method in (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER):
+        if method in _HANDSHAKES:
             return True
         meta = result.get("_meta") if self._facts.server_name is None else None
         return isinstance(meta, dict) and messages.SERVER_INFO_META_KEY in meta
@@ -544,7 +544,7 @@ class WireSession:
         it, and so does this request's own span."""
         self._facts = self._facts.updated_by(messages.handshake_facts(result))
         learnt = session_attributes(Request(call.method), self._settings, self._facts)
-        if call.method not in (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER):  # its own attributes stand
+        if call.method not in _HANDSHAKES:  # its own attributes stand
             learnt = {key: learnt[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in learnt}
         self._lifecycle.relearn(call, learnt)
         return learnt
@@ -577,6 +577,8 @@ class WireSession:
                 self._lifecycle.unobserved(calls.popitem()[1], reason)
 
 
+# The requests whose answer is the server's handshake: it names the server and the protocol.
+_HANDSHAKES = (METHOD_INITIALIZE, METHOD_SERVER_DISCOVER)
 # A request its sender cancelled (or gave up on by sending its id again), by whose span it is:
 # the receiver's (``True``), the sender's.
 _ABANDONED: dict[bool, Classify] = {

@@ -156,7 +156,7 @@ class Sse:
             if data and not overlong:
                 self._on_data(b"\n".join(data))
         elif line.startswith(b"data:") and not self._overlong:
-            value = line[6:] if line.startswith(b"data: ") else line[5:]
+            value = _data_value(line)
             self._size += len(value) + 1
             if self._size > self._limit:
                 self._data, self._overlong = [], True
@@ -187,8 +187,12 @@ class _Observed:
         observe = headers.get("content-encoding") in (None, "identity")
         event_stream = headers.get("content-type", "").startswith("text/event-stream")
         self._events = Sse(session.from_server) if observe and event_stream else None
-        self.events = self._events is not None
         self._body: bytearray | None = bytearray() if observe and not event_stream else None
+
+    @property
+    def events(self) -> bool:
+        """Whether the answer is an event stream, observed."""
+        return self._events is not None
 
     def feed(self, chunk: bytes) -> None:
         if self._events is not None:
@@ -530,8 +534,12 @@ def _endpoint_event(head: bytes) -> tuple[bytes, str] | None:
     if event != ENDPOINT_EVENT or len(data) != 1:
         return None
     (line,) = data
-    value = line[6:] if line.startswith(b"data: ") else line[5:]
-    return line, value.decode(errors="replace").strip()
+    return line, _data_value(line).decode(errors="replace").strip()
+
+
+def _data_value(line: bytes) -> bytes:
+    """A ``data:`` line's value (one space after the colon is not part of it)."""
+    return line[6:] if line.startswith(b"data: ") else line[5:]
 
 
 def _upstream_client(connector: TCPConnector, trace_configs: list[TraceConfig]) -> ClientSession:
