@@ -8,6 +8,7 @@ counts and parentage; the same answers as direct."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -17,14 +18,20 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from mcp import ClientSession
 from mcp.client.sse import sse_client
+from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import SpanKind, StatusCode
 from yarl import URL
 
-from mcp_otel.proxy.http import _endpoint_event, _first_event
+from mcp_otel.config import Settings
+from mcp_otel.frontends.wire import WireSession
+from mcp_otel.metrics import CallMetrics
+from mcp_otel.proxy.http import HttpRelay, _endpoint_event, _first_event
 from mcp_otel.semconv import MCP_SERVER_OPERATION_DURATION, MCP_SERVER_SESSION_DURATION
+from tests.conftest import PROVIDER
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel
 from tests.processes import LOOPBACK, free_port, missing, running
 from tests.proxy import otlp
@@ -176,6 +183,14 @@ async def test_a_person_in_the_loop_over_sse(tmp_path: Path) -> None:
 # --- the session's stream ending ----------------------------------------------------------------
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
+
+
 @asynccontextmanager
 async def raw_session(url: str) -> AsyncIterator[tuple[Callable[[dict[str, Any]], Any], Any]]:
     """An SSE session opened by hand (``aiohttp``): a function that POSTs a message to its
@@ -190,8 +205,11 @@ async def raw_session(url: str) -> AsyncIterator[tuple[Callable[[dict[str, Any]]
             async with client.post(endpoint, json=message) as answer:
                 assert answer.status == 202, await answer.text()
 
-        params = {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
-        await post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        await post(INITIALIZE)
+        # As a client does, wait for the answer: the proxy has then seen it too, whatever the load.
+        async for line in stream.content:
+            if line.startswith(b"data: ") and json.loads(line[6:]).get("id") == 1:
+                break
         await post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         yield post, stream
 
@@ -228,6 +246,68 @@ async def test_the_server_dying_fails_its_requests(tmp_path: Path) -> None:
                     pass
         spans = setup.stop()
     assert outcome_of(named(spans, "tools/call slow")) == ("ERROR", "failed", "connection_closed", None)
+
+
+async def test_a_client_gone_as_its_answer_comes_has_left(
+    tmp_path: Path, exporter: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen once in CI: an answer came from the upstream in the instant the client closed the
+    session's stream, and the relay's write to the closed connection raised aiohttp's
+    ClientConnectionResetError, a ClientError too, taken for the upstream dropping: the requests
+    in flight were recorded failed / ``connection_closed``. Here that instant is made certain (the
+    relay in process, the client's connection closed just before the initialize answer is
+    written to it): the client left (``disconnect``); the server did not fail."""
+    port, proxy_port = free_port(), free_port()
+    server = [sys.executable, "-m", "tests.servers.sse_server", str(port), "highlevel"]
+    settings = Settings()
+    metrics = CallMetrics(MeterProvider().get_meter("test"), settings)
+    connection = {"network.transport": "tcp"}
+    relay = HttpRelay(
+        f"http://{LOOPBACK}:{port}/sse",
+        lambda: WireSession(PROVIDER.get_tracer("test"), metrics, settings, connection=connection, streams=True),
+    )
+    app = relay.application()
+    requests: dict[web.StreamResponse, web.BaseRequest] = {}
+
+    async def remember(request: web.BaseRequest, response: web.StreamResponse) -> None:
+        requests[response] = request
+
+    app.on_response_prepare.append(remember)
+    write = web.StreamResponse.write
+
+    async def cut_before_the_answer(response: web.StreamResponse, data: bytes) -> None:
+        if b'"id":1,' in data and (request := requests.get(response)) and request.transport:
+            request.transport.close()
+        await write(response, data)
+
+    monkeypatch.setattr(web.StreamResponse, "write", cut_before_the_answer)
+    runner = web.AppRunner(app, handler_cancellation=True)
+    with running(server, ports=[port], env=env_without_otel(PYTHONPATH=str(REPO_ROOT)), log=tmp_path / "server.log"):
+        await relay.start()
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, LOOPBACK, proxy_port).start()
+            url = f"http://{LOOPBACK}:{proxy_port}/sse"
+            async with aiohttp.ClientSession() as client, client.get(url) as stream:
+                async for line in stream.content:
+                    if line.startswith(b"data: "):
+                        endpoint = URL(url).join(URL(line[6:].decode().strip()))
+                        break
+                async with client.post(endpoint, json=INITIALIZE) as accepted:
+                    assert accepted.status == 202
+                with suppress(aiohttp.ClientError):
+                    assert [line async for line in stream.content if line.startswith(b"data: ")] == []
+        finally:
+            await runner.cleanup()
+            await relay.close()
+    (span,) = exporter.get_finished_spans()
+    assert span.name == "initialize"
+    assert span.status.status_code == StatusCode.UNSET
+    assert span.attributes is not None
+    assert (span.attributes["mcp.request.outcome"], span.attributes["mcp.request.cancel.reason"]) == (
+        "cancelled",
+        "disconnect",
+    )
 
 
 # --- server-everything, the TypeScript SDK's server, in its sse mode ---------------------------

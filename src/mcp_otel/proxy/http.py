@@ -351,6 +351,19 @@ class HttpRelay:
             async for chunk in chunks:
                 await response.write(chunk)
                 answer.feed(chunk)
+        except (ConnectionResetError, asyncio.CancelledError) as exc:
+            # The client went away. First: a write to its closed connection raises aiohttp's
+            # ClientConnectionResetError, a ClientError too, which is no fault of the upstream's
+            # (the upstream's reads fail with ClientPayloadError, ServerDisconnectedError or
+            # ClientOSError, none a ConnectionResetError).
+            if exchange.stream is not None:  # the session's end: the upstream sees it too
+                self._legacy_ended(exchange.stream, by_client=True)
+                self._done(exchange, upstream)
+            else:
+                self._client_left(exchange, upstream, answer)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return response
         except (ClientError, asyncio.TimeoutError):
             # The upstream dropped the connection mid-answer: so does the proxy, as it came.
             if exchange.stream is not None:
@@ -360,15 +373,6 @@ class HttpRelay:
             if request.transport is not None:
                 request.transport.close()
             self._done(exchange, upstream)
-            return response
-        except (ConnectionResetError, asyncio.CancelledError) as exc:  # the client went away
-            if exchange.stream is not None:  # the session's end: the upstream sees it too
-                self._legacy_ended(exchange.stream, by_client=True)
-                self._done(exchange, upstream)
-            else:
-                self._client_left(exchange, upstream, answer)
-            if isinstance(exc, asyncio.CancelledError):
-                raise
             return response
         answer.end()
         if exchange.stream is not None:
