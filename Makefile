@@ -6,7 +6,7 @@ SDKS := mcp1 mcp2
 # one (pyenv's, or python3.10 on PATH), so both ends of the range are tested; else on $(PYTHON).
 PYTHON_mcp1 ?= $(or $(wildcard $(shell pyenv prefix 3.10 2>/dev/null)/bin/python3.10),$(shell command -v python3.10 2>/dev/null),$(PYTHON))
 
-.PHONY: demo one-trace test lint typecheck unit lowest docs docs-check bench valgrind haproxy clean collector jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
+.PHONY: demo one-trace test lint typecheck unit lowest docs docs-check bench valgrind haproxy clean collector goproxy jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt requirements/test.txt pyproject.toml
@@ -76,12 +76,12 @@ docs: $(VENV)/docs/.installed
 docs-check: $(VENV)/docs/.installed
 	$(DOCS_ENV) $(VENV)/docs/bin/mkdocs build --strict --quiet
 
-test: lint typecheck docs-check stack conformance third-party haproxy unit lowest
+test: lint typecheck docs-check stack goproxy conformance third-party haproxy unit lowest
 
 # Per-call overhead against the floor and the peers in instructions (cachegrind) and wall clock,
 # mcp-otel report's cost per call, the scale figures (docs/benchmarks.md, plots in docs/img/), a gateway's cost per
 # span and memory per trace held (docs/gateway-sizing.md), then the full soak. About an hour.
-bench: valgrind $(VENV)/docs/.installed $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed stack
+bench: valgrind goproxy third-party $(VENV)/docs/.installed $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed stack
 	$(VENV)/mcp2/bin/python benchmarks/run.py --python1 $(VENV)/bench-mcp1/bin/python --python2 $(VENV)/mcp2/bin/python
 	$(VENV)/docs/bin/python benchmarks/plots.py
 	$(VENV)/mcp2/bin/python benchmarks/gateway_sizing.py --output docs/gateway-sizing.json
@@ -103,7 +103,13 @@ $(STACK_BIN)/jaeger: collector-config/build/jaeger/go.mod collector-config/build
 	@mkdir -p $(STACK_BIN)
 	@start=$$(date +%s); cd collector-config/build/jaeger && $(GO_BUILD) -o $(CURDIR)/$@ github.com/jaegertracing/jaeger/cmd/jaeger && echo ">> built $@ in $$(( $$(date +%s) - start )) s"
 
+# The HTTP proxy benchmark's control: Go's standard library reverse proxy (benchmarks/goproxy).
+$(STACK_BIN)/goproxy: benchmarks/goproxy/go.mod benchmarks/goproxy/main.go
+	@mkdir -p $(STACK_BIN)
+	cd benchmarks/goproxy && $(GO_BUILD) -o $(CURDIR)/$@ .
+
 collector: $(STACK_BIN)/mcp-otelcol
+goproxy: $(STACK_BIN)/goproxy
 jaeger: $(STACK_BIN)/jaeger
 
 # Prometheus and promtool 2.42 from Debian (apt), when missing.

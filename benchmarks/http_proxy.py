@@ -1,21 +1,27 @@
 """``mcp-otel proxy --listen --upstream`` per request over streamable HTTP, side by side in one run
-(issue 29).
+(issues 29 and 43).
 
-A Python mcp 2.x client calls the high-level test server (uninstrumented, uvicorn) directly and
-through three reverse proxies on 127.0.0.1, sessions open side by side and rounds interleaved in
-shuffled order:
+A client calls an upstream server directly and through reverse proxies on 127.0.0.1, one
+session and one keep-alive connection each, rounds interleaved in shuffled order. The client is
+aiohttp POSTing ``tools/call`` and reading the whole answer (a handshake-era session each), so
+that a sample is one HTTP exchange and nothing of an SDK client's own work. The paths:
 
-* the proxy's own relay with nothing observed (``--unobserved`` below): what aiohttp's serving
-  and forwarding cost, the proxy's floor;
+* ``Go reverse proxy``: the control, what ToolHive's proxy is built on: Go's
+  ``net/http/httputil`` reverse proxy, answers flushed as they come (``benchmarks/goproxy``,
+  standard library only; ``make goproxy``);
+* the proxy's own relay with nothing observed (``--unobserved`` below): what serving and
+  forwarding cost, the proxy's floor;
 * ``mcp-otel proxy``: the same relay, each message observed and each request a SERVER span and a
   point, exported to its OTLP JSON lines file;
-* ``mcp-otel proxy`` on uvloop's event loop (when uvloop is installed): what a faster loop buys;
+* ``mcp-otel proxy`` on uvloop's event loop (when uvloop is installed);
 * the same relay made of what the SDK itself serves and calls with (starlette on uvicorn,
-  forwarding with httpx2, mcp 2.x's HTTP client; ``--starlette`` below), observing nothing: the
-  stack the proxy did not choose, against the one it did.
+  forwarding with httpx2, mcp 2.x's HTTP client; ``--starlette`` below), observing nothing.
 
-Measured: latency added per ``tools/call`` over direct (p50, p99), and each proxy process's CPU
-time per request (user + system, from ``/proc``, over the measured rounds).
+Two upstreams: the Python high-level test server (uvicorn) and ``server-everything``, the
+TypeScript SDK's (Node), in their streamable HTTP modes. Measured: latency added per request over
+direct (p50, p99), and each process's CPU time per request (user + system, from ``/proc``, over
+the measured rounds); the targets are ``mcp-otel proxy`` at most twice the Go reverse proxy in
+both (:func:`ratios`).
 
     python benchmarks/http_proxy.py --unobserved LISTEN UPSTREAM   (the unobserved relay)
     python benchmarks/http_proxy.py --starlette LISTEN UPSTREAM    (the other stack's relay)
@@ -25,35 +31,58 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import logging
+import json
+import math
 import os
+import random
+import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
-from contextlib import AsyncExitStack, ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.proxy import interleaved_rounds, percentiles  # noqa: E402
+from benchmarks.proxy import percentiles  # noqa: E402
 from tests.processes import LOOPBACK, free_port, running  # noqa: E402
 
-PATHS = (
-    "direct",
-    "relay, unobserved",
-    "mcp-otel proxy",
-    "mcp-otel proxy, uvloop",
-    "starlette/uvicorn/httpx2 relay, unobserved",
-)
+GO_PROXY = ROOT / ".cache" / "bin" / "goproxy"
+GO = "Go reverse proxy"
+MCP_OTEL = "mcp-otel proxy"
 _STARLETTE = "starlette/uvicorn/httpx2 relay, unobserved"
+PATHS = ("direct", GO, "relay, unobserved", MCP_OTEL, "mcp-otel proxy, uvloop", _STARLETTE)
+_THIRD_PARTY = ROOT / "tests" / "third_party"
+EVERYTHING = _THIRD_PARTY / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+# Each upstream: how it is started on a port, and the tool called (it answers at once).
+UPSTREAMS: dict[str, tuple[str, dict[str, Any]]] = {
+    "Python (uvicorn)": ("ok", {}),
+    "TypeScript (Node, server-everything)": ("echo", {"message": "hi"}),
+}
 _CLI = "import sys; from mcp_otel.cli import main; sys.exit(main())"
 _UVLOOP = "import asyncio, uvloop; asyncio.set_event_loop_policy(uvloop.EventLoopPolicy()); " + _CLI
+_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+_WARM_UP = 50  # requests through each path before the measured rounds
+
+
+def _upstream_command(upstream: str, python: str, port: int) -> tuple[list[str], Path]:
+    if upstream.startswith("Python"):
+        return [python, "-m", "tests.servers.highlevel_server", "http", str(port)], ROOT
+    if not EVERYTHING.exists() or not shutil.which("node"):
+        raise SystemExit("bench: server-everything is not installed: `make third-party` installs it")
+    return ["node", "--import", str(_THIRD_PARTY / "loopback.mjs"), str(EVERYTHING), "streamableHttp"], _THIRD_PARTY
 
 
 def _command(path: str, python: str, listen: str, upstream: str, output: Path) -> list[str]:
     proxy = ["proxy", "--name", "bench", "--output", str(output), "--listen", listen, "--upstream", upstream]
+    if path == GO:
+        if not GO_PROXY.exists():
+            raise SystemExit(f"bench: {GO_PROXY} is missing: `make goproxy` builds it")
+        origin = upstream.rsplit("/", 1)[0]
+        return [str(GO_PROXY), "-listen", listen, "-upstream", origin]
     if path == "relay, unobserved":
         return [python, str(Path(__file__)), "--unobserved", listen, upstream]
     if path == _STARLETTE:
@@ -64,21 +93,27 @@ def _command(path: str, python: str, listen: str, upstream: str, output: Path) -
 
 
 @contextmanager
-def _serving(python: str, directory: Path, paths: tuple[str, ...]) -> Iterator[dict[str, tuple[str, int]]]:
-    """The upstream and each proxy; their URLs and (for the proxies) PIDs."""
+def _serving(
+    python: str, upstream: str, directory: Path, paths: tuple[str, ...]
+) -> Iterator[dict[str, tuple[str, int]]]:
+    """The upstream and each proxy; their URLs and PIDs."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
     env["PYTHONPATH"] = str(ROOT)
     upstream_port = free_port()
-    upstream = f"http://{LOOPBACK}:{upstream_port}/mcp"
+    url = f"http://{LOOPBACK}:{upstream_port}/mcp"
     found: dict[str, tuple[str, int]] = {}
     with ExitStack() as stack:
-        server = [python, "-m", "tests.servers.highlevel_server", "http", str(upstream_port)]
-        process = stack.enter_context(running(server, ports=[upstream_port], env=env, cwd=ROOT))
-        found["direct"] = (upstream, process.pid)
+        server, cwd = _upstream_command(upstream, python, upstream_port)
+        process = stack.enter_context(
+            running(server, ports=[upstream_port], env={**env, "PORT": str(upstream_port)}, cwd=cwd)
+        )
+        found["direct"] = (url, process.pid)
         for n, path in enumerate(paths[1:]):
             port = free_port()
-            command = _command(path, python, f"{LOOPBACK}:{port}", upstream, directory / f"proxy{n}.jsonl")
-            process = stack.enter_context(running(command, ports=[port], env=env, cwd=ROOT))
+            command = _command(path, python, f"{LOOPBACK}:{port}", url, directory / f"proxy{n}.jsonl")
+            process = stack.enter_context(
+                running(command, ports=[port], env=env, cwd=ROOT, log=directory / f"proxy{n}.log")
+            )
             found[path] = (f"http://{LOOPBACK}:{port}/mcp", process.pid)
         yield found
 
@@ -88,75 +123,140 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-async def _measure(servers: dict[str, tuple[str, int]], rounds: int, calls: int) -> dict[str, Any]:
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
+class _Client:
+    """One session through one path, on one keep-alive connection: POSTs and whole answers."""
 
-    logging.getLogger("mcp").setLevel(logging.ERROR)
-    async with AsyncExitStack() as stack:
-        sessions = {}
-        for path, (url, _) in servers.items():
-            read, write, *_ = await stack.enter_async_context(streamable_http_client(url))
-            sessions[path] = await stack.enter_async_context(ClientSession(read, write))
-            await sessions[path].initialize()
-            for _ in range(50):
-                await sessions[path].call_tool("ok", {})
+    def __init__(self, url: str) -> None:
+        import aiohttp
+
+        self._url = url
+        self._http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1))
+        self._headers = dict(_HEADERS)
+        self._id = 0
+
+    async def post(self, message: dict[str, Any]) -> tuple[int, bytes]:
+        async with self._http.post(self._url, data=json.dumps(message), headers=self._headers) as answer:
+            if session_id := answer.headers.get("mcp-session-id"):
+                self._headers["mcp-session-id"] = session_id
+            return answer.status, await answer.read()
+
+    async def open(self) -> None:
+        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
+        await self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+        self._headers["mcp-protocol-version"] = "2025-06-18"
+        await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> float:
+        """Microseconds of one ``tools/call``, its whole answer read."""
+        self._id += 1
+        message = {
+            "jsonrpc": "2.0",
+            "id": self._id,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+        started = time.perf_counter_ns()
+        status, body = await self.post(message)
+        elapsed = (time.perf_counter_ns() - started) / 1000
+        if status != 200 or b'"result"' not in body:
+            raise RuntimeError(f"bench: {self._url} answered {status}: {body[:200]!r}")
+        return elapsed
+
+    async def close(self) -> None:
+        await self._http.close()
+
+
+async def _measure(
+    servers: dict[str, tuple[str, int]], tool: str, arguments: dict[str, Any], rounds: int, calls: int
+) -> dict[str, Any]:
+    clients = {path: _Client(url) for path, (url, _) in servers.items()}
+    try:
+        for client in clients.values():
+            await client.open()
+            for _ in range(_WARM_UP):
+                await client.call(tool, arguments)
         started = {path: _cpu_seconds(pid) for path, (_, pid) in servers.items()}
-        samples = await interleaved_rounds(sessions, rounds, calls)
+        samples: dict[str, list[float]] = {path: [] for path in servers}
+        for _ in range(rounds):
+            order = list(servers)
+            random.shuffle(order)  # a noisy moment on a shared machine falls on every path alike
+            for path in order:
+                for _ in range(calls):
+                    samples[path].append(await clients[path].call(tool, arguments))
         cpu = {path: _cpu_seconds(pid) - started[path] for path, (_, pid) in servers.items()}
+    finally:
+        for client in clients.values():
+            await client.close()
     return {"samples": samples, "cpu": cpu}
 
 
-def run(python: str, rounds: int = 15, calls: int = 40) -> dict[str, Any]:
-    """Every path this environment can run (uvloop's and httpx2's only where installed)."""
+def run(python: str, rounds: int = 25, calls: int = 40) -> dict[str, Any]:
+    """Every path this environment can run (uvloop's and httpx2's only where installed), against
+    each upstream."""
     optional = ("uvloop", "httpx2")  # modules a path runs on, named in it, not always installed
     paths = tuple(p for p in PATHS if all(module not in p or importlib.util.find_spec(module) for module in optional))
-    print("bench: http proxy: latency and CPU ...", file=sys.stderr)
-    with (
-        tempfile.TemporaryDirectory(prefix="mcp-otel-http-bench-") as name,
-        _serving(python, Path(name), paths) as servers,
-    ):
-        measured = asyncio.run(_measure(servers, rounds, calls))
-    requests = rounds * calls  # through each path; the upstream serves them all
-    served = {path: requests * (len(paths) if path == "direct" else 1) for path in paths}
-    return {
-        "latency_us": {path: percentiles(values) for path, values in measured["samples"].items()},
-        "cpu_us": {path: seconds * 1e6 / served[path] for path, seconds in measured["cpu"].items()},
-        "rounds": rounds,
-        "calls": calls,
-    }
+    measured: dict[str, Any] = {}
+    for upstream, (tool, arguments) in UPSTREAMS.items():
+        print(f"bench: http proxy: latency and CPU, {upstream} ...", file=sys.stderr)
+        with (
+            tempfile.TemporaryDirectory(prefix="mcp-otel-http-bench-") as name,
+            _serving(python, upstream, Path(name), paths) as servers,
+        ):
+            figures = asyncio.run(_measure(servers, tool, arguments, rounds, calls))
+        requests = rounds * calls  # through each path; the upstream serves them all
+        served = {path: requests * (len(paths) if path == "direct" else 1) for path in paths}
+        measured[upstream] = {
+            "latency_us": {path: percentiles(values) for path, values in figures["samples"].items()},
+            "cpu_us": {path: seconds * 1e6 / served[path] for path, seconds in figures["cpu"].items()},
+        }
+    return {"upstreams": measured, "rounds": rounds, "calls": calls}
+
+
+def ratios(figures: dict[str, Any]) -> tuple[float, float]:
+    """``mcp-otel proxy`` over the Go reverse proxy, for one upstream: added p50, CPU per request."""
+    latency, cpu = figures["latency_us"], figures["cpu_us"]
+    direct = latency["direct"][0]
+    return _ratio(latency[MCP_OTEL][0] - direct, latency[GO][0] - direct), _ratio(cpu[MCP_OTEL], cpu[GO])
+
+
+def _ratio(value: float, control: float) -> float:
+    return value / control if control > 0 else math.nan  # a run too short to count the control's CPU
 
 
 def markdown(result: dict[str, Any]) -> list[str]:
-    latency, cpu = result["latency_us"], result["cpu_us"]
-    direct_p50, direct_p99 = latency["direct"]
     lines = [
         "## `mcp-otel proxy` (streamable HTTP)",
         "",
-        "A Python mcp 2.x client (a handshake-era session each) calls the high-level test server",
-        "(uvicorn, uninstrumented) directly and through reverse proxies on 127.0.0.1, sessions open",
-        f"side by side, {result['rounds']} rounds of {result['calls']} `tools/call` each, interleaved in shuffled",
-        "order: the proxy's relay observing nothing (aiohttp serving and forwarding: its floor),",
-        "`mcp-otel proxy` (each message observed, each request a SERVER span and a point in its OTLP",
-        "JSON lines file), the same on uvloop's event loop, and a relay of the SDK's own stack",
-        "(starlette on uvicorn, forwarding with httpx2) observing nothing. Latency is wall clock on a shared",
-        "machine (orders of magnitude); CPU is each process's user and system time over the rounds,",
-        "per request (in the direct row the upstream's, over every request it served).",
-        "",
-        "| path | p50 µs | p99 µs | added p50 | added p99 | process CPU µs / request |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for path, (p50, p99) in latency.items():
-        added = "- | -" if path == "direct" else f"{p50 - direct_p50:+,.0f} | {p99 - direct_p99:+,.0f}"
-        lines.append(f"| {path} | {p50:,.0f} | {p99:,.0f} | {added} | {cpu[path]:,.0f} |")
-    lines += [
-        "",
-        "ToolHive's proxy is not measured beside it: the Go module proxy this project builds from",
-        "refuses modules that `thv` needs (v0.63.0: `github.com/stacklok/toolhive-core/redisconn`,",
-        "`github.com/jwx-go/jwkfetch/v4`, `golang.org/x/exp/jsonrpc2` at the versions it pins, and",
-        "three more; v0.50.0 and v0.40.0 likewise).",
+        "A client (aiohttp, one keep-alive connection and one handshake-era session per path) POSTs",
+        "`tools/call` and reads the whole answer, directly and through reverse proxies on 127.0.0.1,",
+        f"{result['rounds']} rounds of {result['calls']} calls each, interleaved in shuffled order: Go's",
+        "`net/http/httputil` reverse proxy (the control: what ToolHive's proxy is built on), the",
+        "proxy's relay observing nothing (its floor), `mcp-otel proxy` (each message observed, each",
+        "request a SERVER span and a point in its OTLP JSON lines file), the same on uvloop's event",
+        "loop, and a relay of the SDK's own stack (starlette on uvicorn, forwarding with httpx2)",
+        "observing nothing. Latency is wall clock on a shared machine; CPU is each process's user and",
+        "system time over the rounds, per request (in the direct row the upstream's, over every",
+        "request it served). The target: `mcp-otel proxy` at most 2.0x the Go reverse proxy in added",
+        "p50 and in CPU per request.",
         "",
     ]
+    for upstream, figures in result["upstreams"].items():
+        latency, cpu = figures["latency_us"], figures["cpu_us"]
+        direct_p50, direct_p99 = latency["direct"]
+        added, per_request = ratios(figures)
+        lines += [
+            f"### {upstream} upstream",
+            "",
+            f"`mcp-otel proxy` / Go reverse proxy: **{added:.2f}x** in added p50, **{per_request:.2f}x** in CPU",
+            "per request.",
+            "",
+            "| path | p50 µs | p99 µs | added p50 | added p99 | process CPU µs / request |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for path, (p50, p99) in latency.items():
+            shown = "- | -" if path == "direct" else f"{p50 - direct_p50:+,.0f} | {p99 - direct_p99:+,.0f}"
+            lines.append(f"| {path} | {p50:,.0f} | {p99:,.0f} | {shown} | {cpu[path]:,.0f} |")
+        lines.append("")
     return lines
 
 

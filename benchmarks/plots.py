@@ -60,6 +60,28 @@ def latency(rows: dict[str, list[float]], title: str, output: Path) -> None:
     plt.close(figure)
 
 
+def relays(result: dict[str, Any], output: Path) -> None:
+    """Per upstream, what each HTTP relay adds per request: p50 latency over direct, and its CPU."""
+    labels, added, cpu = [], [], []
+    for upstream, figures in result["upstreams"].items():
+        direct = figures["latency_us"]["direct"][0]
+        for path, (p50, _) in figures["latency_us"].items():
+            if path != "direct":
+                labels.append(f"{upstream.split(' ')[0]}: {path}")
+                added.append((p50 - direct) / 1000)
+                cpu.append(figures["cpu_us"][path] / 1000)
+    figure, axes = plt.subplots(figsize=(8, 0.6 + 0.5 * len(labels)))
+    positions = range(len(labels))[::-1]
+    height = 0.38
+    axes.barh([p + height / 2 for p in positions], added, height, label="added p50 latency", color="#1565c0")
+    axes.barh([p - height / 2 for p in positions], cpu, height, label="CPU per request", color="#ef6c00")
+    axes.set_yticks(list(positions), labels, fontsize=8)
+    axes.set_xlabel("tools/call over streamable HTTP, ms per request through each relay")
+    axes.legend(fontsize=8, loc="lower right")
+    figure.savefig(output, **_SAVE)
+    plt.close(figure)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", type=Path, default=Path("docs/benchmarks.json"))
@@ -72,7 +94,7 @@ def main() -> None:
     if "proxy" in results:
         latency(results["proxy"]["latency_us"], "tools/call over stdio", args.output / "stdio-proxy.svg")
     if "http-proxy" in results:
-        latency(results["http-proxy"]["latency_us"], "tools/call over streamable HTTP", args.output / "http-proxy.svg")
+        relays(results["http-proxy"], args.output / "http-proxy.svg")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import pytest
 from benchmarks import proxy as proxy_bench
 from benchmarks.server import BIG_RESULT
 from benchmarks.variants import VARIANTS
+from tests.processes import missing
 
 ROOT = Path(__file__).resolve().parent.parent
 MAJOR = int(version("mcp").split(".")[0])
@@ -185,12 +186,20 @@ def test_the_span_floor_program_runs() -> None:
 def test_the_http_proxy_benchmark_measures_every_path() -> None:
     from benchmarks import http_proxy
 
+    if not http_proxy.GO_PROXY.exists():
+        missing("the Go reverse proxy", "goproxy")
+    if not http_proxy.EVERYTHING.exists():
+        missing("server-everything", "third-party")
     result = http_proxy.run(sys.executable, rounds=1, calls=5)
-    assert set(result["latency_us"]) == set(http_proxy.PATHS)  # uvloop is in the dev requirements
-    for p50, p99 in result["latency_us"].values():
-        assert 0 < p50 <= p99
-    assert set(result["cpu_us"]) == set(http_proxy.PATHS)
-    assert "| mcp-otel proxy |" in "\n".join(http_proxy.markdown(result))
+    assert list(result["upstreams"]) == list(http_proxy.UPSTREAMS)
+    for figures in result["upstreams"].values():
+        assert set(figures["latency_us"]) == set(http_proxy.PATHS)  # uvloop, httpx2: dev requirements
+        for p50, p99 in figures["latency_us"].values():
+            assert 0 < p50 <= p99
+        assert set(figures["cpu_us"]) == set(http_proxy.PATHS)
+    document = "\n".join(http_proxy.markdown(result))
+    assert "| mcp-otel proxy |" in document
+    assert document.count("/ Go reverse proxy: **") == len(http_proxy.UPSTREAMS)
 
 
 def test_a_missing_process_count_is_counted_again_not_summed_short(monkeypatch: pytest.MonkeyPatch) -> None:
