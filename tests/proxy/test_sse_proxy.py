@@ -266,24 +266,26 @@ async def test_a_client_gone_as_its_answer_comes_has_left(
         f"http://{LOOPBACK}:{port}/sse",
         lambda: WireSession(PROVIDER.get_tracer("test"), metrics, settings, connection=connection, streams=True),
     )
-    app = relay.application()
-    requests: dict[web.StreamResponse, web.BaseRequest] = {}
+    streams: list[web.BaseRequest] = []
+    handle = relay.handle
 
-    async def remember(request: web.BaseRequest, response: web.StreamResponse) -> None:
-        requests[response] = request
+    async def remember(request: web.BaseRequest) -> web.StreamResponse:
+        if request.method == "GET":
+            streams.append(request)
+        return await handle(request)
 
-    app.on_response_prepare.append(remember)
+    monkeypatch.setattr(relay, "handle", remember)
     write = web.StreamResponse.write
 
     async def cut_before_the_answer(response: web.StreamResponse, data: bytes) -> None:
-        if b'"id":1,' in data and (request := requests.get(response)) and request.transport:
-            request.transport.close()
+        if b'"id":1,' in data and streams[0].transport:
+            streams[0].transport.close()
         await write(response, data)
 
     monkeypatch.setattr(web.StreamResponse, "write", cut_before_the_answer)
-    runner = web.AppRunner(app, handler_cancellation=True)
     with running(server, ports=[port], env=env_without_otel(PYTHONPATH=str(REPO_ROOT)), log=tmp_path / "server.log"):
         await relay.start()
+        runner = relay.runner(shutdown_timeout=1)
         await runner.setup()
         try:
             await web.TCPSite(runner, LOOPBACK, proxy_port).start()

@@ -221,3 +221,83 @@ def test_two_processes_writing_one_file_lose_and_tear_no_line(tmp_path: Path) ->
     assert sorted((line["who"], line["n"]) for line in seen) == sorted(
         (who, number) for who in ("first", "second") for number in range(lines)
     )
+
+
+def test_spans_are_encoded_as_the_protobuf_encoders_and_json_mapping_encode_them() -> None:
+    """The span exporter writes OTLP JSON straight from the spans (the proxy writes one batch per
+    few requests, and protobuf's path cost more CPU than the relay's serving); the same spans
+    through the SDK's protobuf encoder and protobuf's JSON mapping decode to the same value:
+    every kind of value (nested, empty, non-finite, bytes, None), a remote parent, a trace state,
+    events, links, dropped counts, statuses, resources and scopes with and without schemas."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import SpanLimits
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState, set_span_in_context
+
+    from mcp_otel.otlp_file import otlp_json_line, spans_json_line
+
+    spans: list[Any] = []
+    resources = [RESOURCE, Resource({"service.name": "proxy"}, schema_url="https://opentelemetry.io/schemas/1.26.0")]
+    for resource in resources:
+        provider = TracerProvider(resource=resource, span_limits=SpanLimits(max_attributes=12, max_events=2))
+        exporter = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        plain = provider.get_tracer("plain")
+        scoped = provider.get_tracer("scoped", "1.0", schema_url="https://example.com/s", attributes={"a": 1})
+        remote = SpanContext(
+            0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(1), trace_state=TraceState([("k", "v")])
+        )
+        values: dict[str, Any] = {
+            "s": "text",
+            "empty": "",
+            "i": -(2**63),
+            "zero": 0,
+            "f": 1.0,
+            "nan": float("nan"),
+            "inf": float("inf"),
+            "ninf": float("-inf"),
+            "t": True,
+            "false": False,
+            "strings": ["a", ""],
+            "nothing": [],
+        }
+        with plain.start_as_current_span(
+            "outer", kind=SpanKind.SERVER, context=set_span_in_context(NonRecordingSpan(remote))
+        ) as outer:
+            span = scoped.start_span(
+                "every value", attributes=values, links=[Link(outer.get_span_context(), {"l": 1.5})]
+            )
+            span.set_attribute("over the limit", 1)  # dropped: one past max_attributes
+            for n in range(3):  # one past max_events
+                span.add_event(f"event {n}", {"n": n})
+            span.set_status(Status(StatusCode.ERROR, "it failed"))
+            span.end()
+            ok = plain.start_span("", kind=SpanKind.PRODUCER)
+            ok.set_status(Status(StatusCode.OK))
+            ok.end()
+        spans += exporter.get_finished_spans()
+        provider.shutdown()
+    assert len(spans) == 6
+    written = json.loads(spans_json_line(spans))
+    expected = json.loads(otlp_json_line(encode_spans(spans)))
+    assert _as_older_encoders_write(written, expected) == expected
+
+
+def _as_older_encoders_write(written: Any, expected: Any) -> Any:
+    """What the installed encoder leaves out, left out: before the SDK 1.32 (make lowest has
+    1.30) a scope's attributes and schema, and the span flags."""
+    scopes = [entry for item in expected["resourceSpans"] for entry in item["scopeSpans"]]
+    if not any("attributes" in entry["scope"] for entry in scopes):
+        for item in written["resourceSpans"]:
+            for entry in item["scopeSpans"]:
+                entry["scope"].pop("attributes", None)
+                entry.pop("schemaUrl", None)
+    spans = [span for entry in scopes for span in entry["spans"]]
+    if not any("flags" in span for span in spans):
+        for item in written["resourceSpans"]:
+            for entry in item["scopeSpans"]:
+                for span in entry["spans"]:
+                    span.pop("flags", None)
+                    for link in span.get("links", []):
+                        link.pop("flags", None)
+    return written

@@ -168,7 +168,7 @@ class Sse:
 class _Exchange:
     """One request to relay: the client's, the session it belongs to, the JSON-RPC requests in it."""
 
-    request: web.Request
+    request: web.BaseRequest
     session: WireSession
     session_id: str | None
     keys: list[Key]
@@ -253,14 +253,22 @@ class HttpRelay:
             if client is not None:
                 await client.close()
 
-    def application(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY)
-        app.router.add_route("*", "/{path:.*}", self.handle)
-        return app
+    def runner(self, *, shutdown_timeout: float) -> web.ServerRunner:
+        """What serves the relay: aiohttp's low-level server, every request handed to
+        :meth:`handle` (no application, router or middlewares: their work per request is none of
+        a relay's). A client that closes its request's stream cancels the handler (the
+        2026-07-28 cancel); told to stop, requests in flight get ``shutdown_timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+
+        def request(message: Any, payload: Any, protocol: Any, writer: Any, task: Any) -> web.BaseRequest:
+            return web.BaseRequest(message, payload, protocol, writer, task, loop, client_max_size=MAX_BODY)
+
+        server = web.Server(self.handle, request_factory=request, handler_cancellation=True, access_log=None)
+        return web.ServerRunner(server, shutdown_timeout=shutdown_timeout)
 
     # --- one request ---------------------------------------------------------------------------
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         if self._guard is not None and (refusal := self._guard.refusal(request.headers)) is not None:
             return self._refuse(request, *refusal)
         session_id = request.headers.get(SESSION_HEADER)
@@ -285,7 +293,7 @@ class HttpRelay:
             return web.Response(status=502, text=f"mcp-otel proxy: the upstream server is unreachable ({exc})\n")
         return await self._answer(exchange, upstream)
 
-    def _refuse(self, request: web.Request, status: int, text: str) -> web.Response:
+    def _refuse(self, request: web.BaseRequest, status: int, text: str) -> web.Response:
         """The proxy's own refusal: nothing relayed, nothing recorded (not the server's answer)."""
         if not self._refused:
             self._refused = True
@@ -298,7 +306,7 @@ class HttpRelay:
             )
         return web.Response(status=status, text=text)
 
-    def _observe_request(self, session: WireSession, request: web.Request, body: bytes) -> tuple[bytes, list[Key]]:
+    def _observe_request(self, session: WireSession, request: web.BaseRequest, body: bytes) -> tuple[bytes, list[Key]]:
         """What the client's POST says (as the client: the body with our context in each
         request's ``_meta``); the keys of its requests."""
         try:
@@ -312,7 +320,7 @@ class HttpRelay:
             report_once("could not observe a proxied HTTP request", exc)
             return body, []
 
-    async def _forward(self, request: web.Request, body: bytes) -> Any:
+    async def _forward(self, request: web.BaseRequest, body: bytes) -> Any:
         """The upstream's answer (its head; the body streams). A request that found its pooled
         connection closed under it went nowhere, and goes out once more on a new connection
         (aiohttp already does so for idempotent methods: GET, DELETE); a request the upstream may
@@ -349,6 +357,10 @@ class HttpRelay:
                 await response.write(head)
                 answer.feed(head)
             async for chunk in chunks:
+                if upstream.content.at_eof():  # the answer's last bytes: relayed with its end, in one write
+                    await response.write_eof(chunk)
+                    answer.feed(chunk)
+                    break
                 await response.write(chunk)
                 answer.feed(chunk)
         except (ConnectionResetError, asyncio.CancelledError) as exc:
@@ -573,7 +585,7 @@ def _relayed(headers: CIMultiDictProxy[str] | Mapping[str, str]) -> CIMultiDict[
     )
 
 
-def _peer(request: web.Request) -> dict[str, Any]:
+def _peer(request: web.BaseRequest) -> dict[str, Any]:
     """The client's address and port (SERVER spans)."""
     peer = request.transport.get_extra_info("peername") if request.transport is not None else None
     if not isinstance(peer, tuple) or len(peer) < 2:

@@ -111,10 +111,9 @@ async def serve_http(
 
     relay = HttpRelay(upstream, new_session, as_client=as_client, guard=guard)
     await relay.start()
-    # A client that closes its request's stream cancels the handler (the 2026-07-28 cancel); told
-    # to stop, the proxy gives the requests in flight STOP_GRACE seconds (a client that never
+    # Told to stop, the proxy gives the requests in flight STOP_GRACE seconds (a client that never
     # reads its stream would hold aiohttp's default minute).
-    runner = web.AppRunner(relay.application(), handler_cancellation=True, access_log=None, shutdown_timeout=STOP_GRACE)
+    runner = relay.runner(shutdown_timeout=STOP_GRACE)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()
