@@ -284,7 +284,6 @@ async def test_a_client_gone_as_its_answer_comes_has_left(
 
     monkeypatch.setattr(web.StreamResponse, "write", cut_before_the_answer)
     with running(server, ports=[port], env=env_without_otel(PYTHONPATH=str(REPO_ROOT)), log=tmp_path / "server.log"):
-        await relay.start()
         runner = relay.runner(shutdown_timeout=1)
         await runner.setup()
         try:

@@ -27,15 +27,14 @@ through the proxy too (the one change made to a relayed byte).
 A request the listener's guard refuses (:mod:`mcp_otel.proxy.guard`) is answered by the proxy
 and told to no one.
 
-aiohttp serves and forwards: one well-kept library for both ends, streaming both ways, its
-parser and multidicts in C, and connection reuse to the upstream (README, "Dependencies, and why").
+aiohttp's low-level server serves (its parser and multidicts in C, streaming both ways);
+:mod:`mcp_otel.proxy.upstream` forwards, on llhttp (README, "Dependencies, and why").
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import sys
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -43,22 +42,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from aiohttp import (
-    ClientError,
-    ClientOSError,
-    ClientSession,
-    ClientTimeout,
-    ServerDisconnectedError,
-    TCPConnector,
-    TraceConfig,
-    web,
-)
+from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, Key, WireSession
 from mcp_otel.proxy.guard import ListenerGuard
 from mcp_otel.proxy.stdio import Lines
+from mcp_otel.proxy.upstream import UpstreamError, UpstreamPool, UpstreamResponse
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import CLIENT_ADDRESS, CLIENT_PORT
 
@@ -83,6 +74,7 @@ _HOP_BY_HOP = frozenset(
         "content-length",
     }
 )
+_HOP_BY_HOP_RAW = frozenset(name.encode() for name in _HOP_BY_HOP)
 _TRACE_HEADERS = ("traceparent", "tracestate", "baggage")
 # The HTTP+SSE transport: the event naming a session's endpoint, the query parameter naming the
 # session in it (the TypeScript SDK's, the Python SDK's), and how much of a GET stream is read
@@ -95,42 +87,9 @@ MAX_BODY = MAX_OBSERVED_LINE
 # Sessions tracked at once: past it, the least recently used one ends (a client that opens
 # sessions and never closes them cannot grow the proxy without bound).
 MAX_SESSIONS = 10_000
-KEEPALIVE = 2.0  # seconds an idle connection to the upstream is kept
 # Answers read on at once after their client left (past it, their connections are closed).
 MAX_DRAINS = 1000
-# How a connection the upstream has closed fails a request written to it.
-_CLOSED_UNDER = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
-# The methods aiohttp itself sends again when a connection fails under them (RFC 9112 9.3.1).
-_AIOHTTP_RETRIES = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 NewSession = Callable[[], WireSession]
-
-
-class _Attempt:
-    """One request's first try, as aiohttp's tracing tells it: on a connection from the pool or not."""
-
-    __slots__ = ("reused",)
-
-    def __init__(self) -> None:
-        self.reused = False
-
-
-async def _on_reuse(session: ClientSession, context: Any, params: Any) -> None:
-    context.trace_request_ctx.reused = True
-
-
-def _closed_before_the_answer(attempt: _Attempt, exc: BaseException) -> bool:
-    """The upstream had closed the pooled connection the request went out on, before a byte of
-    the answer: a server ending an idle keep-alive connection just as the proxy sent on it (RFC
-    9112 9.3.1; uvicorn also does after an application error), unread. Before the answer's head,
-    aiohttp raises ServerDisconnectedError for a close (naming the head if part of one came) and
-    a reset or broken pipe for a write into a socket the server had closed (a peer's kernel
-    resets when data arrives that its application will not read). A new connection failing, or
-    a failure once the head arrived, is never this: that request may have been read."""
-    if not attempt.reused:
-        return False
-    if isinstance(exc, ServerDisconnectedError):
-        return exc.message == "Server disconnected"  # aiohttp's words when nothing of an answer came
-    return isinstance(exc, ConnectionResetError) or (isinstance(exc, ClientOSError) and exc.errno in _CLOSED_UNDER)
 
 
 class Sse:
@@ -224,17 +183,7 @@ class HttpRelay:
         # HTTP+SSE sessions by their endpoint's path and query, while their stream is held here.
         self._legacy: dict[str, WireSession] = {}
         self._drains: set[asyncio.Future[None]] = set()  # answers read on after their client left
-        self._client: ClientSession | None = None
-        self._fresh: ClientSession | None = None  # a request's second try: never a pooled connection
-
-    async def start(self) -> None:
-        reuse = TraceConfig()
-        reuse.on_connection_reuseconn.append(_on_reuse)
-        # Idle connections are dropped before the usual servers drop theirs (uvicorn's and
-        # Node's keep-alive: 5 s); a server may still close one at any time (uvicorn does after
-        # an application error), which _forward answers by sending once more.
-        self._client = _upstream_client(TCPConnector(limit=0, keepalive_timeout=KEEPALIVE), [reuse])
-        self._fresh = _upstream_client(TCPConnector(limit=0, force_close=True), [])
+        self._upstream = UpstreamPool(self._origin)
 
     async def close(self) -> None:
         """The proxy stops: every session ends (what is still in flight with the client gone)."""
@@ -249,9 +198,7 @@ class HttpRelay:
             session.end(server_exited_first=False, exit_status=0)
         while self._legacy:
             self._legacy.popitem()[1].end(server_exited_first=False, exit_status=0)
-        for client in (self._client, self._fresh):
-            if client is not None:
-                await client.close()
+        self._upstream.close()
 
     def runner(self, *, shutdown_timeout: float) -> web.ServerRunner:
         """What serves the relay: aiohttp's low-level server, every request handed to
@@ -287,7 +234,7 @@ class HttpRelay:
         except asyncio.CancelledError:
             self._client_left(exchange, forward)
             raise
-        except (ClientError, OSError, asyncio.TimeoutError) as exc:
+        except UpstreamError as exc:
             session.unreachable(keys)
             self._done(exchange, None)
             return web.Response(status=502, text=f"mcp-otel proxy: the upstream server is unreachable ({exc})\n")
@@ -320,25 +267,11 @@ class HttpRelay:
             report_once("could not observe a proxied HTTP request", exc)
             return body, []
 
-    async def _forward(self, request: web.BaseRequest, body: bytes) -> Any:
-        """The upstream's answer (its head; the body streams). A request that found its pooled
-        connection closed under it went nowhere, and goes out once more on a new connection
-        (aiohttp already does so for idempotent methods: GET, DELETE); a request the upstream may
-        have read is never sent twice."""
-        assert self._client is not None
-        assert self._fresh is not None
-        url, headers, data = self._origin + request.rel_url.raw_path_qs, _relayed(request.headers), body or None
-        attempt = _Attempt()
-        try:
-            return await self._client.request(
-                request.method, url, headers=headers, data=data, allow_redirects=False, trace_request_ctx=attempt
-            )
-        except ClientError as exc:
-            if request.method in _AIOHTTP_RETRIES or not _closed_before_the_answer(attempt, exc):
-                raise
-        return await self._fresh.request(request.method, url, headers=headers, data=data, allow_redirects=False)
+    async def _forward(self, request: web.BaseRequest, body: bytes) -> UpstreamResponse:
+        """The upstream's answer (its head; the body streams)."""
+        return await self._upstream.request(request.method, request.rel_url.raw_path_qs, _relayed_raw(request), body)
 
-    async def _answer(self, exchange: _Exchange, upstream: Any) -> web.StreamResponse:
+    async def _answer(self, exchange: _Exchange, upstream: UpstreamResponse) -> web.StreamResponse:
         request, session = exchange.request, exchange.session
         response = web.StreamResponse(
             status=upstream.status, reason=upstream.reason, headers=_relayed(upstream.headers)
@@ -351,23 +284,21 @@ class HttpRelay:
         answer = _Observed(session, upstream.headers)
         try:
             await response.prepare(request)
-            chunks = upstream.content.iter_any()
+            chunks = upstream.chunks()
             if answer.events and request.method == "GET" and exchange.session_id is None:
                 head = self._legacy_session(exchange, await _first_event(chunks))
                 await response.write(head)
                 answer.feed(head)
             async for chunk in chunks:
-                if upstream.content.at_eof():  # the answer's last bytes: relayed with its end, in one write
+                if upstream.at_eof():  # the answer's last bytes: relayed with its end, in one write
                     await response.write_eof(chunk)
                     answer.feed(chunk)
                     break
                 await response.write(chunk)
                 answer.feed(chunk)
         except (ConnectionResetError, asyncio.CancelledError) as exc:
-            # The client went away. First: a write to its closed connection raises aiohttp's
-            # ClientConnectionResetError, a ClientError too, which is no fault of the upstream's
-            # (the upstream's reads fail with ClientPayloadError, ServerDisconnectedError or
-            # ClientOSError, none a ConnectionResetError).
+            # The client went away (a write to its closed connection raises aiohttp's
+            # ClientConnectionResetError: no fault of the upstream's).
             if exchange.stream is not None:  # the session's end: the upstream sees it too
                 self._legacy_ended(exchange.stream, by_client=True)
                 self._done(exchange, upstream)
@@ -376,7 +307,7 @@ class HttpRelay:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             return response
-        except (ClientError, asyncio.TimeoutError):
+        except UpstreamError:
             # The upstream dropped the connection mid-answer: so does the proxy, as it came.
             if exchange.stream is not None:
                 self._legacy_ended(exchange.stream, by_client=False)
@@ -425,10 +356,10 @@ class HttpRelay:
             response = await upstream if isinstance(upstream, asyncio.Future) else upstream
             if answer is None:
                 answer = _Observed(exchange.session, response.headers)
-            async for chunk in response.content.iter_any():
+            async for chunk in response.chunks():
                 answer.feed(chunk)
             answer.end()
-        except (ClientError, OSError, asyncio.TimeoutError):
+        except UpstreamError:
             exchange.session.unreachable(exchange.session.in_flight(exchange.keys))
         except Exception as exc:  # never more than logged
             report_once("could not read on an answer whose client left", exc)
@@ -440,7 +371,7 @@ class HttpRelay:
         closed (which the upstream sees); a DELETE's session ended; an exchange outside any
         session finished."""
         if upstream is not None:
-            upstream.release() if upstream.content.at_eof() else upstream.close()
+            upstream.release()
         if exchange.on_stream or exchange.stream is not None:
             return  # an HTTP+SSE session's: it ends with its stream
         session, session_id = exchange.session, exchange.session_id
@@ -558,18 +489,6 @@ def _data_value(line: bytes) -> bytes:
     return line[6:] if line.startswith(b"data: ") else line[5:]
 
 
-def _upstream_client(connector: TCPConnector, trace_configs: list[TraceConfig]) -> ClientSession:
-    # No total timeout: an SSE stream lasts as long as its session. No decompression: the bytes
-    # go on as they came.
-    return ClientSession(
-        connector=connector,
-        timeout=ClientTimeout(total=None, sock_connect=30),
-        auto_decompress=False,
-        skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
-        trace_configs=trace_configs,
-    )
-
-
 def _relayed(headers: CIMultiDictProxy[str] | Mapping[str, str]) -> CIMultiDict[str]:
     """Every header but the hop-by-hop ones (and those a ``Connection`` header names)."""
     named = {
@@ -583,6 +502,22 @@ def _relayed(headers: CIMultiDictProxy[str] | Mapping[str, str]) -> CIMultiDict[
         for name, value in headers.items()
         if name.lower() not in _HOP_BY_HOP and name.lower() not in named
     )
+
+
+def _relayed_raw(request: web.BaseRequest) -> list[tuple[bytes, bytes]]:
+    """The request's headers as they came, but the hop-by-hop ones (and those a ``Connection``
+    header names)."""
+    named = {
+        name.strip().lower()
+        for key, value in request.raw_headers
+        if key.lower() == b"connection"
+        for name in value.split(b",")
+    }
+    return [
+        (name, value)
+        for name, value in request.raw_headers
+        if (low := name.lower()) not in _HOP_BY_HOP_RAW and low not in named
+    ]
 
 
 def _peer(request: web.BaseRequest) -> dict[str, Any]:

@@ -110,7 +110,6 @@ async def serve_http(
     from mcp_otel.proxy.http import HttpRelay
 
     relay = HttpRelay(upstream, new_session, as_client=as_client, guard=guard)
-    await relay.start()
     # Told to stop, the proxy gives the requests in flight STOP_GRACE seconds (a client that never
     # reads its stream would hold aiohttp's default minute).
     runner = relay.runner(shutdown_timeout=STOP_GRACE)
