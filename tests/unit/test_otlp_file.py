@@ -301,3 +301,18 @@ def _as_older_encoders_write(written: Any, expected: Any) -> Any:
                     for link in span.get("links", []):
                         link.pop("flags", None)
     return written
+
+
+def test_a_lone_surrogate_is_escaped_not_an_error() -> None:
+    """msgspec writes the lines; a string with a lone surrogate (bytes that were not UTF-8,
+    decoded with surrogateescape) is not UTF-8 it can write, and json escapes it instead."""
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from mcp_otel.otlp_file import spans_json_line
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=RESOURCE)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    provider.get_tracer("t").start_span("odd", attributes={"value": "caf\udcff"}).end()
+    (span,) = json.loads(spans_json_line(exporter.get_finished_spans()))["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert span["attributes"] == [{"key": "value", "value": {"stringValue": "caf\udcff"}}]
