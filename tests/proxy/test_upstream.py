@@ -76,7 +76,7 @@ async def body_of(response: UpstreamResponse) -> bytes:
 
 
 async def post(pool: UpstreamPool, body: bytes = b"{}") -> UpstreamResponse:
-    return await pool.request("POST", "/mcp?x=1", [(b"Accept", b"text/event-stream")], body)
+    return await pool.start("POST", "/mcp?x=1", [(b"Accept", b"text/event-stream")], body)
 
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
@@ -117,7 +117,7 @@ async def test_an_interim_answer_is_passed_over() -> None:
 
 async def test_a_head_answer_is_its_head_and_its_connection_not_reused() -> None:
     async with upstream(b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", OK) as (server, pool):
-        head = await pool.request("HEAD", "/mcp", [], b"")
+        head = await pool.start("HEAD", "/mcp", [], b"")
         assert (head.status, head.content_length, await body_of(head)) == (200, 99, b"")
         head.release()
         response = await post(pool)

@@ -222,13 +222,16 @@ class HttpRelay:
         legacy = self._legacy.get(request.rel_url.raw_path_qs) if session_id is None else None
         session = legacy or self._session(session_id)
         body = await request.read() if request.can_read_body else b""
+        observed = request.method == "POST" and bool(body)
         keys: list[Key] = []
-        if request.method == "POST" and body:
+        if observed and self._as_client:  # the body carries our context: observed before it goes
+            body, keys = self._observe_request(session, request, body)
+        forward = self._upstream.start(request.method, request.rel_url.raw_path_qs, _relayed_raw(request), body)
+        if observed and not self._as_client:  # observed while the upstream reads it: off its latency
             body, keys = self._observe_request(session, request, body)
         exchange = _Exchange(request, session, session_id, keys, on_stream=legacy is not None)
         # Shielded: a client that leaves before the answer begins cancels this handler, and
         # what then becomes of the upstream request is the protocol's to say (_client_left).
-        forward = asyncio.ensure_future(self._forward(request, body))
         try:
             upstream = await asyncio.shield(forward)
         except asyncio.CancelledError:
@@ -266,10 +269,6 @@ class HttpRelay:
         except Exception as exc:  # never in the way of the request
             report_once("could not observe a proxied HTTP request", exc)
             return body, []
-
-    async def _forward(self, request: web.BaseRequest, body: bytes) -> UpstreamResponse:
-        """The upstream's answer (its head; the body streams)."""
-        return await self._upstream.request(request.method, request.rel_url.raw_path_qs, _relayed_raw(request), body)
 
     async def _answer(self, exchange: _Exchange, upstream: UpstreamResponse) -> web.StreamResponse:
         request, session = exchange.request, exchange.session

@@ -261,22 +261,36 @@ class UpstreamPool:
         self._idle: list[_Connection] = []
         self._open: set[_Connection] = set()
 
-    async def request(
+    def start(
         self, method: str, target: str, headers: Iterable[tuple[bytes, bytes]], body: bytes
-    ) -> UpstreamResponse:
-        """The answer's head (its body streams: :meth:`UpstreamResponse.chunks`)."""
+    ) -> asyncio.Future[UpstreamResponse]:
+        """The request sent, at once when an idle connection is at hand (so that the relay's own
+        work on it is done while the upstream reads it); the answer's head to come (its body
+        streams: :meth:`UpstreamResponse.chunks`)."""
         data = self._request_bytes(method, target, headers, body)
+        head_only = method == "HEAD"
         connection = self._pooled()
-        if connection is not None:
+        head = connection.send(data, head_only=head_only) if connection is not None else None
+        return asyncio.ensure_future(self._answer(connection, head, data, head_only))
+
+    async def _answer(
+        self,
+        connection: _Connection | None,
+        head: asyncio.Future[UpstreamResponse] | None,
+        data: bytes,
+        head_only: bool,
+    ) -> UpstreamResponse:
+        if connection is not None and head is not None:
             try:
-                return await self._exchange(connection, data, method)
+                return await self._awaited(connection, head)
             except _ClosedBeforeTheAnswer:
                 pass  # it went nowhere: once more, on a new connection
-        return await self._exchange(await self._connect(), data, method)
+        connection = await self._connect()
+        return await self._awaited(connection, connection.send(data, head_only=head_only))
 
-    async def _exchange(self, connection: _Connection, data: bytes, method: str) -> UpstreamResponse:
+    async def _awaited(self, connection: _Connection, head: asyncio.Future[UpstreamResponse]) -> UpstreamResponse:
         try:
-            return await connection.send(data, head_only=method == "HEAD")
+            return await head
         except BaseException:  # failed, or given up on (the client left): the upstream sees it closed
             connection.close()
             raise
