@@ -13,7 +13,8 @@ that a sample is one HTTP exchange and nothing of an SDK client's own work. The 
   forwarding cost, the proxy's floor;
 * ``mcp-otel proxy``: the same relay, each message observed and each request a SERVER span and a
   point, exported to its OTLP JSON lines file;
-* ``mcp-otel proxy`` on uvloop's event loop (when uvloop is installed);
+* ``mcp-otel proxy`` on asyncio's own event loop (uvloop hidden from it): what uvloop, the
+  proxy's loop where it is installed, buys;
 * the same relay made of what the SDK itself serves and calls with (starlette on uvicorn,
   forwarding with httpx2, mcp 2.x's HTTP client; ``--starlette`` below), observing nothing.
 
@@ -54,7 +55,8 @@ GO_PROXY = ROOT / ".cache" / "bin" / "goproxy"
 GO = "Go reverse proxy"
 MCP_OTEL = "mcp-otel proxy"
 _STARLETTE = "starlette/uvicorn/httpx2 relay, unobserved"
-PATHS = ("direct", GO, "relay, unobserved", MCP_OTEL, "mcp-otel proxy, uvloop", _STARLETTE)
+_ASYNCIO = "mcp-otel proxy, asyncio's loop"
+PATHS = ("direct", GO, "relay, unobserved", MCP_OTEL, _ASYNCIO, _STARLETTE)
 _THIRD_PARTY = ROOT / "tests" / "third_party"
 EVERYTHING = _THIRD_PARTY / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 # Each upstream: how it is started on a port, and the tool called (it answers at once).
@@ -63,7 +65,7 @@ UPSTREAMS: dict[str, tuple[str, dict[str, Any]]] = {
     "TypeScript (Node, server-everything)": ("echo", {"message": "hi"}),
 }
 _CLI = "import sys; from mcp_otel.cli import main; sys.exit(main())"
-_UVLOOP = "import asyncio, uvloop; asyncio.set_event_loop_policy(uvloop.EventLoopPolicy()); " + _CLI
+_WITHOUT_UVLOOP = "import sys; sys.modules['uvloop'] = None; " + _CLI  # its import then fails
 _HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 _WARM_UP = 50  # requests through each path before the measured rounds
 
@@ -87,8 +89,8 @@ def _command(path: str, python: str, listen: str, upstream: str, output: Path) -
         return [python, str(Path(__file__)), "--unobserved", listen, upstream]
     if path == _STARLETTE:
         return [python, str(Path(__file__)), "--starlette", listen, upstream]
-    if path == "mcp-otel proxy, uvloop":
-        return [python, "-c", _UVLOOP, *proxy]
+    if path == _ASYNCIO:
+        return [python, "-c", _WITHOUT_UVLOOP, *proxy]
     return [python, "-c", _CLI, *proxy]
 
 
@@ -191,9 +193,9 @@ async def _measure(
 
 
 def run(python: str, rounds: int = 25, calls: int = 40) -> dict[str, Any]:
-    """Every path this environment can run (uvloop's and httpx2's only where installed), against
+    """Every path this environment can run (httpx2's only where installed), against
     each upstream."""
-    optional = ("uvloop", "httpx2")  # modules a path runs on, named in it, not always installed
+    optional = ("httpx2",)  # modules a path runs on, named in it, not always installed
     paths = tuple(p for p in PATHS if all(module not in p or importlib.util.find_spec(module) for module in optional))
     measured: dict[str, Any] = {}
     for upstream, (tool, arguments) in UPSTREAMS.items():
@@ -232,9 +234,10 @@ def markdown(result: dict[str, Any]) -> list[str]:
         f"{result['rounds']} rounds of {result['calls']} calls each, interleaved in shuffled order: Go's",
         "`net/http/httputil` reverse proxy (the control: what ToolHive's proxy is built on), the",
         "proxy's relay observing nothing (its floor), `mcp-otel proxy` (each message observed, each",
-        "request a SERVER span and a point in its OTLP JSON lines file), the same on uvloop's event",
-        "loop, and a relay of the SDK's own stack (starlette on uvicorn, forwarding with httpx2)",
-        "observing nothing. Latency is wall clock on a shared machine; CPU is each process's user and",
+        "request a SERVER span and a point in its OTLP JSON lines file; on uvloop's event loop, as",
+        "installed with it), the same on asyncio's own loop, and a relay of the SDK's own stack",
+        "(starlette on uvicorn, forwarding with httpx2) observing nothing. Latency is wall clock on",
+        "a shared machine; CPU is each process's user and",
         "system time over the rounds, per request (in the direct row the upstream's, over every",
         "request it served). The target: `mcp-otel proxy` at most 2.0x the Go reverse proxy in added",
         "p50 and in CPU per request.",
@@ -308,7 +311,9 @@ def _starlette(listen: str, upstream: str) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "--unobserved":
-        asyncio.run(_unobserved(sys.argv[2], sys.argv[3]))
+        from mcp_otel.proxy.main import _run
+
+        _run(_unobserved(sys.argv[2], sys.argv[3]))  # on the proxy's own event loop
     elif sys.argv[1] == "--starlette":
         _starlette(sys.argv[2], sys.argv[3])
     else:

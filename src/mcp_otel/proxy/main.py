@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from mcp_otel.config import Settings
@@ -85,13 +86,24 @@ def proxy_http(
     try:
         host = host or "127.0.0.1"
         guard = ListenerGuard.of(host, int(port), allow_hosts, allow_origins)
-        asyncio.run(serve_http(host, int(port), upstream, new_session, as_client=as_client, guard=guard))
+        _run(serve_http(host, int(port), upstream, new_session, as_client=as_client, guard=guard))
     except OSError as exc:  # the address is taken, or not ours
         print(f"mcp-otel proxy: cannot listen on {listen}: {exc}", file=sys.stderr)
         return 1
     finally:
         telemetry.shutdown()
     return 0
+
+
+def _run(main: Coroutine[Any, Any, None]) -> None:
+    """On uvloop's event loop where it is installed (the proxy extra brings it but on Windows):
+    about a tenth less CPU and latency per request (docs/benchmarks.md)."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+    else:
+        uvloop.run(main)
 
 
 async def serve_http(
