@@ -23,7 +23,7 @@ $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2
 LOWEST := lowest-mcp1 lowest-mcp2
 LOWEST_TESTS := tests/unit tests/client tests/server tests/metrics tests/test_requests.py tests/test_instrumentor.py tests/test_privacy.py
 LOWEST_TESTS_lowest-mcp1 := tests/test_tasks.py
-LOWEST_TESTS_lowest-mcp2 := tests/test_person_in_the_loop.py tests/cli tests/proxy/test_http_proxy.py tests/proxy/test_wrap.py tests/proxy/test_wrap_formats.py
+LOWEST_TESTS_lowest-mcp2 := tests/test_person_in_the_loop.py tests/cli tests/proxy/test_http_proxy.py tests/proxy/test_upstream.py tests/proxy/test_wrap.py tests/proxy/test_wrap_formats.py
 
 $(VENV)/lowest-%/.installed: requirements/lowest-%.txt requirements/test.txt pyproject.toml
 	@rm -rf $(VENV)/lowest-$*

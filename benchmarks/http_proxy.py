@@ -235,12 +235,11 @@ def markdown(result: dict[str, Any]) -> list[str]:
         "`net/http/httputil` reverse proxy (the control: what ToolHive's proxy is built on), the",
         "proxy's relay observing nothing (its floor), `mcp-otel proxy` (each message observed, each",
         "request a SERVER span and a point in its OTLP JSON lines file; on uvloop's event loop, as",
-        "installed with it), the same on asyncio's own loop, and a relay of the SDK's own stack",
-        "(starlette on uvicorn, forwarding with httpx2) observing nothing. Latency is wall clock on",
-        "a shared machine; CPU is each process's user and",
-        "system time over the rounds, per request (in the direct row the upstream's, over every",
-        "request it served). The target: `mcp-otel proxy` at most 2.0x the Go reverse proxy in added",
-        "p50 and in CPU per request.",
+        "installed), the same on asyncio's own loop, and a relay of the SDK's own stack (starlette on",
+        "uvicorn, forwarding with httpx2) observing nothing. Latency is wall clock on a shared",
+        "machine; CPU is each process's user and system time over the rounds, per request (in the",
+        "direct row the upstream's, over every request it served). The target: `mcp-otel proxy` at",
+        "most 2.0x the Go reverse proxy in added p50 and in CPU per request.",
         "",
     ]
     for upstream, figures in result["upstreams"].items():
@@ -250,8 +249,8 @@ def markdown(result: dict[str, Any]) -> list[str]:
         lines += [
             f"### {upstream} upstream",
             "",
-            f"`mcp-otel proxy` / Go reverse proxy: **{added:.2f}x** in added p50, **{per_request:.2f}x** in CPU",
-            "per request.",
+            f"`mcp-otel proxy` / Go reverse proxy: **{added:.2f}x** in added p50, "
+            f"**{per_request:.2f}x** in CPU per request.",
             "",
             "| path | p50 µs | p99 µs | added p50 | added p99 | process CPU µs / request |",
             "|---|---:|---:|---:|---:|---:|",

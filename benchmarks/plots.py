@@ -77,7 +77,7 @@ def relays(result: dict[str, Any], output: Path) -> None:
     axes.barh([p - height / 2 for p in positions], cpu, height, label="CPU per request", color="#ef6c00")
     axes.set_yticks(list(positions), labels, fontsize=8)
     axes.set_xlabel("tools/call over streamable HTTP, ms per request through each relay")
-    axes.legend(fontsize=8, loc="lower right")
+    axes.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
     figure.savefig(output, **_SAVE)
     plt.close(figure)
 
