@@ -5,7 +5,7 @@ through three relays, sessions open side by side and rounds interleaved in shuff
 
 * the bare relay (``bare_relay.py``): the proxy's floor, a relay that observes nothing, written
   the fastest way found in Python (two threads of blocking reads and writes);
-* the proxy's own relay with nothing observed (``--unobserved`` below): what its asyncio relay
+* the proxy's own relay with nothing observed (``--unobserved`` below): what its relay (on uvloop)
   and line splitting cost;
 * ``mcp-otel proxy``: the same relay, each message observed and each request a SERVER span
   and a point, exported to its OTLP JSON lines file.
@@ -246,7 +246,7 @@ def markdown(result: dict[str, Any]) -> list[str]:
         "A Python mcp 2.x client calls the benchmark server directly and through three relays, the",
         f"sessions open side by side, {result['rounds']} rounds of {result['calls']} `tools/call` each, interleaved",
         "in shuffled order: the bare relay (the proxy's floor: two threads of blocking reads and",
-        "writes, observing nothing), the proxy's own asyncio relay with nothing observed, and",
+        "writes, observing nothing), the proxy's own relay (on uvloop) with nothing observed, and",
         "`mcp-otel proxy` (each message observed, each request a SERVER span and a point in its",
         "OTLP JSON lines file). Latency is wall clock on a shared machine (orders of magnitude);",
         "instructions are the relay process's own under cachegrind (client and server native;",
@@ -270,7 +270,7 @@ def markdown(result: dict[str, Any]) -> list[str]:
         "",
         f"- The floor's span and point: {result['span_floor']:,.0f} instructions. The proxy's per request "
         f"over the bare relay's: {proxy - bare:,.0f} = {ratio:.2f}x the floor's span and point (target "
-        f"<= {SPAN_FLOOR_TARGET}: {verdict}); of that, the asyncio relay and its line splitting "
+        f"<= {SPAN_FLOOR_TARGET}: {verdict}); of that, the relay (its event loop and line splitting) "
         f"{unobserved - bare:,.0f}, observing and recording {proxy - unobserved:,.0f}.",
         "- The proxy's resident memory after "
         + ", ".join(f"{made:,} calls: {rss / 1024:,.1f} MiB" for made, rss in memory)
@@ -300,6 +300,8 @@ async def _unobserved(command: list[str]) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1] == "--unobserved":
-        sys.exit(asyncio.run(_unobserved(sys.argv[3:])))
+        from mcp_otel.proxy.main import _run
+
+        sys.exit(_run(_unobserved(sys.argv[3:])))  # on the proxy's own event loop
     if sys.argv[1] == "span-floor":
         _span_floor(int(sys.argv[2]))

@@ -8,7 +8,7 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from mcp_otel.config import Settings
@@ -22,6 +22,8 @@ from mcp_otel.service_names import server_name_of, upstream_name_of
 
 EXIT_NOT_STARTED = 127  # as a shell says of a command it cannot run
 STOP_GRACE = 2.0  # seconds the HTTP proxy, told to stop, gives the requests in flight
+
+T = TypeVar("T")
 
 
 def proxy(
@@ -41,7 +43,7 @@ def proxy(
     telemetry = ProxyTelemetry(output, name, rotate=rotate)
     session = WireSession(telemetry.tracer(), CallMetrics(telemetry.meter(), settings), settings, as_client=as_client)
     try:
-        return asyncio.run(relay(command, session, telemetry.flush))
+        return _run(relay(command, session, telemetry.flush))
     except OSError as exc:  # the command could not be started
         print(f"mcp-otel proxy: cannot run {command[0]!r}: {exc}", file=sys.stderr)
         return EXIT_NOT_STARTED
@@ -95,15 +97,14 @@ def proxy_http(
     return 0
 
 
-def _run(main: Coroutine[Any, Any, None]) -> None:
+def _run(main: Coroutine[Any, Any, T]) -> T:
     """On uvloop's event loop where it is installed (the proxy extra brings it but on Windows):
     about a tenth less CPU and latency per request (docs/benchmarks.md)."""
     try:
         import uvloop
     except ImportError:
-        asyncio.run(main)
-    else:
-        uvloop.run(main)
+        return asyncio.run(main)
+    return uvloop.run(main)
 
 
 async def serve_http(
