@@ -163,3 +163,14 @@ async def test_an_origin_that_is_not_there_is_unreachable() -> None:
     pool = UpstreamPool(f"http://{LOOPBACK}:{free_port()}")
     with pytest.raises(UpstreamUnreachable):
         await post(pool)
+
+
+async def test_a_connection_idle_past_the_keepalive_is_not_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_otel.proxy import upstream as module
+
+    monkeypatch.setattr(module, "KEEPALIVE", 0.05)
+    async with upstream(OK, OK, OK) as (server, pool):
+        for pause in (0, 0.2, 0):
+            await asyncio.sleep(pause)
+            assert await body_of(await post(pool)) == b"ok"
+        assert server.connections == 2  # the second request found the first's connection too old
