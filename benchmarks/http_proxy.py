@@ -35,20 +35,19 @@ import importlib.util
 import json
 import math
 import os
-import random
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.proxy import percentiles  # noqa: E402
+from benchmarks.proxy import interleaved_rounds, percentiles  # noqa: E402
 from tests.processes import LOOPBACK, free_port, running  # noqa: E402
 
 GO_PROXY = ROOT / ".cache" / "bin" / "goproxy"
@@ -148,8 +147,8 @@ class _Client:
         self._headers["mcp-protocol-version"] = "2025-06-18"
         await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> float:
-        """Microseconds of one ``tools/call``, its whole answer read."""
+    async def call(self, tool: str, arguments: dict[str, Any]) -> None:
+        """One ``tools/call``, its whole answer read (a failed one fails the run)."""
         self._id += 1
         message = {
             "jsonrpc": "2.0",
@@ -157,12 +156,9 @@ class _Client:
             "method": "tools/call",
             "params": {"name": tool, "arguments": arguments},
         }
-        started = time.perf_counter_ns()
         status, body = await self.post(message)
-        elapsed = (time.perf_counter_ns() - started) / 1000
         if status != 200 or b'"result"' not in body:
             raise RuntimeError(f"bench: {self._url} answered {status}: {body[:200]!r}")
-        return elapsed
 
     async def close(self) -> None:
         await self._http.close()
@@ -178,13 +174,8 @@ async def _measure(
             for _ in range(_WARM_UP):
                 await client.call(tool, arguments)
         started = {path: _cpu_seconds(pid) for path, (_, pid) in servers.items()}
-        samples: dict[str, list[float]] = {path: [] for path in servers}
-        for _ in range(rounds):
-            order = list(servers)
-            random.shuffle(order)  # a noisy moment on a shared machine falls on every path alike
-            for path in order:
-                for _ in range(calls):
-                    samples[path].append(await clients[path].call(tool, arguments))
+        calling = {path: partial(client.call, tool, arguments) for path, client in clients.items()}
+        samples = await interleaved_rounds(calling, rounds, calls)
         cpu = {path: _cpu_seconds(pid) - started[path] for path, (_, pid) in servers.items()}
     finally:
         for client in clients.values():

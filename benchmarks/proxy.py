@@ -31,7 +31,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +92,9 @@ async def _latencies(python: str, rounds: int, calls: int, directory: Path) -> d
         for session in sessions.values():
             for _ in range(50):
                 await session.call_tool("ok", {})
-        samples = await interleaved_rounds(sessions, rounds, calls)
+        samples = await interleaved_rounds(
+            {path: partial(session.call_tool, "ok", {}) for path, session in sessions.items()}, rounds, calls
+        )
         for _ in range(5):
             for path in PATHS:
                 started = time.perf_counter_ns()
@@ -99,18 +103,20 @@ async def _latencies(python: str, rounds: int, calls: int, directory: Path) -> d
     return {"samples": samples, "big": big}
 
 
-async def interleaved_rounds(sessions: dict[str, Any], rounds: int, calls: int) -> dict[str, list[float]]:
-    """Microseconds of each ``tools/call`` ``ok`` through each session: ``rounds`` rounds of
-    ``calls`` each, the sessions' order shuffled every round (so that a noisy moment on a shared
-    machine falls on all of them alike)."""
-    samples: dict[str, list[float]] = {path: [] for path in sessions}
+async def interleaved_rounds(
+    call: Mapping[str, Callable[[], Awaitable[Any]]], rounds: int, calls: int
+) -> dict[str, list[float]]:
+    """Microseconds of each call through each path (``call[path]()``: one ``tools/call``):
+    ``rounds`` rounds of ``calls`` each, the paths' order shuffled every round (so that a noisy
+    moment on a shared machine falls on all of them alike)."""
+    samples: dict[str, list[float]] = {path: [] for path in call}
     for _ in range(rounds):
-        order = list(sessions)
+        order = list(call)
         random.shuffle(order)
         for path in order:
             for _ in range(calls):
                 started = time.perf_counter_ns()
-                await sessions[path].call_tool("ok", {})
+                await call[path]()
                 samples[path].append((time.perf_counter_ns() - started) / 1000)
     return samples
 

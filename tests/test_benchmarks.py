@@ -193,7 +193,7 @@ def test_the_http_proxy_benchmark_measures_every_path() -> None:
     result = http_proxy.run(sys.executable, rounds=1, calls=5)
     assert list(result["upstreams"]) == list(http_proxy.UPSTREAMS)
     for figures in result["upstreams"].values():
-        assert set(figures["latency_us"]) == set(http_proxy.PATHS)  # uvloop, httpx2: dev requirements
+        assert set(figures["latency_us"]) == set(http_proxy.PATHS)  # httpx2 comes with mcp 2.x
         for p50, p99 in figures["latency_us"].values():
             assert 0 < p50 <= p99
         assert set(figures["cpu_us"]) == set(http_proxy.PATHS)

@@ -191,15 +191,20 @@ INITIALIZE = {
 }
 
 
+async def endpoint_of(url: str, stream: aiohttp.ClientResponse) -> URL:
+    """Where the session's messages go: its stream's first event (``endpoint``), read by hand."""
+    async for line in stream.content:
+        if line.startswith(b"data: "):
+            return URL(url).join(URL(line[6:].decode().strip()))
+    raise AssertionError(f"{url} ended before naming an endpoint")
+
+
 @asynccontextmanager
 async def raw_session(url: str) -> AsyncIterator[tuple[Callable[[dict[str, Any]], Any], Any]]:
     """An SSE session opened by hand (``aiohttp``): a function that POSTs a message to its
     endpoint, and the stream's response (open while the context is)."""
     async with aiohttp.ClientSession() as client, client.get(url) as stream:
-        async for line in stream.content:
-            if line.startswith(b"data: "):
-                endpoint = URL(url).join(URL(line[6:].decode().strip()))
-                break
+        endpoint = await endpoint_of(url, stream)
 
         async def post(message: dict[str, Any]) -> None:
             async with client.post(endpoint, json=message) as answer:
@@ -290,11 +295,7 @@ async def test_a_client_gone_as_its_answer_comes_has_left(
             await web.TCPSite(runner, LOOPBACK, proxy_port).start()
             url = f"http://{LOOPBACK}:{proxy_port}/sse"
             async with aiohttp.ClientSession() as client, client.get(url) as stream:
-                async for line in stream.content:
-                    if line.startswith(b"data: "):
-                        endpoint = URL(url).join(URL(line[6:].decode().strip()))
-                        break
-                async with client.post(endpoint, json=INITIALIZE) as accepted:
+                async with client.post(await endpoint_of(url, stream), json=INITIALIZE) as accepted:
                     assert accepted.status == 202
                 with suppress(aiohttp.ClientError):
                     assert [line async for line in stream.content if line.startswith(b"data: ")] == []

@@ -37,13 +37,12 @@ import asyncio
 import contextlib
 import sys
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, AnyStr
 from urllib.parse import parse_qs, urlsplit
 
 from aiohttp import web
-from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, Key, WireSession
@@ -488,35 +487,22 @@ def _data_value(line: bytes) -> bytes:
     return line[6:] if line.startswith(b"data: ") else line[5:]
 
 
-def _relayed(headers: CIMultiDictProxy[str] | Mapping[str, str]) -> CIMultiDict[str]:
-    """Every header but the hop-by-hop ones (and those a ``Connection`` header names)."""
-    named = {
-        name.strip().lower()
-        for key, value in headers.items()
-        if key.lower() == "connection"
-        for name in value.split(",")
-    }
-    return CIMultiDict(
-        (name, value)
-        for name, value in headers.items()
-        if name.lower() not in _HOP_BY_HOP and name.lower() not in named
-    )
+def _relayed(headers: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Every header of an answer but the hop-by-hop ones (and those a ``Connection`` header names)."""
+    return _end_to_end(list(headers.items()), _HOP_BY_HOP, "connection", ",")
 
 
 def _relayed_raw(request: web.BaseRequest) -> list[tuple[bytes, bytes]]:
     """The request's headers as they came, but the hop-by-hop ones (and those a ``Connection``
     header names)."""
-    named = {
-        name.strip().lower()
-        for key, value in request.raw_headers
-        if key.lower() == b"connection"
-        for name in value.split(b",")
-    }
-    return [
-        (name, value)
-        for name, value in request.raw_headers
-        if (low := name.lower()) not in _HOP_BY_HOP_RAW and low not in named
-    ]
+    return _end_to_end(request.raw_headers, _HOP_BY_HOP_RAW, b"connection", b",")
+
+
+def _end_to_end(
+    headers: Sequence[tuple[AnyStr, AnyStr]], hop_by_hop: frozenset[AnyStr], connection: AnyStr, comma: AnyStr
+) -> list[tuple[AnyStr, AnyStr]]:
+    named = {name.strip().lower() for key, value in headers if key.lower() == connection for name in value.split(comma)}
+    return [(name, value) for name, value in headers if (low := name.lower()) not in hop_by_hop and low not in named]
 
 
 def _peer(request: web.BaseRequest) -> dict[str, Any]:

@@ -310,16 +310,16 @@ class UpstreamPool:
         self._idle.clear()
 
     def _pooled(self) -> _Connection | None:
-        """The most recently used idle connection still worth trying; staler ones are closed
-        (the least recently used first: a pool once wide does not stay open)."""
+        """The most recently used idle connection still worth trying; those idle past
+        :data:`KEEPALIVE` are closed (the pool is in the order they went idle: the least recently
+        used first, so a pool once wide does not stay open)."""
         now = asyncio.get_running_loop().time()
         while self._idle and now - self._idle[0].idle_since >= KEEPALIVE:
             self._idle.pop(0).close()
         while self._idle:
             connection = self._idle.pop()
-            if not connection.closed and now - connection.idle_since < KEEPALIVE:
+            if not connection.closed:  # its close is seen, but not yet its connection_lost
                 return connection
-            connection.close()
         return None
 
     async def _connect(self) -> _Connection:
