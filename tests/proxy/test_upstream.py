@@ -160,9 +160,19 @@ async def test_an_unread_answer_holds_the_upstream_back() -> None:
 
 
 async def test_an_origin_that_is_not_there_is_unreachable() -> None:
-    pool = UpstreamPool(f"http://{LOOPBACK}:{free_port()}")
-    with pytest.raises(UpstreamUnreachable):
+    port = free_port()
+    pool = UpstreamPool(f"http://{LOOPBACK}:{port}")
+    with pytest.raises(UpstreamUnreachable, match=rf"cannot connect to {LOOPBACK}:{port}: \[Errno \d+\]"):
         await post(pool)
+
+
+async def test_a_connect_that_times_out_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_otel.proxy import upstream as module
+
+    monkeypatch.setattr(module, "CONNECT_TIMEOUT", 0)  # over before the connection is made
+    async with upstream(OK) as (_, pool):
+        with pytest.raises(UpstreamUnreachable, match=r": TimeoutError$"):
+            await post(pool)
 
 
 async def test_a_connection_idle_past_the_keepalive_is_not_reused(monkeypatch: pytest.MonkeyPatch) -> None:

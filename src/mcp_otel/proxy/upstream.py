@@ -334,9 +334,8 @@ class UpstreamPool:
                 CONNECT_TIMEOUT,
             )
         except (OSError, asyncio.TimeoutError) as exc:
-            raise UpstreamUnreachable(
-                f"cannot connect to {self._host}:{self._port}: {exc or type(exc).__name__}"
-            ) from exc
+            reason = str(exc) or type(exc).__name__  # a timeout's message is empty
+            raise UpstreamUnreachable(f"cannot connect to {self._host}:{self._port}: {reason}") from exc
         self._open.add(connection)
         return connection
 
