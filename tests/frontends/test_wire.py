@@ -98,6 +98,12 @@ def test_lines_across_chunks_and_past_the_limit() -> None:
     out = b"".join(lines.feed(chunk) for chunk in chunks) + lines.end()
     assert seen == [b"abc", b"swap", b"last"]  # the 13-byte line was not looked at
     assert out == b"abc\nX\n0123456789abc\nlast\ntail"
+    # Observing only (the chunk already sent): the same lines seen.
+    observed: list[bytes] = []
+    lines = Lines(observed.append, limit=8)
+    for chunk in [*chunks, b"\n", b"x\ny"]:
+        lines.observe(chunk)
+    assert observed == [*seen, b"tail", b"x"]
 
 
 def test_an_answer_after_the_cancel_changes_nothing(exporter: InMemorySpanExporter) -> None:

@@ -5,6 +5,7 @@ client's trace, with one point per request, and the bytes go through unchanged."
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import signal
@@ -47,6 +48,18 @@ from tests.test_person_in_the_loop import CASES as PERSON_CASES
 pytestmark = pytest.mark.anyio
 
 MCP_OTEL = str(Path(sys.executable).with_name("mcp-otel"))
+# The proxy on asyncio's own event loop, as where uvloop is not installed (hidden: its import fails).
+ON_ASYNCIO = [
+    sys.executable,
+    "-c",
+    "import sys; sys.modules['uvloop'] = None; from mcp_otel.cli import main; sys.exit(main())",
+]
+
+
+@pytest.fixture(params=["uvloop", "asyncio"])
+def mcp_otel(request: pytest.FixtureRequest) -> list[str]:
+    """The proxy's command on each event loop it runs on (the relay is the loop's callbacks)."""
+    return [MCP_OTEL] if request.param == "uvloop" else ON_ASYNCIO
 
 
 def proxied(output: Path, module: str | None = None, span_file: Path | None = None, *options: str) -> Any:
@@ -202,12 +215,12 @@ WIRE = (
 )
 
 
-def test_bytes_pass_through_unchanged(tmp_path: Path) -> None:
+def test_bytes_pass_through_unchanged(mcp_otel: list[str], tmp_path: Path) -> None:
     """Malformed lines, bytes that are not UTF-8, batches, a long line, a last line without its
     newline: relayed as they are, both ways; the server's stderr passes through; the proxy
     exits with the server's status; its own output is on stderr only."""
     output = tmp_path / "proxy.jsonl"
-    command = [MCP_OTEL, "proxy", "--name", "echo", "--output", str(output), "--", sys.executable, "-c", ECHO]
+    command = [*mcp_otel, "proxy", "--name", "echo", "--output", str(output), "--", sys.executable, "-c", ECHO]
     completed = subprocess.run(
         command, input=WIRE, capture_output=True, timeout=60, env=env_without_otel(), cwd=REPO_ROOT
     )
@@ -217,6 +230,48 @@ def test_bytes_pass_through_unchanged(tmp_path: Path) -> None:
     assert b"Traceback" not in completed.stderr
     otlp.wait_for(output, lambda path: otlp.points(path, MCP_SERVER_SESSION_DURATION))
     assert {s["service"] for s in otlp.spans(output)} <= {"echo"}
+
+
+def test_stdin_and_stdout_that_are_files(mcp_otel: list[str], tmp_path: Path) -> None:
+    """Not pipes (a shell's redirections): the client's bytes read from a file to its end, the
+    server's written to a file, unchanged; the file's end is the client's hanging up."""
+    sent, received = tmp_path / "wire.in", tmp_path / "wire.out"
+    sent.write_bytes(WIRE)
+    command = [*mcp_otel, "proxy", "--output", str(tmp_path / "proxy.jsonl"), "--", sys.executable, "-c", ECHO]
+    with sent.open("rb") as stdin, received.open("wb") as stdout:
+        completed = subprocess.run(command, stdin=stdin, stdout=stdout, timeout=60, env=env_without_otel())
+    assert completed.returncode == 3
+    assert received.read_bytes() == WIRE
+
+
+# Sleeps, then reads its stdin to the end: its length, its digest, and how much more memory its
+# parent (the proxy) held at its peak than when it started the server (kB).
+SLOW_READER = (
+    "import hashlib, os, sys, time\n"
+    "def peak():\n"
+    "    status = open(f'/proc/{os.getppid()}/status').read().splitlines()\n"
+    "    return next(int(line.split()[1]) for line in status if line.startswith('VmHWM:'))\n"
+    "before = peak()\n"
+    "time.sleep(1)\n"
+    "digest, size = hashlib.sha256(), 0\n"
+    "while chunk := sys.stdin.buffer.read1(65536):\n"
+    "    digest.update(chunk); size += len(chunk)\n"
+    "print(size, digest.hexdigest(), peak() - before)\n"
+)
+
+
+def test_a_server_that_reads_slowly_holds_the_client_back(mcp_otel: list[str], tmp_path: Path) -> None:
+    """The client writes 64 MiB while the server reads nothing: the proxy stops reading the
+    client while the server's pipe is full, so it never holds the bytes itself (its peak memory
+    grows by far less than them: 1 MiB here, 64 MiB without), and the server gets every byte,
+    in order."""
+    sent = bytes(range(256)) * (64 * 4096)
+    command = [*mcp_otel, "proxy", "--output", str(tmp_path / "proxy.jsonl"), "--", sys.executable, "-c", SLOW_READER]
+    completed = subprocess.run(command, input=sent, capture_output=True, timeout=120, env=env_without_otel())
+    assert completed.returncode == 0, completed.stderr
+    size, digest, grown_kb = completed.stdout.split()
+    assert (int(size), digest.decode()) == (len(sent), hashlib.sha256(sent).hexdigest())
+    assert int(grown_kb) * 1024 < len(sent) / 8, f"the proxy held {int(grown_kb) // 1024} MiB more"
 
 
 def _echoed(tmp_path: Path, output: Path, **settings: str) -> subprocess.CompletedProcess[bytes]:
@@ -377,13 +432,15 @@ async def test_two_proxies_of_one_name_write_one_file_at_once(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("size", [100_000, 150_000])
-def test_a_server_that_exits_after_writing_loses_no_byte_to_a_slow_client(size: int, tmp_path: Path) -> None:
+def test_a_server_that_exits_after_writing_loses_no_byte_to_a_slow_client(
+    mcp_otel: list[str], size: int, tmp_path: Path
+) -> None:
     """The server writes more than the pipes hold and exits while the client is not reading:
     the proxy still delivers every byte before it exits (it once ended holding the tail, lost
     when it exited). The client reads only once the server is gone and the proxy had time to
     exit; its stdin stays open, as a client's does until it has what it wants."""
     server_command = [sys.executable, str(REPO_ROOT / "tests" / "servers" / "last_words.py"), str(size)]
-    command = [MCP_OTEL, "proxy", "--output", str(tmp_path / "proxy.jsonl"), "--", *server_command]
+    command = [*mcp_otel, "proxy", "--output", str(tmp_path / "proxy.jsonl"), "--", *server_command]
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proxy:
         assert proxy.stdout is not None
         assert proxy.stderr is not None
@@ -419,9 +476,9 @@ STOPPABLE = (
 )
 
 
-def test_a_signal_to_the_proxy_reaches_the_server(tmp_path: Path) -> None:
+def test_a_signal_to_the_proxy_reaches_the_server(mcp_otel: list[str], tmp_path: Path) -> None:
     """SIGTERM sent to the proxy goes to the server, and the proxy exits with its status."""
-    command = [MCP_OTEL, "proxy", "--output", str(tmp_path / "proxy.jsonl"), "--", sys.executable, "-c", STOPPABLE]
+    command = [*mcp_otel, "proxy", "--output", str(tmp_path / "proxy.jsonl"), "--", sys.executable, "-c", STOPPABLE]
     with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proxy:
         assert proxy.stderr is not None
         assert proxy.stderr.readline() == b"ready\n"

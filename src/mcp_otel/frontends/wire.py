@@ -66,7 +66,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Link, SpanKind, Tracer
 
 from mcp_otel import messages
-from mcp_otel.attributes import Request, round_attributes, session_attributes
+from mcp_otel.attributes import AttributeCache, Attributes, Request, round_attributes, session_attributes
 from mcp_otel.classify import (
     RpcError,
     classify_client_error,
@@ -222,6 +222,7 @@ class WireSession:
         # What the server says it is (its handshake's answer), and the protocol it speaks.
         self._facts = messages.NO_FACTS
         self._ended = False
+        self._attributes = AttributeCache(limit=256)
 
     @property
     def as_client(self) -> bool:
@@ -442,16 +443,16 @@ class WireSession:
         if len(calls) >= MAX_IN_FLIGHT and key not in calls:
             report_once(f"more than {MAX_IN_FLIGHT} requests in flight one way: later ones get no span")
             return None
-        request = Request.of(method, params if isinstance(params, dict) else None, self._settings)
-        attributes = session_attributes(request, self._settings, self._facts, self.session_id)
-        if MCP_PROTOCOL_VERSION not in attributes and (version := messages.envelope_protocol_version(params)):
-            attributes[MCP_PROTOCOL_VERSION] = version  # a 2026-07-28 request names it itself
-        attributes.update(self._connection)
-        if extra:
-            attributes.update(extra)
+        params = params if isinstance(params, dict) else None
+        request = Request.of(method, params, self._settings)
+        # A 2026-07-28 request names its protocol itself.
+        version = messages.envelope_protocol_version(params) if params and "_meta" in params else None
+        shared, metric_attributes = self._request_attributes(request, version)
+        attributes = {**shared, **extra} if extra else {**shared}
         attributes[JSONRPC_REQUEST_ID] = bounded(str(key[1]), self._settings.max_name_length)
-        input_responses = params.get("inputResponses") if isinstance(params, dict) else None
-        attributes.update(round_attributes(input_responses))
+        input_responses = params.get("inputResponses") if params else None
+        if input_responses is not None:  # a round of a multi-round call (2026-07-28)
+            attributes.update(round_attributes(input_responses))
         receives = self._receives(from_client)
         # The sender's context is the parent; but the request of a server we stand in for is a
         # child of our span of the client's request it is handling (its own _meta holds at
@@ -465,10 +466,25 @@ class WireSession:
             self._lifecycle.finish(previous, _ABANDONED[receives])
         kind = SpanKind.SERVER if receives else SpanKind.CLIENT
         # Never the proxy's own context as the parent.
-        call = self._lifecycle.open(_WireCall, kind, request, attributes, parent=parent or Context(), links=links)
+        call = self._lifecycle.open(
+            _WireCall, kind, request, attributes, metric_attributes, parent=parent or Context(), links=links
+        )
         call.input_declined = declined_in(input_responses)  # a round: the person's no to the last one's input
         calls[key] = call
         return call
+
+    def _request_attributes(self, request: Request, version: str | None) -> Attributes:
+        """What every request alike in this session has, span and metric attributes (kept:
+        built once per request and what the session knows, shared, read-only)."""
+        key = (request, self._facts, self.session_id, version)
+        return self._attributes.get(key) or self._attributes.put(key, self._new_attributes(request, version))
+
+    def _new_attributes(self, request: Request, version: str | None) -> Attributes:
+        attributes = session_attributes(request, self._settings, self._facts, self.session_id)
+        if version and MCP_PROTOCOL_VERSION not in attributes:
+            attributes[MCP_PROTOCOL_VERSION] = version
+        attributes.update(self._connection)
+        return attributes, self._metrics.attributes(attributes)
 
     def _handled(self) -> Context | None:
         """The parent of a request the server sends: the client's request it is handling, when
@@ -483,7 +499,8 @@ class WireSession:
         """The sender's context in ``params._meta``, else in ``context`` (HTTP headers) (a link
         only, when remote context is not trusted, and the span starts a trace of its own);
         ``None``: none came."""
-        found = self._propagator.remote(params.get("_meta") if isinstance(params, dict) else None)
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        found = self._propagator.remote(meta) if meta else None  # most requests carry no _meta
         if found is None and context:
             found = self._propagator.remote(context)
         if found is None:
@@ -523,11 +540,8 @@ class WireSession:
         if call.method == METHOD_ELICITATION_CREATE and (action := elicitation_action(result)):
             late[MCP_ELICITATION_ACTION] = action
         receives = self._receives(not from_client)  # the request came from the other side
-        keep = self._settings.capture_content
-        outcome: Classify = partial(
-            _receiver_outcome if receives else _sender_outcome, result, error, declined, call.input_declined, keep
-        )
-        self._lifecycle.finish(call, outcome, late)
+        facts = (result, error, declined, call.input_declined, self._settings.capture_content)
+        self._lifecycle.finish(call, _receiver_outcome if receives else _sender_outcome, late, facts)
 
     def _names_server(self, method: str, result: dict[str, Any]) -> bool:
         """Whether an answer names the server: the handshake's (``initialize``,

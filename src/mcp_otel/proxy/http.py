@@ -104,7 +104,7 @@ class Sse:
         self._lines = Lines(self._line, limit)
 
     def feed(self, chunk: bytes) -> None:
-        self._lines.feed(chunk)
+        self._lines.observe(chunk)
 
     def _line(self, line: bytes) -> None:
         line = line.removesuffix(b"\r")

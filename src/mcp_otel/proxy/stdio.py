@@ -4,8 +4,13 @@ Bytes are written on as soon as they are read, whole chunks, never held for a li
 observer (:class:`mcp_otel.frontends.wire.WireSession`) is told each complete line after it was
 relayed, and whatever it does (it never raises) cannot alter, drop or hold traffic. As the
 client (``--as client``), the client's stream goes on line by line instead, each request with
-the proxy's trace context added to it. The server's
-stderr is the proxy's (passed through untouched); the proxy's own words go to stderr too.
+the proxy's trace context added to it. The server's stderr is the proxy's (passed through
+untouched); the proxy's own words go to stderr too.
+
+The relay is the event loop's callbacks on the pipes' transports, not streams: a chunk goes on
+in the callback that read it, with no task, future or buffer between. Each side's flow control
+pauses the other: while the server's stdin holds more than its pipe took, the client is not
+read; while the client's stdout has not taken a chunk whole, the server is not read.
 
 Shutdown is the MCP stdio transport's: when the client closes the proxy's stdin, the server's
 stdin is closed, then the server is given ``STOP_WAIT`` seconds to exit, then SIGTERM, then as
@@ -20,9 +25,10 @@ import contextlib
 import os
 import signal
 import stat
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol, cast
 
 from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, WireSession
 from mcp_otel.safety import report_once
@@ -36,7 +42,7 @@ class Lines:
     may give back what goes on instead (``None``: the line as it came). A line longer than
     ``limit`` goes on as it came, unseen, and so do the bytes after the last newline when the
     stream ends. :meth:`feed` returns what goes on for a chunk (only the client's stream, as the
-    client, is sent that way; else the chunk itself was sent, and this only observes)."""
+    client, is sent that way); :meth:`observe` only hands on the lines of a chunk already sent."""
 
     def __init__(self, on_line: Callable[[bytes], bytes | None], limit: int = MAX_OBSERVED_LINE) -> None:
         self._on_line = on_line
@@ -67,6 +73,26 @@ class Lines:
                 self._overlong = True
         return bytes(out)
 
+    def observe(self, chunk: bytes) -> None:
+        """:meth:`feed`, building nothing to send: most chunks are one whole line, handed on as
+        a slice of the chunk."""
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            if self._overlong:
+                self._overlong = False
+            elif self._pending:
+                self._pending += chunk[start:end]
+                self._line(bytes(self._pending))
+                self._pending.clear()
+            else:
+                self._line(chunk[start:end])
+            start = end + 1
+        if start < len(chunk) and not self._overlong:
+            self._pending += chunk[start:]
+            if len(self._pending) > self._limit:
+                self._pending.clear()
+                self._overlong = True
+
     def end(self) -> bytes:
         rest, self._pending = bytes(self._pending), bytearray()
         return rest
@@ -86,83 +112,51 @@ async def relay(command: Sequence[str], session: WireSession, flush: Callable[[]
     before the server is stopped, since the client may kill the proxy soon after (the MCP SDKs'
     stdio clients send SIGKILL 4 s after closing)."""
     loop = asyncio.get_running_loop()
-    process = await asyncio.create_subprocess_exec(
-        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    to_client = await _ToClient.connect(sys.stdout.buffer)
+    _, server = await loop.subprocess_exec(
+        lambda: _Server(loop, session, to_client),
+        *command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=None,
     )
     for number in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(number, _forward, process, number)
-    client_gone = asyncio.Event()
-    to_server = asyncio.create_task(_client_to_server(process, session, client_gone, flush))
+        loop.add_signal_handler(number, _forward, server, number)
+    client = _Client(server, session, flush)
     try:
-        await _server_to_client(process, session)
-        returncode = await process.wait()
-        server_first = not client_gone.is_set()
-        if not server_first:
-            await to_server  # it stopped the server and flushed the telemetry
+        await client.start(sys.stdin.buffer)
+        await server.relayed  # its stdout ended, and every byte of it reached the client
+        returncode = await server.wait()
+        left = client.left
+        server_first = left is None
+        if left is not None:
+            await left  # it stopped the server and flushed the telemetry
     finally:
-        to_server.cancel()
+        client.close()
         for number in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(number)
     session.end(server_exited_first=server_first, exit_status=returncode)
     return returncode if returncode >= 0 else 128 - returncode
 
 
-def _forward(process: asyncio.subprocess.Process, number: int) -> None:
-    if process.returncode is None:
-        process.send_signal(number)
+class _Process(Protocol):
+    """What :func:`stop_process` needs of a process: :class:`asyncio.subprocess.Process` has it."""
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def stdin(self) -> Any: ...
+
+    def terminate(self) -> None: ...
+
+    def kill(self) -> None: ...
+
+    async def wait(self) -> int: ...
 
 
-async def _client_to_server(
-    process: asyncio.subprocess.Process, session: WireSession, client_gone: asyncio.Event, flush: Callable[[], None]
-) -> None:
-    assert process.stdin is not None
-    stdin = process.stdin
-    reader = await _reader(sys.stdin.buffer)
-    server_open = True
-
-    async def send(data: bytes) -> None:
-        nonlocal server_open
-        if server_open and data:
-            try:
-                stdin.write(data)
-                await stdin.drain()
-            except (BrokenPipeError, ConnectionResetError):  # the server is gone: its exit ends the relay
-                server_open = False
-
-    if session.as_client:  # each line as the session makes it: its requests carry our context
-        rewritten = Lines(session.client_line)
-        while chunk := await reader(CHUNK):
-            await send(rewritten.feed(chunk))
-        await send(rewritten.end())
-    else:  # byte for byte, as it comes; each line observed once relayed
-        lines = Lines(session.from_client)
-        while chunk := await reader(CHUNK):
-            await send(chunk)
-            lines.feed(chunk)
-    client_gone.set()
-    session.end(server_exited_first=False, exit_status=0)  # the session ends with the client
-    flushed = asyncio.create_task(asyncio.to_thread(flush))
-    await stop_process(process)
-    await flushed
-
-
-async def _server_to_client(process: asyncio.subprocess.Process, session: WireSession) -> None:
-    lines = Lines(session.from_server)
-    assert process.stdout is not None
-    write = await _writer(sys.stdout.buffer)
-    client_open = True
-    while chunk := await process.stdout.read(CHUNK):
-        if client_open:
-            try:
-                await write(chunk)
-            except (BrokenPipeError, ConnectionResetError):  # the client is gone; the server is being stopped
-                client_open = False
-        lines.feed(chunk)
-
-
-async def stop_process(process: asyncio.subprocess.Process) -> None:
+async def stop_process(process: _Process) -> None:
     """The MCP stdio transport's shutdown: stdin closed, a wait, SIGTERM, a wait, SIGKILL."""
-    assert process.stdin is not None
     with contextlib.suppress(Exception):  # already closed by the server's exit
         process.stdin.close()
     for escalate in (process.terminate, process.kill):
@@ -175,42 +169,214 @@ async def stop_process(process: asyncio.subprocess.Process) -> None:
     await process.wait()
 
 
-async def _reader(stream: BinaryIO) -> Callable[[int], Any]:
-    """How to read this process's stdin: through the event loop for a pipe or a terminal, else
-    (a file) by blocking reads, which end at its end."""
-    if _is_pipe(stream):
+def _forward(server: _Server, number: int) -> None:
+    if server.returncode is None:
+        server.send_signal(number)
+
+
+class _Server(asyncio.SubprocessProtocol):
+    """The server process, whose stdout goes to the client as each chunk comes (then observed),
+    and whose stdin, when it holds more than the pipe took, pauses reading the client."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, session: WireSession, to_client: _ToClient) -> None:
+        self._lines = Lines(session.from_server)
+        self._exited = loop.create_future()
+        self.relayed: asyncio.Future[None] = loop.create_future()
+        self.to_client = to_client
+        to_client.on_full = self._client_full
+        self.stdin: asyncio.WriteTransport | None = None
+        self.on_stdin_full: Callable[[bool], None] = lambda full: None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.SubprocessTransport, transport)
+        self.stdin = cast(asyncio.WriteTransport, self._transport.get_pipe_transport(0))
+        self._stdout = cast(asyncio.ReadTransport, self._transport.get_pipe_transport(1))
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        assert isinstance(data, bytes)
+        self.to_client.write(data)
+        self._lines.observe(data)
+
+    def pipe_connection_lost(self, fd: int, exc: BaseException | None) -> None:
+        if fd == 0:  # the server is gone, or its stdin closed: its exit ends the relay
+            self.stdin = None
+        elif fd == 1:
+            self.to_client.when_drained(self.relayed)
+
+    def process_exited(self) -> None:
+        if not self._exited.done():
+            self._exited.set_result(None)
+
+    # The server's stdin: its flow control pauses the client's stream.
+    def pause_writing(self) -> None:
+        self.on_stdin_full(True)
+
+    def resume_writing(self) -> None:
+        self.on_stdin_full(False)
+
+    def _client_full(self, full: bool) -> None:  # the client's stdout pauses the server's
+        self._stdout.pause_reading() if full else self._stdout.resume_reading()
+
+    def send(self, data: bytes) -> None:
+        if self.stdin is not None and data and not self.stdin.is_closing():
+            self.stdin.write(data)
+
+    # As asyncio.subprocess.Process, for stop_process.
+    @property
+    def returncode(self) -> int | None:
+        return self._transport.get_returncode()
+
+    def send_signal(self, number: int) -> None:
+        self._transport.send_signal(number)
+
+    def terminate(self) -> None:
+        self._transport.terminate()
+
+    def kill(self) -> None:
+        self._transport.kill()
+
+    async def wait(self) -> int:
+        await self._exited
+        returncode = self._transport.get_returncode()
+        assert returncode is not None
+        return returncode
+
+
+class _ToClient(asyncio.Protocol):
+    """This process's stdout. On a pipe, no byte is held past a write: while the client's pipe
+    has not taken a chunk whole, the server's stdout is not read, so a client that reads slowly
+    holds the server back, as directly, and the relay never ends (the server exited, the proxy
+    about to) with a server's last answer still in our buffer. A file is written directly."""
+
+    def __init__(self) -> None:
+        self._transport: asyncio.WriteTransport | None = None
+        self._fd: int | None = None
+        self._drained: list[asyncio.Future[None]] = []
+        self.on_full: Callable[[bool], None] = lambda full: None
+
+    @classmethod
+    async def connect(cls, stream: BinaryIO) -> _ToClient:
+        to_client = cls()
+        if _is_pipe(stream):
+            transport, _ = await asyncio.get_running_loop().connect_write_pipe(lambda: to_client, stream)
+            transport.set_write_buffer_limits(high=0)
+        else:
+            to_client._fd = stream.fileno()
+        return to_client
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.WriteTransport, transport)  # uvloop's are no asyncio.WriteTransport
+
+    def write(self, chunk: bytes) -> None:
+        if self._transport is not None:
+            if not self._transport.is_closing():  # uvloop raises on a write to a closed pipe
+                self._transport.write(chunk)
+        elif self._fd is not None:
+            try:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(self._fd, view) :]
+            except OSError:  # the client is gone; the server is being stopped
+                self._fd = None
+
+    def when_drained(self, future: asyncio.Future[None]) -> None:
+        """Resolve ``future`` once every byte written has left (or the client is gone)."""
+        if self._transport is None or not self._transport.get_write_buffer_size():
+            future.set_result(None)
+        else:
+            self._drained.append(future)
+
+    def pause_writing(self) -> None:
+        self.on_full(True)
+
+    def resume_writing(self) -> None:
+        self.on_full(False)
+        self._settle()
+
+    def connection_lost(self, exc: Exception | None) -> None:  # the client is gone
+        self._transport = None
+        self.on_full(False)
+        self._settle()
+
+    def _settle(self) -> None:
+        for future in self._drained:
+            if not future.done():
+                future.set_result(None)
+        self._drained.clear()
+
+
+class _Client(asyncio.Protocol):
+    """This process's stdin, relayed to the server's as each chunk comes, each line observed
+    once relayed; as the client (``--as client``), line by line as the session rewrites them,
+    each request with the proxy's trace context added. Its end ends the session: the server is
+    stopped and the telemetry flushed (:attr:`left`)."""
+
+    def __init__(self, server: _Server, session: WireSession, flush: Callable[[], None]) -> None:
+        self._server = server
+        self._session = session
+        self._flush = flush
+        self._rewritten = Lines(session.client_line) if session.as_client else None
+        self._lines = Lines(session.from_client)
+        self._transport: asyncio.ReadTransport | None = None
+        self._reading_file: asyncio.Task[None] | None = None
+        self._server_ready = asyncio.Event()
+        self._server_ready.set()
+        self.left: asyncio.Task[None] | None = None
+        self._closed = False
+        server.on_stdin_full = self._server_full
+
+    async def start(self, stream: BinaryIO) -> None:
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=CHUNK)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
-        return reader.read
-    fd = stream.fileno()
-    return lambda size: asyncio.to_thread(os.read, fd, size)
+        if _is_pipe(stream):
+            await loop.connect_read_pipe(lambda: self, stream)
+        else:  # a file: blocking reads in a thread, which end at its end
+            self._reading_file = asyncio.create_task(self._read_file(stream.fileno()))
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.ReadTransport, transport)
 
-async def _writer(stream: BinaryIO) -> Callable[[bytes], Any]:
-    """How to write this process's stdout: through the event loop for a pipe, else directly."""
-    if _is_pipe(stream):
-        loop = asyncio.get_running_loop()
-        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stream)
-        # No bytes held past a write: drain waits until the client's pipe took them all, so the
-        # relay never ends (the server exited, the proxy about to) with a server's last answer
-        # still in our buffer, and a client that reads slowly holds the server back, as directly.
-        transport.set_write_buffer_limits(high=0)
-        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    def data_received(self, data: bytes) -> None:
+        if self._rewritten is not None:
+            self._server.send(self._rewritten.feed(data))
+        else:
+            self._server.send(data)
+            self._lines.observe(data)
 
-        async def write(chunk: bytes) -> None:
-            writer.write(chunk)
-            await writer.drain()
+    def eof_received(self) -> bool:
+        if self._rewritten is not None:
+            self._server.send(self._rewritten.end())
+        self.left = asyncio.create_task(self._leave())
+        return False
 
-        return write
-    fd = stream.fileno()
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.left is None and not self._closed:  # a read failed: the client is gone too
+            self.eof_received()
 
-    async def write_directly(chunk: bytes) -> None:
-        view = memoryview(chunk)
-        while view:
-            view = view[os.write(fd, view) :]
+    def close(self) -> None:
+        self._closed = True
+        if self.left is not None:
+            self.left.cancel()
+        if self._reading_file is not None:
+            self._reading_file.cancel()
+        if self._transport is not None:
+            self._transport.close()
 
-    return write_directly
+    async def _leave(self) -> None:
+        self._session.end(server_exited_first=False, exit_status=0)  # the session ends with the client
+        flushed = asyncio.create_task(asyncio.to_thread(self._flush))
+        await stop_process(self._server)
+        await flushed
+
+    def _server_full(self, full: bool) -> None:  # the server's stdin pauses the client's
+        if self._transport is not None:
+            self._transport.pause_reading() if full else self._transport.resume_reading()
+        self._server_ready.clear() if full else self._server_ready.set()
+
+    async def _read_file(self, fd: int) -> None:
+        while chunk := await asyncio.to_thread(os.read, fd, CHUNK):
+            self.data_received(chunk)
+            await self._server_ready.wait()
+        self.eof_received()
 
 
 def _is_pipe(stream: BinaryIO) -> bool:
