@@ -11,6 +11,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
+from mcp_otel.attributes import AttributeCache
 from mcp_otel.config import Settings
 from mcp_otel.frontends.wire import MAX_IN_FLIGHT, WireSession
 from mcp_otel.metrics import CallMetrics
@@ -69,6 +70,44 @@ def test_an_id_sent_again_while_in_flight(exporter: InMemorySpanExporter) -> Non
     assert [(s.name, s.attributes["tool.outcome"]) for s in spans] == [
         ("tools/call first", "cancelled"),
         ("tools/call second", "ok"),
+    ]
+
+
+def test_sessions_sharing_their_attributes_keep_their_own(exporter: InMemorySpanExporter) -> None:
+    """The sessions of one relay share where their requests' attributes are kept: each span
+    still says its own id and session, and the server and protocol as its session knew them
+    when it began (a request before the handshake names no server)."""
+    cache = AttributeCache()
+    meter = MeterProvider(metric_readers=[InMemoryMetricReader()]).get_meter("test")
+    tracer, metrics = PROVIDER.get_tracer("mcp_otel"), CallMetrics(meter, Settings())
+    sessions = [WireSession(tracer, metrics, Settings(), attribute_cache=cache) for _ in range(3)]
+    sessions[0].session_id, sessions[1].session_id = "session-0", "session-1"
+    sessions[0].from_client(call(1))
+    for session in sessions[:2]:  # the same server
+        session.from_client(line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}))
+        answer = {"protocolVersion": "2025-06-18", "serverInfo": {"name": "s", "version": "1"}, "capabilities": {}}
+        session.from_server(line({"jsonrpc": "2.0", "id": 0, "result": answer}))
+    sessions[1].from_client(call(2))
+    sessions[0].from_client(call(3))
+    sessions[2].from_client(call(8))  # no session, no protocol named
+    envelope = {"name": "t", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+    sessions[2].from_client(line({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": envelope}))
+    for request_id, session in [
+        (1, sessions[0]),
+        (2, sessions[1]),
+        (3, sessions[0]),
+        (8, sessions[2]),
+        (9, sessions[2]),
+    ]:
+        session.from_server(line({"jsonrpc": "2.0", "id": request_id, "result": {"content": []}}))
+    keys = ("jsonrpc.request.id", "mcp.session.id", "mcp.server.name", "mcp.protocol.version")
+    spans = tool_call_spans(exporter.get_finished_spans(), SpanKind.SERVER)
+    assert [tuple(span.attributes.get(key) for key in keys) for span in spans] == [
+        ("1", "session-0", None, None),
+        ("2", "session-1", "s", "2025-06-18"),
+        ("3", "session-0", "s", "2025-06-18"),
+        ("8", None, None, None),
+        ("9", None, None, "2026-07-28"),
     ]
 
 

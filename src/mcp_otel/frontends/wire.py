@@ -201,11 +201,15 @@ class WireSession:
         as_client: bool = False,
         connection: Mapping[str, Any] | None = None,
         streams: bool = False,
+        attribute_cache: AttributeCache | None = None,
     ) -> None:
         """``connection``: the attributes every span of the session has (its network transport,
         the server's address as the client sees it); by default a stdio pipe's. ``streams``: the
         session's messages travel on several streams, not all of which this proxy may hold
-        (HTTP): a server's request is answered on a POST of its own."""
+        (HTTP): a server's request is answered on a POST of its own. ``attribute_cache``: where
+        its requests' attributes are kept, shared by the sessions of one relay (the same
+        connection and settings; a 2026-07-28 exchange is a session of its own); by default
+        its own."""
         self._as_client = as_client
         self._streams = streams
         self._connection = dict(connection or {NETWORK_TRANSPORT: TRANSPORT_PIPE})
@@ -222,7 +226,7 @@ class WireSession:
         # What the server says it is (its handshake's answer), and the protocol it speaks.
         self._facts = messages.NO_FACTS
         self._ended = False
-        self._attributes = AttributeCache(limit=256)
+        self._attributes = AttributeCache() if attribute_cache is None else attribute_cache
 
     @property
     def as_client(self) -> bool:

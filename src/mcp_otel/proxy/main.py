@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from mcp_otel.attributes import AttributeCache
 from mcp_otel.config import Settings
 from mcp_otel.frontends.wire import WireSession
 from mcp_otel.metrics import CallMetrics
@@ -80,9 +81,17 @@ def proxy_http(
         connection[SERVER_ADDRESS] = parts.hostname
         connection[SERVER_PORT] = parts.port or (443 if parts.scheme == "https" else 80)
 
+    attribute_cache = AttributeCache()
+
     def new_session() -> WireSession:
         return WireSession(
-            telemetry.tracer(), metrics, settings, as_client=as_client, connection=connection, streams=True
+            telemetry.tracer(),
+            metrics,
+            settings,
+            as_client=as_client,
+            connection=connection,
+            streams=True,
+            attribute_cache=attribute_cache,
         )
 
     try:
