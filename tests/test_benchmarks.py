@@ -157,8 +157,8 @@ def test_calls_in_flight_are_held_and_their_memory_attributed() -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("path", proxy_bench.PATHS)
 async def test_each_proxy_benchmark_path_relays_a_call_and_a_large_result(path: str, tmp_path: Path) -> None:
-    """The proxy benchmark's relays (direct, the bare relay, the unobserved relay, the proxy)
-    answer as the server does, the 10 MB result whole."""
+    """The proxy benchmark's relays (direct, the bare relay, the unobserved relay, the proxy on
+    uvloop and on asyncio's loop) answer as the server does, the 10 MB result whole."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -169,7 +169,7 @@ async def test_each_proxy_benchmark_path_relays_a_call_and_a_large_result(path: 
         assert [block.text for block in (await session.call_tool("ok", {})).content] == ["ok"]
         big = await session.call_tool(proxy_bench.BIG, {})
         assert [len(block.text) for block in big.content] == [BIG_RESULT]
-    assert (tmp_path / "telemetry.jsonl").exists() is (path == "mcp-otel proxy")
+    assert (tmp_path / "telemetry.jsonl").exists() is path.startswith("mcp-otel proxy")
 
 
 def test_the_span_floor_program_runs() -> None:
