@@ -47,7 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.proxy import interleaved_rounds, percentiles  # noqa: E402
+from benchmarks.proxy import CLI, CLI_ON_ASYNCIO, interleaved_rounds, percentiles  # noqa: E402
 from tests.processes import LOOPBACK, free_port, running  # noqa: E402
 
 GO_PROXY = ROOT / ".cache" / "bin" / "goproxy"
@@ -63,8 +63,6 @@ UPSTREAMS: dict[str, tuple[str, dict[str, Any]]] = {
     "Python (uvicorn)": ("ok", {}),
     "TypeScript (Node, server-everything)": ("echo", {"message": "hi"}),
 }
-_CLI = "import sys; from mcp_otel.cli import main; sys.exit(main())"
-_WITHOUT_UVLOOP = "import sys; sys.modules['uvloop'] = None; " + _CLI  # its import then fails
 _HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 _WARM_UP = 50  # requests through each path before the measured rounds
 
@@ -89,8 +87,8 @@ def _command(path: str, python: str, listen: str, upstream: str, output: Path) -
     if path == _STARLETTE:
         return [python, str(Path(__file__)), "--starlette", listen, upstream]
     if path == _ASYNCIO:
-        return [python, "-c", _WITHOUT_UVLOOP, *proxy]
-    return [python, "-c", _CLI, *proxy]
+        return [python, "-c", CLI_ON_ASYNCIO, *proxy]
+    return [python, "-c", CLI, *proxy]
 
 
 @contextmanager

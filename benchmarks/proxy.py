@@ -56,13 +56,10 @@ _QUIET_EXPORT = {
 }
 # Where valgrind's and the servers' own words go.
 _QUIET = open(os.devnull, "w")  # noqa: SIM115 (open for the life of the process)
-_PROXY = ["-c", "import sys; from mcp_otel.cli import main; sys.exit(main())", "proxy"]
-# The proxy where uvloop is not installed (hidden from it: its import fails).
-_PROXY_ON_ASYNCIO = [
-    "-c",
-    "import sys; sys.modules['uvloop'] = None; from mcp_otel.cli import main; sys.exit(main())",
-    "proxy",
-]
+# mcp-otel's command line, as ``python -c`` runs it (under valgrind too); and on asyncio's own
+# event loop, as where uvloop is not installed (hidden from it: its import fails).
+CLI = "import sys; from mcp_otel.cli import main; sys.exit(main())"
+CLI_ON_ASYNCIO = "import sys; sys.modules['uvloop'] = None; " + CLI
 
 
 def command(path: str, python: str, output: Path) -> list[str]:
@@ -73,8 +70,8 @@ def command(path: str, python: str, output: Path) -> list[str]:
     if path == "relay, unobserved":
         return [python, str(Path(__file__)), "--unobserved", "--", *server]
     if path.startswith("mcp-otel proxy"):
-        proxy = _PROXY_ON_ASYNCIO if path.endswith("asyncio's loop") else _PROXY
-        return [python, *proxy, "--name", "bench", "--output", str(output), "--", *server]
+        cli = CLI_ON_ASYNCIO if path.endswith("asyncio's loop") else CLI
+        return [python, "-c", cli, "proxy", "--name", "bench", "--output", str(output), "--", *server]
     return server
 
 

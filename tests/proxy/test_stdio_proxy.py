@@ -22,6 +22,7 @@ import pytest
 from mcp.client.session import ClientSession
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from benchmarks.proxy import CLI_ON_ASYNCIO
 from mcp_otel.semconv import (
     MCP_CLIENT_OPERATION_DURATION,
     MCP_CLIENT_SESSION_DURATION,
@@ -48,12 +49,8 @@ from tests.test_person_in_the_loop import CASES as PERSON_CASES
 pytestmark = pytest.mark.anyio
 
 MCP_OTEL = str(Path(sys.executable).with_name("mcp-otel"))
-# The proxy on asyncio's own event loop, as where uvloop is not installed (hidden: its import fails).
-ON_ASYNCIO = [
-    sys.executable,
-    "-c",
-    "import sys; sys.modules['uvloop'] = None; from mcp_otel.cli import main; sys.exit(main())",
-]
+# The proxy on asyncio's own event loop, as where uvloop is not installed.
+ON_ASYNCIO = [sys.executable, "-c", CLI_ON_ASYNCIO]
 
 
 @pytest.fixture(params=["uvloop", "asyncio"])
