@@ -251,7 +251,7 @@ class _ToClient(asyncio.Protocol):
     def __init__(self) -> None:
         self._transport: asyncio.WriteTransport | None = None
         self._fd: int | None = None
-        self._drained: list[asyncio.Future[None]] = []
+        self._drained: asyncio.Future[None] | None = None  # resolved once nothing is left to write
         self.on_full: Callable[[bool], None] = lambda full: None
 
     @classmethod
@@ -284,7 +284,7 @@ class _ToClient(asyncio.Protocol):
         if self._transport is None or not self._transport.get_write_buffer_size():
             future.set_result(None)
         else:
-            self._drained.append(future)
+            self._drained = future
 
     def pause_writing(self) -> None:
         self.on_full(True)
@@ -299,10 +299,9 @@ class _ToClient(asyncio.Protocol):
         self._settle()
 
     def _settle(self) -> None:
-        for future in self._drained:
-            if not future.done():
-                future.set_result(None)
-        self._drained.clear()
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+        self._drained = None
 
 
 class _Client(asyncio.Protocol):
