@@ -23,6 +23,7 @@ from mcp.client.session import ClientSession
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from benchmarks.proxy import CLI_ON_ASYNCIO
+from mcp_otel.proxy.stdio import STOP_WAIT
 from mcp_otel.semconv import (
     MCP_CLIENT_OPERATION_DURATION,
     MCP_CLIENT_SESSION_DURATION,
@@ -482,6 +483,50 @@ def test_a_signal_to_the_proxy_reaches_the_server(mcp_otel: list[str], tmp_path:
         proxy.send_signal(signal.SIGTERM)
         assert proxy.wait(timeout=30) == 7
         assert proxy.stderr.read().startswith(f"stopped by {signal.SIGTERM.value}".encode())
+
+
+# A server that works on once its stdin has ended: exits 7 half a second later, or runs until
+# SIGTERM ends it, or until SIGKILL does (it ignores SIGTERM).
+BUSY = (
+    "import signal, sys, time\n"
+    "if sys.argv[1] == 'ignores SIGTERM':\n"
+    "    signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "sys.stderr.write('ready\\n'); sys.stderr.flush()\n"
+    "sys.stdin.buffer.read()\n"
+    "time.sleep(0.5 if sys.argv[1] == 'exits' else 60)\n"
+    "sys.exit(7)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("server", "status", "after"),
+    [
+        ("exits", 7, 0.5),
+        ("dies on SIGTERM", 128 + signal.SIGTERM, STOP_WAIT),
+        ("ignores SIGTERM", 128 + signal.SIGKILL, 2 * STOP_WAIT),
+    ],
+)
+def test_a_server_working_on_after_the_client_left(
+    mcp_otel: list[str], server: str, status: int, after: float, tmp_path: Path
+) -> None:
+    """The client closes the proxy's stdin and the server works on: it has STOP_WAIT seconds,
+    then SIGTERM, then as long again, then SIGKILL, and the proxy exits with its status, saying
+    nothing (it once exited 1 with a CancelledError's traceback once STOP_WAIT had passed)."""
+    command = [*mcp_otel, "proxy", "--output", str(tmp_path / "proxy.jsonl"), "--", sys.executable, "-c", BUSY, server]
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_without_otel()
+    ) as proxy:
+        assert proxy.stdin is not None
+        assert proxy.stdout is not None
+        assert proxy.stderr is not None
+        assert proxy.stderr.readline() == b"ready\n"
+        proxy.stdin.close()
+        left = time.monotonic()
+        exited = proxy.wait(timeout=30)
+        took = time.monotonic() - left
+        assert (exited, proxy.stdout.read(), proxy.stderr.read()) == (status, b"", b"")
+    # Not before its time (less a millisecond: uvloop's timers count whole ones), nor long after.
+    assert after - 0.01 <= took < after + 5, took
 
 
 @pytest.mark.parametrize("case", PERSON_CASES, ids=str)

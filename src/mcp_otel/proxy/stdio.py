@@ -152,7 +152,9 @@ class _Process(Protocol):
 
     def kill(self) -> None: ...
 
-    async def wait(self) -> int: ...
+    async def wait(self) -> int:
+        """The exit status, once exited; cancelling one wait must not cancel another's."""
+        ...
 
 
 async def stop_process(process: _Process) -> None:
@@ -236,7 +238,9 @@ class _Server(asyncio.SubprocessProtocol):
         self._transport.kill()
 
     async def wait(self) -> int:
-        await self._exited
+        # Shielded: the exit is one future for every waiter, and stop_process's wait_for cancels
+        # what it times out on (the relay awaited it next, and met a CancelledError).
+        await asyncio.shield(self._exited)
         returncode = self._transport.get_returncode()
         assert returncode is not None
         return returncode
