@@ -352,10 +352,17 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     remote = env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
     _progress(f"running {' '.join(agent)}")
     _progress(f"telemetry to {output}" + (f" and to {remote}" if remote else ""))
-    instrument = str(Path(sys.executable).with_name("opentelemetry-instrument"))
-    if not Path(instrument).exists():
-        instrument = shutil.which("opentelemetry-instrument") or "opentelemetry-instrument"
-    returncode = subprocess.call([instrument, *agent], env=env)
+    # Found on the agent's PATH and started as opentelemetry-instrument starts it; exit codes as
+    # a shell's when it cannot be.
+    executable = shutil.which(agent[0], path=env["PATH"])
+    if executable is None:
+        _progress(f"cannot run {agent[0]}: no such command")
+        return 127
+    try:
+        returncode = subprocess.call([executable, *agent[1:]], env=env)
+    except OSError as exc:
+        _progress(f"cannot run {agent[0]}: {exc.strerror or exc}")
+        return 126
     _progress(f"the agent exited with {returncode}; summarizing {output.name}")
     summaries, problems = summarize_files([output], method=_method(args), by=args.by)
     for problem in problems:
@@ -365,16 +372,19 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 def _run_environment(output: Path, agent: Sequence[str] = ()) -> dict[str, str]:
-    """The agent's environment: auto-instrumentation through our configurator, the file exporter
-    added to whatever exporters the user configured (OTLP when an endpoint is set), and a
-    ``service.name`` from the program it runs unless the user named the service."""
-    from mcp_otel.run_configurator import exporters_environment  # the sdk extra's: `run` needs it
+    """The agent's environment: auto-instrumentation configured by our configurator (the
+    sitecustomize in ``PYTHONPATH``'s first entry), the file exporter added to whatever exporters
+    the user configured (OTLP when an endpoint is set), and a ``service.name`` from the program it
+    runs unless the user named the service."""
+    # the sdk extra's: `run` needs it
+    from mcp_otel.run_configurator import agent_python_path, exporters_environment
 
     env = dict(os.environ)
     name = service_name_of(agent)
     if name and not names_the_service(env):
         env["OTEL_SERVICE_NAME"] = name
     env.update(exporters_environment(env, output, always_file=True))
+    env["PYTHONPATH"] = agent_python_path(env.get("PYTHONPATH"), os.getcwd())
     # `python` in the command is this environment's, as if it were activated.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env

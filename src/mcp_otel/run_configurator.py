@@ -11,9 +11,9 @@ else ``OTEL_EXPORTER_OTLP_TIMEOUT``, else 10 s, as the SDK resolves it), counted
 the process starts exiting; an OTLP export that would start after it gives up at once (the local
 file still gets everything). Exit is thus delayed by at most the longest of those timeouts.
 
-``mcp-otel run`` selects it with ``OTEL_PYTHON_CONFIGURATOR=mcp_otel``; the proxy runs it
-in-process. Loaded any other way (without the variable) it configures exactly what the SDK's
-default configurator does.
+``mcp-otel run``'s agent runs it at start-up (:func:`agent_python_path`); the proxy runs it
+in-process. mcp-otel registers no configurator entry point: ``opentelemetry-instrument`` alone
+never runs it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,10 @@ from opentelemetry.sdk.environment_variables import (
 from mcp_otel.config import FILE_EXPORTER, RUN_FILE_ENV, RUN_FILE_KEEP_ENV, RUN_FILE_MAX_BYTES_ENV
 from mcp_otel.safety import report_once
 
-CONFIGURATOR_NAME = "mcp_otel"  # its entry point (group opentelemetry_configurator)
+# Put first on the agent's PYTHONPATH: its sitecustomize configures the SDK with RunConfigurator.
+# The name ends as opentelemetry-instrument's directory does, so that a recipe that leaves
+# auto-instrumentation out of a child's PYTHONPATH (docs/proxy.md) leaves this out too.
+AUTO_INSTRUMENTATION = Path(__file__).with_name("run_auto_instrumentation")
 _EXPORTER_VARIABLES = {"traces": "OTEL_TRACES_EXPORTER", "metrics": "OTEL_METRICS_EXPORTER"}
 _ENDPOINTS = {
     "traces": ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
@@ -59,7 +62,7 @@ def exporters_environment(
     ``sdk`` extra brings the HTTP exporter) and the OTLP JSON lines file ``output``. With
     ``always_file`` (``mcp-otel run``, whose summary reads it) the file is added in every case.
     ``rotate``: (bytes, generations) past which the file rotates and how many it keeps."""
-    env = {RUN_FILE_ENV: str(output), "OTEL_PYTHON_CONFIGURATOR": CONFIGURATOR_NAME}
+    env = {RUN_FILE_ENV: str(output)}
     if rotate is not None:
         env[RUN_FILE_MAX_BYTES_ENV], env[RUN_FILE_KEEP_ENV] = (str(value) for value in rotate)
     for signal, variable in _EXPORTER_VARIABLES.items():
@@ -76,6 +79,17 @@ def exporters_environment(
         env[variable] = ",".join(dict.fromkeys(names)) or "none"
     env["OTEL_LOGS_EXPORTER"] = environ.get("OTEL_LOGS_EXPORTER") or "none"
     return env
+
+
+def agent_python_path(python_path: str | None, cwd: str) -> str:
+    """The agent's ``PYTHONPATH``, laid out as ``opentelemetry-instrument`` lays out its own:
+    :data:`AUTO_INSTRUMENTATION` first, then the working directory unless already there, then the
+    user's entries."""
+    entries = python_path.split(os.pathsep) if python_path else []
+    if cwd not in entries:
+        entries.insert(0, cwd)
+    ours = str(AUTO_INSTRUMENTATION)
+    return os.pathsep.join([ours, *(entry for entry in entries if entry != ours)])
 
 
 def sdk_disabled(environ: Mapping[str, str]) -> bool:

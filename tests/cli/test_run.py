@@ -17,6 +17,7 @@ from google.protobuf.json_format import Parse
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from tests.cli.distro import distro_path
 from tests.harness import REPO_ROOT, env_without_otel
 
 pytestmark = pytest.mark.mcp2  # the demo servers are mcp 2.x MCPServers
@@ -142,10 +143,15 @@ def otlp_receiver() -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
 def test_run_exports_otlp_when_an_endpoint_is_set(
     tmp_path: Path, otlp_receiver: tuple[str, list[tuple[str, bytes]]]
 ) -> None:
+    """The demo starts its servers under ``opentelemetry-instrument``, which configures the SDK only
+    with a configurator installed: opentelemetry-distro's here, as people install it (mcp-otel
+    registers none). The agent is configured by ``mcp-otel run``, beside the distro."""
     endpoint, received = otlp_receiver
-    completed = run_demo(tmp_path / "telemetry.jsonl", env_without_otel(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint))
+    env = env_without_otel(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, PYTHONPATH=str(distro_path()))
+    completed = run_demo(tmp_path / "telemetry.jsonl", env)
     assert completed.returncode == 0, completed.stderr
     assert f"and to {endpoint}" in completed.stderr
+    assert "Configuration of" not in completed.stderr  # no configurator passed over, or refused
     # The agent's CLIENT spans, and (the servers export to the endpoint too) their SERVER spans.
     spans: Counter[tuple[str, str, int]] = Counter()
     for path, body in received:

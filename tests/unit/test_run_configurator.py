@@ -1,14 +1,16 @@
 """Which exporters each signal gets in mcp-otel's own processes (``mcp-otel run``'s agent, the
-proxy): one rule for both, from the standard ``OTEL_*`` variables, the file beside them."""
+proxy): one rule for both, from the standard ``OTEL_*`` variables, the file beside them; and the
+agent's PYTHONPATH, which starts it configured by mcp-otel."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from mcp_otel.config import FILE_EXPORTER, RUN_FILE_ENV
-from mcp_otel.run_configurator import CONFIGURATOR_NAME, exporters_environment, sdk_disabled
+from mcp_otel.run_configurator import AUTO_INSTRUMENTATION, agent_python_path, exporters_environment, sdk_disabled
 
 FILE = Path("/state/x.jsonl")
 ENDPOINT = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}
@@ -54,7 +56,7 @@ def test_each_signal_gets_the_exporters_the_settings_name(
         env = exporters_environment(environ, FILE, always_file=always_file)
         assert (env["OTEL_TRACES_EXPORTER"], env["OTEL_METRICS_EXPORTER"]) == expected
         assert env[RUN_FILE_ENV] == str(FILE)
-        assert env["OTEL_PYTHON_CONFIGURATOR"] == CONFIGURATOR_NAME
+        assert "OTEL_PYTHON_CONFIGURATOR" not in env  # no configurator entry point of ours to name
         assert env["OTEL_LOGS_EXPORTER"] == "none"
 
 
@@ -68,3 +70,29 @@ def test_logs_keep_what_the_user_set() -> None:
 def test_the_sdk_is_disabled_only_by_true(value: str, disabled: bool) -> None:
     assert sdk_disabled({"OTEL_SDK_DISABLED": value}) is disabled
     assert sdk_disabled({}) is False
+
+
+OURS = str(AUTO_INSTRUMENTATION)
+
+
+@pytest.mark.parametrize(
+    ("python_path", "expected"),
+    [
+        (None, [OURS, "/work"]),
+        ("", [OURS, "/work"]),
+        ("/lib", [OURS, "/work", "/lib"]),
+        (os.pathsep.join(["/lib", "/work"]), [OURS, "/lib", "/work"]),  # the working directory stays where it is
+        (os.pathsep.join(["/lib", OURS]), [OURS, "/work", "/lib"]),  # ours once, first
+    ],
+)
+def test_the_agent_python_path_is_laid_out_as_opentelemetry_instrument_lays_it_out(
+    python_path: str | None, expected: list[str]
+) -> None:
+    assert agent_python_path(python_path, "/work").split(os.pathsep) == expected
+
+
+def test_the_agents_start_up_directory_holds_only_its_sitecustomize() -> None:
+    """First on the agent's path: anything else in it would shadow the agent's own modules."""
+    files = {path.name for path in AUTO_INSTRUMENTATION.iterdir() if path.name != "__pycache__"}
+    assert files == {"sitecustomize.py"}
+    assert AUTO_INSTRUMENTATION.name.endswith("auto_instrumentation")  # docs/proxy.md's recipe leaves it out
