@@ -136,11 +136,24 @@ class Side:
     outcome: str
     error_type: str | None = None
     cancel_reason: str | None = None
+    rpc_code: str | None = None  # rpc.response.status_code: a JSON-RPC code from the wire
 
 
 OK = Side("UNSET", "ok")
+
+
+def refused(code: str) -> tuple[Side, Side]:
+    """A request the receiver refused as the caller's fault (semconv): the sender's failure
+    (every code an error there); on the receiver no error.type, status UNSET, the code kept."""
+    return Side("ERROR", "failed", code, rpc_code=code), Side("UNSET", "failed", rpc_code=code)
+
+
+def server_fault(code: str) -> tuple[Side, Side]:
+    return Side("ERROR", "failed", code, rpc_code=code), Side("ERROR", "failed", code, rpc_code=code)
+
+
 # A method the peer does not serve: the sender's failure, the receiver's caller's fault.
-METHOD_NOT_FOUND = (Side("ERROR", "failed", "-32601"), Side("UNSET", "failed", "-32601"))
+METHOD_NOT_FOUND = refused("-32601")
 
 
 @dataclass(frozen=True)
@@ -232,8 +245,13 @@ def _complete(session: Any) -> Awaitable[Any]:
 # The agent's raising callback: mcp 2.x's dispatcher answers the server code 0 (the generic
 # handler error, SDK-local); mcp 1.x's receive loop answers -32602. Either way the agent's span
 # is the agent's failure (ERROR); the server's span fails with the code it received.
-CALLBACK_FAILED_SENDER = Side("ERROR", "failed", "0" if MCP_MAJOR == 2 else "-32602")
-CALLBACK_FAILED_RECEIVER = Side("ERROR", "failed", "0" if MCP_MAJOR == 2 else "RuntimeError")
+# mcp 2.x answers code 0 (the SDK's own: not a status code); mcp 1.x answers -32602.
+CALLBACK_FAILED_SENDER = (
+    Side("ERROR", "failed", "0") if MCP_MAJOR == 2 else Side("ERROR", "failed", "-32602", rpc_code="-32602")
+)
+CALLBACK_FAILED_RECEIVER = (
+    Side("ERROR", "failed", "0") if MCP_MAJOR == 2 else Side("ERROR", "failed", "RuntimeError", rpc_code="-32602")
+)
 # A caller's cancel: mcp 2.x tells the server; mcp 1.x does not, and its server's handler is
 # cancelled only when the session closes.
 CANCELLED_READ_RECEIVER = Side("UNSET", "cancelled", cancel_reason="client" if MCP_MAJOR == 2 else "disconnect")
@@ -248,16 +266,14 @@ CASES = [
         "read_caller_fault",
         "resources/read",
         _read("test://missing"),
-        Side("ERROR", "failed", "-32602"),
-        Side("UNSET", "failed", "-32602"),
+        *refused("-32602"),
         "test://missing",
     ),
     Case(
         "read_server_fault",
         "resources/read",
         _read("test://broken"),
-        Side("ERROR", "failed", "-32603"),
-        Side("ERROR", "failed", "-32603"),
+        *server_fault("-32603"),
         "test://broken",
     ),
     Case(
@@ -273,8 +289,7 @@ CASES = [
         "prompt_caller_fault",
         "prompts/get",
         _quietly(lambda s: s.get_prompt("bad")),
-        Side("ERROR", "failed", "-32602"),
-        Side("UNSET", "failed", "-32602"),
+        *refused("-32602"),
         "bad",
     ),
     Case("completion", "completion/complete", _quietly(_complete), OK, OK),
@@ -374,6 +389,7 @@ def _assert_side(span: dict[str, Any], expect: Side, case: Case) -> None:
     assert span["status"] == expect.status, (case.id, span)
     assert attributes["mcp.request.outcome"] == expect.outcome, (case.id, span)
     assert attributes.get("error.type") == expect.error_type, (case.id, span)
+    assert attributes.get("rpc.response.status_code") == expect.rpc_code, (case.id, span)
     assert attributes.get("mcp.request.cancel.reason") == expect.cancel_reason, (case.id, span)
     assert ("tool.outcome" in attributes) == (case.method == "tools/call")
     assert attributes["mcp.server.name"] == SERVER_NAME

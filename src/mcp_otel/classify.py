@@ -14,13 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_otel.fields import field
-from mcp_otel.outcome import OK, CallOutcome
+from mcp_otel.outcome import OK, CallOutcome, Unfinished
 from mcp_otel.semconv import (
     CALLER_FAULT_CODES,
     DECLINING_ACTIONS,
     ELICITATION_ACTIONS,
     METHOD_ELICITATION_CREATE,
     METHOD_SAMPLING_CREATE_MESSAGE,
+    METHOD_SERVER_DISCOVER,
+    NEGOTIATION_CODES,
+    URL_ELICITATION_REQUIRED_CODE,
     USER_REJECTED_CODE,
     CancelReason,
     ErrorType,
@@ -34,9 +37,6 @@ CONNECTION_CLOSED_CODE = -32000  # both majors: transport closed while waiting
 V1_CANCEL_REPLY = (0, "Request cancelled")  # mcp 1.x server's answer to notifications/cancelled
 REQUEST_CANCELLED_CODE = -32800  # mcp 2.x streamable HTTP (2025 era) answer to a cancel
 SDK_LOCAL_CODES = SDK_TIMEOUT_CODES | {CONNECTION_CLOSED_CODE, 0, REQUEST_CANCELLED_CODE}
-# Server side, CALLER_FAULT_CODES are not errors on SERVER spans (semantic-conventions-genai mcp.md
-# @4172e394); we keep error.type on them (documented deviation) so dashboards can keep caller
-# mistakes out of server-fault rates.
 
 
 @dataclass(frozen=True)
@@ -174,8 +174,10 @@ def classify_client_exception(
     keep_message: bool = False,
     answer_declined: bool = False,
     input_declined: bool = False,
-) -> CallOutcome:
-    """An exception that left the SDK's sending of a request (``call_tool``, ``send_request``).
+    method: str = "",
+) -> CallOutcome | Unfinished:
+    """An exception that left the SDK's sending of a ``method`` request (``call_tool``,
+    ``send_request``).
 
     ``is_cancellation``: ``exc`` is the running async library's cancellation exception (or
     ``GeneratorExit``: the awaiting coroutine was closed). ``rpc_error``: ``exc`` is the SDK's
@@ -195,6 +197,7 @@ def classify_client_exception(
             keep_message=keep_message,
             answer_declined=answer_declined,
             input_declined=input_declined,
+            method=method,
         )
     if answer_declined:
         return _DECLINED
@@ -212,10 +215,12 @@ def classify_client_error(
     keep_message: bool = False,
     answer_declined: bool = False,
     input_declined: bool = False,
-) -> CallOutcome:
+    method: str = "",
+) -> CallOutcome | Unfinished:
     """A JSON-RPC error answer (or the SDK's own error for a request) as its sender sees it: the
-    SDK's timeout and closed connection, this client's cancel answered, the person's no, or a
-    failure by its code. The arguments are :func:`classify_client_exception`'s."""
+    SDK's timeout and closed connection, this client's cancel answered, the person's no, an
+    answer that says the request is not done (:func:`not_done`), or a failure by its code. The
+    arguments are :func:`classify_client_exception`'s."""
     if answer_declined:
         return _DECLINED
     if error.code in SDK_TIMEOUT_CODES:
@@ -226,7 +231,20 @@ def classify_client_error(
         return CallOutcome.cancelled(CancelReason.CALLER)
     if input_declined:  # the server's error, or the SDK's of the refusal (2026-07-28 sampling)
         return _DECLINED
-    return _rpc_failure(error, keep_message)
+    return not_done(method, error.code) or _rpc_failure(error, keep_message)
+
+
+def not_done(method: str, code: int) -> Unfinished | None:
+    """An error answer that says the request has no result yet, on either side: the server needs
+    a person to complete a URL elicitation first (-32042: the caller retries after), or a
+    ``server/discover`` probe the server does not speak at that version (the client negotiates on:
+    falls back to ``initialize``, or probes again at a version the server names). ``None`` for
+    every other answer."""
+    if code == URL_ELICITATION_REQUIRED_CODE:
+        return Unfinished(ResultType.INPUT_REQUIRED, str(code))
+    if method == METHOD_SERVER_DISCOVER and code in NEGOTIATION_CODES:
+        return Unfinished(ResultType.NEGOTIATION, str(code))
+    return None
 
 
 def _rpc_failure(error: RpcError, keep_message: bool) -> CallOutcome:
@@ -247,8 +265,10 @@ def classify_server_call(
     keep_message: bool = False,
     answer_declined: bool = False,
     input_declined: bool = False,
-) -> CallOutcome:
-    """How a request ended on its receiver (a server's dispatch, or an agent's callback).
+    method: str = "",
+) -> CallOutcome | Unfinished:
+    """How a ``method`` request ended on its receiver (a server's dispatch, or an agent's
+    callback).
 
     ``answer``: the result the server answered. ``rpc_error``: the JSON-RPC error it answered
     (for a handler exception: the error the SDK turns it into). ``peer_cancelled``: the
@@ -270,6 +290,8 @@ def classify_server_call(
     if answer_declined or (input_declined and (rpc_error is not None or _is_error_result(answer))):
         return _DECLINED
     if rpc_error is not None:
+        if (unfinished_answer := not_done(method, rpc_error.code)) is not None:
+            return unfinished_answer
         if rpc_error.code in CALLER_FAULT_CODES:
             return CallOutcome.caller_fault_error(rpc_error.code)
         return _rpc_failure(rpc_error, keep_message)

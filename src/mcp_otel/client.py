@@ -48,7 +48,7 @@ from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.fields import field
 from mcp_otel.lifecycle import Call, Lifecycle
 from mcp_otel.metrics import CallMetrics
-from mcp_otel.outcome import CallOutcome
+from mcp_otel.outcome import Verdict
 from mcp_otel.patching import Patch
 from mcp_otel.propagation import MetaPropagator
 from mcp_otel.safety import report_once
@@ -386,9 +386,9 @@ class ClientInstrumentation:
         call: ClientCall,
         result: Any,
         exc: BaseException | None,
-        answer: CallOutcome | ResultType | None,
+        answer: Verdict | None,
         keep_message: bool,
-    ) -> CallOutcome | ResultType:
+    ) -> Verdict:
         """``answer``: what the result alone says (``classify_answer``, read once by the caller;
         ``None``: the call raised)."""
         if answer is not None and (
@@ -410,6 +410,7 @@ class ClientInstrumentation:
             keep_message=keep_message,
             answer_declined=answer_declined,
             input_declined=call.input_declined,
+            method=call.method,
         )
 
     # --- the person in the loop, tasks, sessions ----------------------------------------------

@@ -54,7 +54,7 @@ class McpInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             # The client side learns from the other two: an agent's answer to its server's input
             # request (the person's no), and a client session's end (tasks it still follows).
             server = ServerInstrumentation(tracer, metrics, settings, transports, client.input_declined)
-            sessions = SessionInstrumentation(metrics, settings, transports, client.session_closed)
+            sessions = SessionInstrumentation(metrics, settings, client.session_closed)
             # Each front end patches where its SDK sends and handles requests; the sides patch
             # what both majors share. The other major's targets are missing, and skipped.
             self._patcher = Patcher(

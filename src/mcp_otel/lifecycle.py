@@ -21,13 +21,13 @@ from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel.attributes import Request
 from mcp_otel.metrics import CallMetrics
-from mcp_otel.outcome import CallOutcome, finish_span, finish_unfinished
+from mcp_otel.outcome import Unfinished, Verdict, finish_span, finish_unfinished
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import ResultType, UnobservedReason
 
 # How a request ended, asked once, when it is finished: a classifier, called with the facts it is
 # given (Lifecycle.finish), or with its facts bound.
-Classify = Callable[..., CallOutcome | ResultType]
+Classify = Callable[..., Verdict]
 
 
 class Call:
@@ -97,7 +97,7 @@ class Lifecycle:
             report_once("could not classify a call", exc)
             span.end()
             return
-        if isinstance(outcome, ResultType):
+        if isinstance(outcome, (ResultType, Unfinished)):
             try:
                 finish_unfinished(span, outcome, late)
             except Exception as exc:

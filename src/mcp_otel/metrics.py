@@ -26,6 +26,7 @@ from mcp_otel.outcome import CallOutcome
 from mcp_otel.semconv import (
     DURATION_BUCKETS,
     DURATION_UNIT,
+    GEN_AI_OPERATION_NAME,
     GEN_AI_PROMPT_NAME,
     GEN_AI_TOOL_NAME,
     KNOWN_METHODS,
@@ -48,6 +49,7 @@ from mcp_otel.semconv import (
 # The span attributes a metric point copies (besides the outcome's).
 _COPIED = (
     MCP_METHOD_NAME,
+    GEN_AI_OPERATION_NAME,
     GEN_AI_TOOL_NAME,
     GEN_AI_PROMPT_NAME,
     MCP_SERVER_NAME,

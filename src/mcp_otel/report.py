@@ -10,7 +10,10 @@ anything else as ok (ADR-191 rule 5), and flagged in the output.
 
 Failure rate = failed / (ok + failed): the caller's own cancels are not failures, and are not
 successes either. "declined" counts the cancels that were a person's no (``input_declined``).
-Spans of requests answered with no result yet (an input round, a task creation) are not calls.
+"caller faults" counts the failures whose ``rpc.response.status_code`` blames the request
+(-32602 ...: :data:`~mcp_otel.semconv.CALLER_FAULT_CODES`); the server-fault rate leaves them out,
+as the dashboards and alerts do. Spans of requests answered with no result yet (an input round, a
+task creation, a version negotiation step) are not calls.
 
 Files are streamed a line at a time and every call is added to its summary as it is read, so
 memory does not grow with the number of calls: a summary holds counts and a latency sketch
@@ -32,6 +35,7 @@ from typing import Any, NamedTuple
 
 from mcp_otel.outcome import outcome_of_span
 from mcp_otel.semconv import (
+    CALLER_FAULT_STATUS_CODES,
     ERROR_TYPE,
     GEN_AI_PROMPT_NAME,
     GEN_AI_TOOL_NAME,
@@ -41,6 +45,7 @@ from mcp_otel.semconv import (
     MCP_REQUEST_RESULT_TYPE,
     MCP_SERVER_NAME,
     METHOD_TOOLS_CALL,
+    RPC_RESPONSE_STATUS_CODE,
     SERVER_ADDRESS,
     TOOL_CANCEL_REASON,
     TOOL_OUTCOME,
@@ -62,6 +67,7 @@ UNKNOWN = "(unknown)"
 # The method filter that keeps every request.
 EVERY_METHOD = "*"
 DECLINED = "declined"
+CALLER_FAULTS = "caller faults"
 INPUT_DECLINED = CancelReason.INPUT_DECLINED.value
 # Summaries kept at most (names are a peer's: a file may hold any number); calls of further
 # names are counted together under OTHER_NAMES, and the output says so.
@@ -78,6 +84,7 @@ _READ = frozenset(
         MCP_REQUEST_OUTCOME,
         MCP_REQUEST_RESULT_TYPE,
         MCP_SERVER_NAME,
+        RPC_RESPONSE_STATUS_CODE,
         SERVER_ADDRESS,
         TOOL_CANCEL_REASON,
         TOOL_OUTCOME,
@@ -94,11 +101,13 @@ class Call(NamedTuple):
     tool: str  # the tool (or prompt) name, UNKNOWN for methods without one
     method: str
     outcome: ToolOutcome
+    # A failure's error.type; a server's caller fault has none, its code stands for it.
     error_type: str | None
     seconds: float
     derived: bool  # outcome derived from the span status (no outcome attribute)
     declined: bool = False  # cancelled because a person said no (input_declined)
     ended: int = 0  # when, in nanoseconds since the epoch
+    caller_fault: bool = False  # failed, and its rpc.response.status_code blames the request
 
 
 _RELATIVE_ERROR = 0.01
@@ -157,6 +166,7 @@ class Summary:
     ok_latency_sketch: LatencySketch = field(default_factory=LatencySketch)
     derived: int = 0
     declined: int = 0  # of the cancelled calls
+    caller_faults: int = 0  # of the failed calls
 
     def add(self, call: Call) -> None:
         # Once per call read: plain counters (an Enum's hash is Python code).
@@ -166,6 +176,7 @@ class Summary:
             self.ok_latency_sketch.add(call.seconds)
         elif outcome is _FAILED:
             self.failed += 1
+            self.caller_faults += call.caller_fault
             if call.error_type:
                 self.error_types[call.error_type] += 1
         else:
@@ -186,6 +197,11 @@ class Summary:
         """failed / (ok + failed); ``None`` when there were no such calls."""
         return self.failed / (self.ok + self.failed) if self.ok + self.failed else None
 
+    @property
+    def server_fault_rate(self) -> float | None:
+        """(failed - caller faults) / (ok + failed): what the alerts watch."""
+        return (self.failed - self.caller_faults) / (self.ok + self.failed) if self.ok + self.failed else None
+
     def ok_latency(self, quantile: float) -> float | None:
         """Nearest-rank quantile of the ok calls' durations, in seconds, within 1%."""
         return self.ok_latency_sketch.quantile(quantile)
@@ -199,6 +215,8 @@ class Summary:
             **{outcome.value: outcomes[outcome] for outcome in ToolOutcome},
             DECLINED: self.declined,
             "failure_rate": self.failure_rate,
+            CALLER_FAULTS.replace(" ", "_"): self.caller_faults,
+            "server_fault_rate": self.server_fault_rate,
             "error_types": dict(self.error_types.most_common()),
             "ok_latency_p50_s": self.ok_latency(0.5),
             "ok_latency_p95_s": self.ok_latency(0.95),
@@ -311,13 +329,15 @@ def format_table(summaries: list[Summary], by: str = "server") -> str:
         *(o.value for o in ToolOutcome),
         DECLINED,
         "failure rate",
+        CALLER_FAULTS,
+        "server-fault rate",
         f"top {ERROR_TYPE}",
         f"{ok} p50",
         f"{ok} p95",
     )
     rows = [header]
     for summary in summaries:
-        rate = summary.failure_rate
+        rate, server_rate = summary.failure_rate, summary.server_fault_rate
         errors = ", ".join(f"{name} ({count})" for name, count in summary.error_types.most_common(3))
         rows.append(
             (
@@ -326,17 +346,19 @@ def format_table(summaries: list[Summary], by: str = "server") -> str:
                 *(str(summary.outcomes[outcome]) for outcome in ToolOutcome),
                 str(summary.declined),
                 "-" if rate is None else f"{rate:.1%}",
+                str(summary.caller_faults),
+                "-" if server_rate is None else f"{server_rate:.1%}",
                 errors or "-",
                 _duration(summary.ok_latency(0.5)),
                 _duration(summary.ok_latency(0.95)),
             )
         )
     widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
-    numeric = range(1, 7)
+    numeric = range(1, 9)
     lines = []
     for row in rows:
         cells = [
-            cell.rjust(width) if i in numeric or i > 7 else cell.ljust(width)
+            cell.rjust(width) if i in numeric or i > 9 else cell.ljust(width)
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ]
         lines.append("  ".join(cells).rstrip())
@@ -348,6 +370,7 @@ def format_table(summaries: list[Summary], by: str = "server") -> str:
     if any(summary.derived for summary in summaries):
         lines.append("* some calls had no tool.outcome: counted by span status (ERROR = failed, else ok)")
     lines.append("failure rate = failed / (ok + failed): cancelled calls are left out (declined: a person said no)")
+    lines.append("server-fault rate: the failure rate without the caller faults (the request was wrong: -32602 ...)")
     return "\n".join(lines)
 
 
@@ -514,7 +537,10 @@ def _call(attributes: dict[str, Any], status_code: Any, start: Any, end: Any) ->
     outcome = outcome_of_span(attributes, status_code in _STATUS_ERROR)
     if outcome is None:  # an input round or a task creation: not a finished call
         return None
-    error_type = attributes.get(ERROR_TYPE) if outcome is ToolOutcome.FAILED else None
+    error_type = code = None
+    if outcome is ToolOutcome.FAILED:
+        code = attributes.get(RPC_RESPONSE_STATUS_CODE)
+        error_type = attributes.get(ERROR_TYPE) or code
     tool = attributes.get(GEN_AI_TOOL_NAME)
     if tool is None:
         tool = attributes.get(GEN_AI_PROMPT_NAME, UNKNOWN)
@@ -531,4 +557,5 @@ def _call(attributes: dict[str, Any], status_code: Any, start: Any, end: Any) ->
         MCP_REQUEST_OUTCOME not in attributes and TOOL_OUTCOME not in attributes,
         reason == INPUT_DECLINED,
         int(end),
+        code is not None and str(code) in CALLER_FAULT_STATUS_CODES,
     )

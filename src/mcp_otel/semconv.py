@@ -145,9 +145,18 @@ OPERATION_EXECUTE_TOOL: Final = "execute_tool"
 TRANSPORT_PIPE: Final = "pipe"  # stdio
 TRANSPORT_TCP: Final = "tcp"  # streamable HTTP, SSE
 
-# JSON-RPC codes that say the caller sent a request the server could not serve (parse error,
-# invalid request, method not found, invalid params; MCP 2025-06-18 resource not found -32002).
-CALLER_FAULT_CODES: Final = frozenset({-32700, -32600, -32601, -32602, -32002})
+# JSON-RPC codes that say the caller sent a request the server could not serve: parse error,
+# invalid request, method not found, invalid params, and MCP 2025-06-18 resource not found -32002
+# (semantic-conventions-genai's list); MCP 2026-07-28's header mismatch -32020, missing required
+# client capability -32021 and unsupported protocol version -32022 (mcp-otel: they postdate it).
+# On SERVER spans and points: status UNSET, no error.type, the code in rpc.response.status_code.
+CALLER_FAULT_CODES: Final = frozenset({-32700, -32600, -32601, -32602, -32002, -32020, -32021, -32022})
+# MCP 2026-07-28: the server needs a person to complete a URL elicitation first (the caller retries
+# then); a request answered with it has no result yet (``input_required``), it did not fail.
+URL_ELICITATION_REQUIRED_CODE: Final = -32042
+# A ``server/discover`` probe answered with these is a version negotiation step: the client falls
+# back to ``initialize`` (-32601: an older server) or to a version the server names (-32022).
+NEGOTIATION_CODES: Final = frozenset({-32601, -32022})
 # The code a client answers sampling/createMessage with when the person rejected it (MCP
 # 2025-11-25 client/sampling, "Error Handling": -1 "User rejected sampling request").
 USER_REJECTED_CODE: Final = -1
@@ -191,6 +200,9 @@ class ResultType(str, Enum):
 
     INPUT_REQUIRED = "input_required"  # 2026-07-28 InputRequiredResult: one round of a call
     TASK = "task"  # the request became a task (CreateTaskResult, resultType "task")
+    # A ``server/discover`` probe the server answered it does not speak (NEGOTIATION_CODES): the
+    # client goes on with another handshake. Neither a failure nor a request of its own.
+    NEGOTIATION = "negotiation"
 
 
 class UnobservedReason(str, Enum):
@@ -235,8 +247,9 @@ SERVICE_NAME_LABEL: Final = "service_name"
 # collector-config/gateway.yaml: the gateway that wrote a span-metric series (each gateway of the
 # scaled topology writes its own series; the rules and panels sum over them).
 GATEWAY_NAME: Final = "mcp_otel.gateway"
-# Their error.type values (error.type of a JSON-RPC error is its code).
-CALLER_FAULT_ERROR_TYPES: Final = tuple(str(code) for code in sorted(CALLER_FAULT_CODES, reverse=True))
+# Their rpc.response.status_code values, on both sides' spans and points: how dashboards, rules and
+# ``report`` keep callers' faults out of server-fault rates (a SERVER span's has no error.type).
+CALLER_FAULT_STATUS_CODES: Final = tuple(str(code) for code in sorted(CALLER_FAULT_CODES, reverse=True))
 
 
 def prometheus_label(attribute: str) -> str:

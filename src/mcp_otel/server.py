@@ -35,7 +35,7 @@ from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.fields import field
 from mcp_otel.lifecycle import Call, Classify, Lifecycle
 from mcp_otel.metrics import CallMetrics
-from mcp_otel.outcome import CallOutcome, bounded
+from mcp_otel.outcome import Verdict, bounded
 from mcp_otel.patching import Patch
 from mcp_otel.propagation import MetaPropagator
 from mcp_otel.safety import report_once
@@ -54,7 +54,6 @@ from mcp_otel.semconv import (
     NETWORK_TRANSPORT,
     TRANSPORT_PIPE,
     TRANSPORT_TCP,
-    ResultType,
 )
 from mcp_otel.transport import RegisteringTransport, TransportInfo, TransportRegistry
 
@@ -140,7 +139,7 @@ class ServerInstrumentation:
     async def handle(
         self,
         facts: RequestFacts,
-        outcome: Callable[[ServerCall, Any, BaseException | None], CallOutcome | ResultType],
+        outcome: Callable[[ServerCall, Any, BaseException | None], Verdict],
         answer: Callable[[ServerCall, Any], Any],
         wrapped: Any,
         instance: Any,

@@ -30,8 +30,7 @@ from mcp_otel.messages import SessionFacts
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import bounded
 from mcp_otel.safety import report_once
-from mcp_otel.semconv import ERROR_TYPE, MCP_PROTOCOL_VERSION, MCP_SERVER_NAME, NETWORK_TRANSPORT, ErrorType
-from mcp_otel.transport import TransportRegistry
+from mcp_otel.semconv import ERROR_TYPE, MCP_PROTOCOL_VERSION, MCP_SERVER_NAME, ErrorType
 
 
 class SessionInstrumentation:
@@ -41,12 +40,10 @@ class SessionInstrumentation:
         self,
         metrics: CallMetrics,
         settings: Settings,
-        transports: TransportRegistry,
         client_closed: Callable[[Any], None] = lambda session: None,
     ) -> None:
         self._metrics = metrics
         self._settings = settings
-        self._transports = transports
         # A client session closed: what the client side keeps per session ends with it.
         self._client_closed = client_closed
         # Open sessions (session objects, or mcp 2.x connections) -> their start.
@@ -132,22 +129,14 @@ class SessionInstrumentation:
         except Exception as exc:  # the point is still useful without them
             report_once("could not read the client session's facts", exc)
             facts = messages.SessionFacts()
-        transport = self._transports.lookup(messages.session_write_stream(session))
-        return self._facts(
-            facts.server_name, facts.protocol_version, transport.network_transport if transport else None
-        )
+        return self._facts(facts.server_name, facts.protocol_version)
 
     def _server_facts(self, facts: SessionFacts, write_stream: Any) -> dict[str, Any]:
-        transport = self._transports.lookup(write_stream)
-        return self._facts(
-            facts.server_name, facts.protocol_version, transport.network_transport if transport else None
-        )
+        return self._facts(facts.server_name, facts.protocol_version)
 
-    def _facts(self, server_name: str | None, protocol: str | None, transport: str | None) -> dict[str, Any]:
+    def _facts(self, server_name: str | None, protocol: str | None) -> dict[str, Any]:
+        """A session point's attributes: those the conventions define for session durations that
+        a session knows (its protocol version), and the server's name (mcp-otel's)."""
         limit = self._settings.max_name_length
-        values = {
-            MCP_SERVER_NAME: self._settings.server_name or server_name,
-            MCP_PROTOCOL_VERSION: protocol,
-            NETWORK_TRANSPORT: transport,
-        }
+        values = {MCP_SERVER_NAME: self._settings.server_name or server_name, MCP_PROTOCOL_VERSION: protocol}
         return self._metrics.attributes({key: bounded(value, limit) for key, value in values.items() if value})

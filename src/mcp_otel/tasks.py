@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from mcp_otel import messages
 from mcp_otel.classify import classify_client_exception, classify_client_result
 from mcp_otel.fields import field
-from mcp_otel.outcome import CallOutcome
+from mcp_otel.outcome import CallOutcome, Verdict
 from mcp_otel.semconv import METHOD_TASKS_CANCEL, METHOD_TASKS_RESULT, CancelReason, ErrorType, ResultType
 
 # Task.status values (MCP 2025-11-25 tasks) that end a task.
@@ -42,7 +42,7 @@ class TaskCall(Protocol):
     task_id: str | None
 
 
-Finish = Callable[[Any, Callable[[], "CallOutcome | ResultType"]], None]
+Finish = Callable[[Any, Callable[[], "Verdict"]], None]
 
 
 class _Followed:
@@ -94,19 +94,19 @@ class TaskFollower:
     def session_closed(self, session: Any) -> None:
         for key in [key for key in self._followed if key[0] == id(session)]:
             followed = self._followed.pop(key)
-            outcome: CallOutcome | ResultType = CallOutcome.ok() if followed.completed else ResultType.TASK
+            outcome: Verdict = CallOutcome.ok() if followed.completed else ResultType.TASK
             self._finish(followed.call, partial(_same, outcome))
 
-    def _end(self, request: TaskCall, followed: _Followed, outcome: Callable[[], CallOutcome]) -> None:
+    def _end(self, request: TaskCall, followed: _Followed, outcome: Callable[[], Verdict]) -> None:
         self._followed.pop((id(request.session), request.task_id or ""), None)
         self._finish(followed.call, outcome)
 
 
-def _same(outcome: CallOutcome | ResultType) -> CallOutcome | ResultType:
+def _same(outcome: Verdict) -> Verdict:
     return outcome
 
 
-def _result_outcome(result: Any, exc: BaseException | None) -> CallOutcome:
+def _result_outcome(result: Any, exc: BaseException | None) -> Verdict:
     if exc is None:
         return classify_client_result(result)
     return classify_client_exception(

@@ -75,6 +75,8 @@ def test_mixed_files_by_server_and_by_tool(tmp_path: Path, capsys: pytest.Captur
         "cancelled": 1,
         "declined": 0,  # the caller's cancel, not a person's no
         "failure_rate": 0.25,  # 1 / (3 + 1): the cancel is in neither
+        "caller_faults": 0,
+        "server_fault_rate": 0.25,
         "error_types": {"tool_error": 1},
         "ok_latency_p50_s": None,
         "ok_latency_p95_s": None,
@@ -103,6 +105,10 @@ def test_mixed_files_by_server_and_by_tool(tmp_path: Path, capsys: pytest.Captur
         "declined",
         "failure",
         "rate",
+        "caller",
+        "faults",
+        "server-fault",
+        "rate",
         "top",
         "error.type",
         "ok",
@@ -111,8 +117,42 @@ def test_mixed_files_by_server_and_by_tool(tmp_path: Path, capsys: pytest.Captur
         "p95",
     ]
     weather = next(line for line in lines if line.startswith("weather"))
-    assert weather.split()[:7] == ["weather", "5", "3", "1", "1", "0", "25.0%"]
+    assert weather.split()[:9] == ["weather", "5", "3", "1", "1", "0", "25.0%", "0", "25.0%"]
     assert "cancelled calls are left out" in out
+
+
+@pytest.mark.parametrize("kind", [SpanKind.CLIENT, SpanKind.SERVER])
+def test_callers_faults_are_shown_and_kept_out_of_the_server_fault_rate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: SpanKind
+) -> None:
+    """Told by rpc.response.status_code on both sides: the sender's error.type is the code, the
+    receiver's span has none (semconv); either way the code names the failure."""
+    path = tmp_path / "calls.jsonl"
+    caller_fault = CallOutcome.failed("-32602", rpc_code=-32602)
+    if kind is SpanKind.SERVER:
+        caller_fault = CallOutcome.caller_fault_error(-32602)
+    server_fault = CallOutcome.failed("-32603", rpc_code=-32603)
+    write_spans(
+        path, [("s", "t", OK, False)] * 2 + [("s", "t", caller_fault, False), ("s", "t", server_fault, False)], kind
+    )
+    side = "client" if kind is SpanKind.CLIENT else "server"
+    code, out, _ = run_report(capsys, path, "--side", side, "--format", "json")
+    assert code == 0
+    (row,) = json.loads(out)
+    assert (row["failed"], row["failure_rate"], row["caller_faults"], row["server_fault_rate"]) == (2, 0.5, 1, 0.25)
+    assert row["error_types"] == {"-32602": 1, "-32603": 1}
+    code, out, _ = run_report(capsys, path, "--side", side)
+    assert next(line for line in out.splitlines() if line.startswith("s ")).split()[:9] == [
+        "s",
+        "4",
+        "2",
+        "2",
+        "0",
+        "0",
+        "50.0%",
+        "1",
+        "25.0%",
+    ]
 
 
 def test_spans_without_tool_outcome_are_counted_by_status_and_flagged(

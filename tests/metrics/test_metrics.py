@@ -46,11 +46,16 @@ def tool_call_points(reader: InMemoryMetricReader | MetricsData | None, name: st
 
 
 def counts(points: list[Any]) -> Counter[tuple[Any, ...]]:
-    """Calls per (tool, outcome, error.type), from the histogram counts."""
+    """Calls per (tool, outcome, error.type, rpc.response.status_code), from the histogram counts."""
     result: Counter[tuple[Any, ...]] = Counter()
     for point in points:
         attributes = point.attributes
-        key = (attributes["gen_ai.tool.name"], attributes["tool.outcome"], attributes.get("error.type"))
+        key = (
+            attributes["gen_ai.tool.name"],
+            attributes["tool.outcome"],
+            attributes.get("error.type"),
+            attributes.get("rpc.response.status_code"),
+        )
         result[key] += point.count
     return result
 
@@ -73,17 +78,19 @@ async def test_duration_histograms(sampled: bool, instrument: Callable[..., Any]
         await session.list_tools()
         await scripted_calls(session)
 
-    expected = Counter(
-        {
-            ("ok", "ok", None): 3,
-            ("tool_error", "failed", "tool_error"): 2,
-            ("rpc_error", "failed", "-32602"): 1,
-            ("slow", "cancelled", None): 1,
-        }
-    )
+    both_sides = {
+        ("ok", "ok", None, None): 3,
+        ("tool_error", "failed", "tool_error", None): 2,
+        ("slow", "cancelled", None, None): 1,
+    }
+    # A caller fault: the sender's error, not the receiver's (semconv); both points carry the code.
+    expected = {
+        semconv.MCP_CLIENT_OPERATION_DURATION: Counter({**both_sides, ("rpc_error", "failed", "-32602", "-32602"): 1}),
+        semconv.MCP_SERVER_OPERATION_DURATION: Counter({**both_sides, ("rpc_error", "failed", None, "-32602"): 1}),
+    }
     for name in (semconv.MCP_CLIENT_OPERATION_DURATION, semconv.MCP_SERVER_OPERATION_DURATION):
         points = tool_call_points(reader, name)
-        assert counts(points) == expected, name
+        assert counts(points) == expected[name], name
         for point in points:
             assert tuple(point.explicit_bounds) == semconv.DURATION_BUCKETS
             assert point.attributes["mcp.request.outcome"] == point.attributes["tool.outcome"]
@@ -92,6 +99,13 @@ async def test_duration_histograms(sampled: bool, instrument: Callable[..., Any]
             # Never per-request or per-session values.
             assert not {"jsonrpc.request.id", "mcp.session.id"} & set(point.attributes)
     data = reader.get_metrics_data()
+    for name in expected:
+        methods = set()
+        for point in histogram_points(data, name):  # execute_tool on tools/call and nothing else
+            method = point.attributes["mcp.method.name"]
+            methods.add(method)
+            assert point.attributes.get("gen_ai.operation.name") == ("execute_tool" if method == "tools/call" else None)
+        assert {"tools/call", "tools/list"} <= methods
     units = {
         metric.name: metric.unit
         for resource in data.resource_metrics

@@ -154,8 +154,9 @@ async def test_as_server_outcomes_in_the_clients_trace(
     if MCP_MAJOR == 2:  # MCPServer answers the tool's MCP error as a JSON-RPC error with its code
         assert isinstance(rejected, Exception)
         assert isinstance(faulted, Exception)
-        # -32602 blames the request (status UNSET on the server's span); -32603 is the server's.
-        assert outcome_of(rejects) == ("UNSET", "failed", "-32602", None)
+        # -32602 blames the request (status UNSET and no error.type on the server's span, semconv);
+        # -32603 is the server's.
+        assert outcome_of(rejects) == ("UNSET", "failed", None, None)
         assert rejects["attributes"]["rpc.response.status_code"] == "-32602"
         assert outcome_of(faults) == ("ERROR", "failed", "-32603", None)
         assert faults["attributes"]["rpc.response.status_code"] == "-32603"
@@ -181,15 +182,20 @@ async def test_as_server_outcomes_in_the_clients_trace(
     counts = {tool: p["count"] for tool, p in tool_points.items()}
     assert counts == {"session": 1, "ok": 1, "fails": 1, "rejects": 1, "faults": 1}
     assert tool_points["fails"]["attributes"]["mcp.request.outcome"] == "failed"
+    if MCP_MAJOR == 2:  # the point carries the code as the span does
+        assert tool_points["rejects"]["attributes"]["rpc.response.status_code"] == "-32602"
+        assert "error.type" not in tool_points["rejects"]["attributes"]
     assert "client.address" not in tool_points["ok"]["attributes"]  # not a metric dimension
     (session_point,) = otlp.points(setup.output, MCP_SERVER_SESSION_DURATION)
     assert session_point["count"] == 1
-    assert session_point["attributes"]["network.transport"] == "tcp"
+    # The conventions' session attributes only (no network.transport there), and the server's name.
+    assert set(session_point["attributes"]) == {"mcp.protocol.version", "mcp.server.name"}
 
 
 async def test_a_request_refused_before_json_rpc(tmp_path: Path) -> None:
     """The upstream refuses the request with 401 (no JSON-RPC answer): the client's request
-    failed, error.type the HTTP status; on the SERVER span the caller's fault (status UNSET)."""
+    failed, error.type the HTTP status; on the SERVER span the caller's fault (status UNSET, no
+    error.type, as HTTP's conventions say of a 4xx on a server)."""
     with proxied(tmp_path, token=TOKEN) as setup:
         body = INITIALIZE
         headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
@@ -198,7 +204,7 @@ async def test_a_request_refused_before_json_rpc(tmp_path: Path) -> None:
         spans = setup.stop()
     assert (status, answer) == direct == (401, b'{"error":"invalid_token"}')
     span = named(spans, "initialize")
-    assert outcome_of(span) == ("UNSET", "failed", "401", None)
+    assert outcome_of(span) == ("UNSET", "failed", None, None)
     assert span["attributes"]["http.response.status_code"] == 401
 
 

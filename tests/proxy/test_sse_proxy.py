@@ -136,7 +136,9 @@ async def test_a_python_sse_server_and_client(
     if MCP_MAJOR == 2:  # a JSON-RPC error: -32602 blames the request, -32603 is the server's
         assert isinstance(rejected, Exception)
         assert isinstance(faulted, Exception)
-        assert outcome_of(named(spans, "tools/call rejects")) == ("UNSET", "failed", "-32602", None)
+        rejects = named(spans, "tools/call rejects")
+        assert outcome_of(rejects) == ("UNSET", "failed", None, None)
+        assert rejects["attributes"]["rpc.response.status_code"] == "-32602"
         assert outcome_of(named(spans, "tools/call faults")) == ("ERROR", "failed", "-32603", None)
     else:  # FastMCP 1.x answers both isError
         assert outcome_of(named(spans, "tools/call rejects")) == ("ERROR", "failed", "tool_error", None)

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 TOOL_ERROR = Expect("ERROR", "failed", None, "tool_error")
 # 1.x FastMCP turns every tool exception into an isError result, the SDK's MCP error included;
 # 2.x MCPServer answers the MCP error as a JSON-RPC error: here a caller fault.
-REJECTS = TOOL_ERROR if MCP_MAJOR == 1 else Expect("UNSET", "failed", None, "-32602", "-32602")
+REJECTS = TOOL_ERROR if MCP_MAJOR == 1 else Expect("UNSET", "failed", None, None, "-32602")
 
 FLAVORS = {
     "highlevel": ("tests.servers.highlevel_server stdio", highlevel_server.build_server),

@@ -18,7 +18,7 @@ from mcp_otel.classify import (
     is_declined_answer,
     unfinished,
 )
-from mcp_otel.outcome import CallOutcome
+from mcp_otel.outcome import CallOutcome, Unfinished
 from mcp_otel.semconv import CancelReason, ResultType, ToolOutcome
 
 
@@ -47,7 +47,8 @@ def classify(
     cancel_sent: bool = False,
     closed: bool = False,
     keep_message: bool = True,
-) -> CallOutcome:
+    method: str = "tools/call",
+) -> CallOutcome | Unfinished:
     """With the server's message kept (content capture on); test_messages_* cover the default."""
     return classify_client_exception(
         exc,
@@ -56,6 +57,7 @@ def classify(
         cancel_sent=cancel_sent,
         transport_closed=closed,
         keep_message=keep_message,
+        method=method,
     )
 
 
@@ -125,7 +127,9 @@ def test_other_exceptions_record_only_the_class(exc: BaseException) -> None:
 
 # --- server side -------------------------------------------------------------------------------
 
-CALLER_FAULTS = (-32700, -32600, -32601, -32602, -32002)
+# The conventions' list, then MCP 2026-07-28's header mismatch, missing client capability and
+# unsupported protocol version: written out, not imported, so a code dropped from semconv fails.
+CALLER_FAULTS = (-32700, -32600, -32601, -32602, -32002, -32020, -32021, -32022)
 
 
 @pytest.mark.parametrize(
@@ -139,10 +143,8 @@ CALLER_FAULTS = (-32700, -32600, -32601, -32602, -32002)
             {"rpc_error": RpcError(-32603, "internal")},
             CallOutcome.failed("-32603", "internal", rpc_code=-32603),
         ),
-        (
-            {"rpc_error": RpcError(-32042, "elicit first")},
-            CallOutcome.failed("-32042", "elicit first", rpc_code=-32042),
-        ),
+        # The server needs a person first (URL elicitation): no result yet, not a failure.
+        ({"rpc_error": RpcError(-32042, "elicit first")}, Unfinished(ResultType.INPUT_REQUIRED, "-32042")),
         ({"rpc_error": RpcError(0, "boom")}, CallOutcome.failed("0", "boom")),  # SDK-local code
         ({"peer_cancelled": True}, CallOutcome.cancelled(CancelReason.CLIENT)),
         # A cancel wins over whatever the handler produced: no answer reached the client.
@@ -160,7 +162,7 @@ CALLER_FAULTS = (-32700, -32600, -32601, -32602, -32002)
         ({"transport_closed": True, "answer": {"isError": False}}, CallOutcome.ok()),
     ],
 )
-def test_server_calls(facts: dict[str, object], expected: CallOutcome) -> None:
+def test_server_calls(facts: dict[str, object], expected: CallOutcome | Unfinished) -> None:
     assert classify_server_call(**facts, keep_message=True) == expected  # type: ignore[arg-type]
 
 
@@ -180,12 +182,67 @@ def test_messages_of_peers_are_not_kept_by_default() -> None:
 
 @pytest.mark.parametrize("code", CALLER_FAULTS)
 def test_caller_faults_fail_the_call_but_are_not_server_errors(code: int) -> None:
-    outcome = classify_server_call(rpc_error=RpcError(code, "your request was wrong"))
+    """The conventions: not an error of the server, so status UNSET and no error.type (set "if
+    and only if the operation fails"); the code says why, on the span and the point."""
+    outcome = classify_server_call(rpc_error=RpcError(code, "your request was wrong"), method="tools/call")
+    assert isinstance(outcome, CallOutcome)
     assert outcome.outcome is ToolOutcome.FAILED
-    assert outcome.error_type == str(code)
+    assert outcome.error_type is None
     assert outcome.rpc_code == str(code)
     assert outcome.is_error is False  # span status stays UNSET
     assert outcome.description is None
+    assert outcome.point_attributes[True] == {
+        "mcp.request.outcome": "failed",
+        "tool.outcome": "failed",
+        "rpc.response.status_code": str(code),
+    }
+
+
+@pytest.mark.parametrize("code", CALLER_FAULTS)
+def test_every_code_is_an_error_of_the_call_on_its_sender(code: int) -> None:
+    """Client side, the conventions count every JSON-RPC code as an error."""
+    assert classify(ERR, RpcError(code, "no"), keep_message=False) == CallOutcome.failed(str(code), rpc_code=code)
+
+
+@pytest.mark.parametrize("code", [-32601, -32022])
+@pytest.mark.parametrize("side", ["client", "server"])
+def test_a_discover_probe_answered_it_is_not_spoken_is_a_negotiation_step(code: int, side: str) -> None:
+    """A 2026-07-28 client probes ``server/discover`` first; an older server's -32601 (or the
+    version error) is how the version is negotiated, on both sides: no outcome, the code kept."""
+    error = RpcError(code, "no")
+    outcome = (
+        classify(ERR, error, method="server/discover")
+        if side == "client"
+        else classify_server_call(rpc_error=error, method="server/discover")
+    )
+    assert outcome == Unfinished(ResultType.NEGOTIATION, str(code))
+
+
+@pytest.mark.parametrize("side", ["client", "server"])
+def test_other_answers_to_a_probe_and_the_same_codes_elsewhere_are_what_they_are(side: str) -> None:
+    if side == "client":
+        assert classify(ERR, RpcError(-32603, "x"), method="server/discover") == CallOutcome.failed(
+            "-32603", "x", rpc_code=-32603
+        )
+        assert classify(ERR, RpcError(-32601, "x"), method="initialize") == CallOutcome.failed(
+            "-32601", "x", rpc_code=-32601
+        )
+    else:
+        assert classify_server_call(rpc_error=RpcError(-32603, "x"), method="server/discover") == CallOutcome.failed(
+            "-32603", rpc_code=-32603
+        )
+        assert classify_server_call(rpc_error=RpcError(-32601, "x"), method="tools/list") == (
+            CallOutcome.caller_fault_error(-32601)
+        )
+
+
+@pytest.mark.parametrize("method", ["tools/call", "server/discover", "prompts/get"])
+def test_url_elicitation_required_is_a_call_waiting_for_a_person(method: str) -> None:
+    """-32042 (2026-07-28): the server needs the person to complete a URL elicitation, then the
+    caller retries: not a failure on either side, no result yet."""
+    expected = Unfinished(ResultType.INPUT_REQUIRED, "-32042")
+    assert classify(ERR, RpcError(-32042, "x"), method=method) == expected
+    assert classify_server_call(rpc_error=RpcError(-32042, "x"), method=method) == expected
 
 
 # --- the person in the loop: a declined input is a cancel, not a failure ------------------------

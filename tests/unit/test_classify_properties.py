@@ -22,10 +22,13 @@ from mcp_otel.classify import (
     classify_server_call,
     unfinished,
 )
-from mcp_otel.outcome import CallOutcome, finish_span, outcome_of_span
-from mcp_otel.semconv import ToolOutcome
+from mcp_otel.outcome import CallOutcome, Unfinished, finish_span, finish_unfinished, outcome_of_span
+from mcp_otel.semconv import ResultType, ToolOutcome
 
-codes = st.one_of(st.sampled_from(sorted(SDK_LOCAL_CODES | {-32602, -32603, -32700, -32002, -32042})), st.integers())
+codes = st.one_of(
+    st.sampled_from(sorted(SDK_LOCAL_CODES | {-32602, -32603, -32700, -32002, -32020, -32022, -32042})), st.integers()
+)
+methods = st.sampled_from(["tools/call", "server/discover", "initialize", "resources/read"])
 rpc_errors = st.builds(RpcError, codes, st.one_of(st.just("Request cancelled"), st.text(max_size=600)))
 exceptions = st.sampled_from([asyncio.CancelledError(), RuntimeError("x"), ValueError(), KeyboardInterrupt()])
 results = st.one_of(
@@ -40,9 +43,20 @@ PROVIDER = TracerProvider()
 PROVIDER.add_span_processor(SimpleSpanProcessor(EXPORTER))
 
 
-def assert_consistent(outcome: CallOutcome) -> None:
+def assert_consistent(outcome: CallOutcome | Unfinished) -> None:
+    if isinstance(outcome, Unfinished):  # an error answer that says the request is not done
+        assert outcome.result_type in (ResultType.INPUT_REQUIRED, ResultType.NEGOTIATION)
+        EXPORTER.clear()
+        finish_unfinished(PROVIDER.get_tracer("p").start_span("server/discover"), outcome)
+        (span,) = EXPORTER.get_finished_spans()
+        assert span.status.status_code is StatusCode.UNSET
+        assert "error.type" not in span.attributes
+        assert span.attributes["rpc.response.status_code"] == outcome.rpc_code
+        assert outcome_of_span(span.attributes, False) is None
+        return
     assert isinstance(outcome.outcome, ToolOutcome)
-    assert (outcome.error_type is not None) == (outcome.outcome is ToolOutcome.FAILED)
+    # error.type if and only if the call failed, and on a server not by the caller's fault
+    assert (outcome.error_type is not None) == outcome.is_error
     assert (outcome.cancel_reason is not None) == (outcome.outcome is ToolOutcome.CANCELLED)
     assert outcome.is_error == (outcome.outcome is ToolOutcome.FAILED and not outcome.caller_fault)
     assert outcome.rpc_code is None or int(outcome.rpc_code) not in SDK_LOCAL_CODES
@@ -52,7 +66,8 @@ def assert_consistent(outcome: CallOutcome) -> None:
     (span,) = EXPORTER.get_finished_spans()
     is_error = span.status.status_code is StatusCode.ERROR
     assert is_error == outcome.is_error
-    assert ("error.type" in span.attributes) == (outcome.outcome is ToolOutcome.FAILED)
+    assert ("error.type" in span.attributes) == is_error
+    assert span.attributes.get("rpc.response.status_code") == outcome.rpc_code
     assert outcome_of_span(span.attributes, is_error) is outcome.outcome
     if not is_error:
         assert span.status.description is None
@@ -64,15 +79,17 @@ def assert_consistent(outcome: CallOutcome) -> None:
     cancellation=st.booleans(),
     sent=st.booleans(),
     closed=st.booleans(),
+    method=methods,
 )
 def test_any_client_exception_has_one_consistent_outcome(
-    exc: BaseException, rpc: RpcError | None, cancellation: bool, sent: bool, closed: bool
+    exc: BaseException, rpc: RpcError | None, cancellation: bool, sent: bool, closed: bool, method: str
 ) -> None:
     outcome = classify_client_exception(
-        exc, is_cancellation=cancellation, rpc_error=rpc, cancel_sent=sent, transport_closed=closed
+        exc, is_cancellation=cancellation, rpc_error=rpc, cancel_sent=sent, transport_closed=closed, method=method
     )
     assert_consistent(outcome)
     if cancellation:
+        assert isinstance(outcome, CallOutcome)
         assert outcome.outcome is ToolOutcome.CANCELLED
 
 
@@ -114,13 +131,20 @@ def test_an_answer_read_once_is_what_both_sides_classifiers_say_of_it(answer: ob
     peer=st.booleans(),
     cancellation=st.booleans(),
     closed=st.booleans(),
+    method=methods,
 )
 def test_any_server_ending_has_one_consistent_outcome(
-    answer: object, rpc: RpcError | None, peer: bool, cancellation: bool, closed: bool
+    answer: object, rpc: RpcError | None, peer: bool, cancellation: bool, closed: bool, method: str
 ) -> None:
     outcome = classify_server_call(
-        answer=answer, rpc_error=rpc, peer_cancelled=peer, is_cancellation=cancellation, transport_closed=closed
+        answer=answer,
+        rpc_error=rpc,
+        peer_cancelled=peer,
+        is_cancellation=cancellation,
+        transport_closed=closed,
+        method=method,
     )
     assert_consistent(outcome)
     if peer:  # the client's cancel wins: no answer reached it
+        assert isinstance(outcome, CallOutcome)
         assert outcome.outcome is ToolOutcome.CANCELLED

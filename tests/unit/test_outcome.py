@@ -16,7 +16,7 @@ from mcp_otel.semconv import CancelReason, ResultType, ToolOutcome
 def test_outcome_values_are_the_documented_strings() -> None:
     assert [value.value for value in ToolOutcome] == ["ok", "failed", "cancelled"]
     assert [value.value for value in CancelReason] == ["caller", "client", "disconnect", "input_declined"]
-    assert [value.value for value in ResultType] == ["input_required", "task"]
+    assert [value.value for value in ResultType] == ["input_required", "task", "negotiation"]
     assert semconv.MCP_REQUEST_RESULT_TYPE == "mcp.request.result_type"
     assert semconv.TOOL_OUTCOME == "tool.outcome"
     assert semconv.TOOL_CANCEL_REASON == "tool.cancel.reason"
@@ -35,14 +35,11 @@ def test_outcome_values_are_the_documented_strings() -> None:
         {"outcome": ToolOutcome.CANCELLED, "cancel_reason": CancelReason.CALLER, "error_type": "x"},
         {"outcome": ToolOutcome.CANCELLED, "cancel_reason": CancelReason.CALLER, "description": "x"},
         {"outcome": ToolOutcome.OK, "caller_fault": True},
-        {"outcome": ToolOutcome.FAILED, "error_type": "-32602", "caller_fault": True},  # no code
-        {
-            "outcome": ToolOutcome.FAILED,
-            "error_type": "-32602",
-            "rpc_code": "-32602",
-            "caller_fault": True,
-            "description": "x",
-        },
+        {"outcome": ToolOutcome.FAILED, "caller_fault": True},  # no code
+        {"outcome": ToolOutcome.FAILED, "caller_fault": True, "http_status": 500},  # not the caller's
+        {"outcome": ToolOutcome.FAILED, "error_type": "-32602", "rpc_code": "-32602", "caller_fault": True},
+        {"outcome": ToolOutcome.FAILED, "rpc_code": "-32602", "caller_fault": True, "description": "x"},
+        {"outcome": ToolOutcome.FAILED, "error_type": "401", "http_status": 401},  # status without a fault
     ],
 )
 def test_self_contradicting_outcomes_are_refused(kwargs: dict[str, object]) -> None:
@@ -104,12 +101,13 @@ def _finished(outcome: CallOutcome) -> object:
             CallOutcome.caller_fault_error(-32602),
             StatusCode.UNSET,
             None,
-            {
-                "tool.outcome": "failed",
-                "mcp.request.outcome": "failed",
-                "error.type": "-32602",
-                "rpc.response.status_code": "-32602",
-            },
+            {"tool.outcome": "failed", "mcp.request.outcome": "failed", "rpc.response.status_code": "-32602"},
+        ),
+        (
+            CallOutcome.caller_fault_rejection(401),
+            StatusCode.UNSET,
+            None,
+            {"tool.outcome": "failed", "mcp.request.outcome": "failed"},
         ),
     ],
 )

@@ -24,10 +24,10 @@ from mcp_otel.classify import RpcError, classify_answer, classify_callback_crash
 from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall, Started
 from mcp_otel.frontends.sdk import SdkFrontEnd
 from mcp_otel.messages import ServerRequest, SessionFacts, rpc_error_of, session_facts, str_or_none
-from mcp_otel.outcome import CallOutcome
+from mcp_otel.outcome import Verdict
 from mcp_otel.patching import Patch, Wrapper
 from mcp_otel.safety import report_once
-from mcp_otel.semconv import INPUT_METHODS, METHOD_INITIALIZE, METHOD_TOOLS_CALL, ResultType
+from mcp_otel.semconv import INPUT_METHODS, METHOD_INITIALIZE, METHOD_TOOLS_CALL
 from mcp_otel.server import ACTIVE_SERVER_CALL, RequestFacts, ServerCall
 
 
@@ -245,7 +245,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
         """The patch that handles a request inside its SERVER span, ``facts`` reading it."""
         return partial(self._server.handle, facts, self._outcome, _answer)
 
-    def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
+    def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> Verdict:
         session, responder = call.owner, call.dispatch
         cancelled_by_peer = peer_cancelled(responder)
         if exc is None and not cancelled_by_peer:
@@ -279,6 +279,7 @@ class Mcp1FrontEnd(SdkFrontEnd):
             keep_message=self._server.settings.capture_content,
             answer_declined=self._server.declined_answer(call, answer, answer_error),
             input_declined=call.input_declined,
+            method=call.method,
         )
 
     def _respond(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

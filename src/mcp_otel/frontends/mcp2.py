@@ -32,7 +32,7 @@ from mcp_otel.config import SdkSpans
 from mcp_otel.frontends import fastmcp
 from mcp_otel.frontends.sdk import SdkFrontEnd
 from mcp_otel.messages import ServerRequest, SessionFacts, rpc_error_of, session_facts, str_or_none
-from mcp_otel.outcome import CallOutcome
+from mcp_otel.outcome import Verdict
 from mcp_otel.patching import Patch
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
@@ -368,7 +368,7 @@ class Mcp2FrontEnd(SdkFrontEnd):
         around = fastmcp.spans_suppressed() if self._server.settings.sdk_spans is SdkSpans.SUPPRESS else None
         return self._server.handle(facts, self._outcome, _returned, wrapped, instance, args, kwargs, around)
 
-    def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> CallOutcome | ResultType:
+    def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> Verdict:
         owner, dctx = call.owner, call.dispatch
         cancelled = exc is not None and messages.is_cancellation(exc)
         cancelled_by_peer = peer_cancelled(dctx) or (cancelled and direct(dctx))
@@ -384,6 +384,7 @@ class Mcp2FrontEnd(SdkFrontEnd):
             keep_message=self._server.settings.capture_content,
             answer_declined=self._server.declined_answer(call, result, rpc_error),
             input_declined=call.input_declined,
+            method=call.method,
         )
 
     def _sdk_middleware(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

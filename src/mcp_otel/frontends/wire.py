@@ -81,7 +81,7 @@ from mcp_otel.classify import (
 from mcp_otel.config import Settings
 from mcp_otel.lifecycle import Call, Classify, Lifecycle
 from mcp_otel.metrics import CallMetrics
-from mcp_otel.outcome import CallOutcome, bounded
+from mcp_otel.outcome import CallOutcome, Verdict, bounded
 from mcp_otel.propagation import MetaPropagator
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
@@ -101,7 +101,6 @@ from mcp_otel.semconv import (
     TRANSPORT_PIPE,
     CancelReason,
     ErrorType,
-    ResultType,
     UnobservedReason,
 )
 
@@ -331,7 +330,7 @@ class WireSession:
         if not recorded or not self.began_here:  # a duration from its middle is none
             return
         try:
-            attributes: dict[str, Any] = {NETWORK_TRANSPORT: self._connection[NETWORK_TRANSPORT]}
+            attributes: dict[str, Any] = {}  # the conventions' session attributes, and the server's name
             if name := self._settings.server_name or self._facts.server_name:
                 attributes[MCP_SERVER_NAME] = bounded(name, self._settings.max_name_length)
             if self._facts.protocol_version:
@@ -544,7 +543,7 @@ class WireSession:
         if call.method == METHOD_ELICITATION_CREATE and (action := elicitation_action(result)):
             late[MCP_ELICITATION_ACTION] = action
         receives = self._receives(not from_client)  # the request came from the other side
-        facts = (result, error, declined, call.input_declined, self._settings.capture_content)
+        facts = (result, error, declined, call.input_declined, self._settings.capture_content, call.method)
         self._lifecycle.finish(call, _receiver_outcome if receives else _sender_outcome, late, facts)
 
     def _names_server(self, method: str, result: dict[str, Any]) -> bool:
@@ -611,8 +610,8 @@ _CANCELLED_BY_CALLER = _ABANDONED[False]
 
 
 def _receiver_outcome(
-    result: Any, error: RpcError | None, declined: bool, input_declined: bool, keep_message: bool
-) -> CallOutcome | ResultType:
+    result: Any, error: RpcError | None, declined: bool, input_declined: bool, keep_message: bool, method: str
+) -> Verdict:
     if error is None and not declined and (result_type := unfinished(result)) is not None:
         return result_type  # an input round or a task: no outcome yet
     return classify_server_call(
@@ -622,12 +621,13 @@ def _receiver_outcome(
         keep_message=keep_message,
         answer_declined=declined,
         input_declined=input_declined,
+        method=method,
     )
 
 
 def _sender_outcome(
-    result: Any, error: RpcError | None, declined: bool, input_declined: bool, keep_message: bool
-) -> CallOutcome | ResultType:
+    result: Any, error: RpcError | None, declined: bool, input_declined: bool, keep_message: bool, method: str
+) -> Verdict:
     if error is not None:
         return classify_client_error(
             error,
@@ -635,6 +635,7 @@ def _sender_outcome(
             keep_message=keep_message,
             answer_declined=declined,
             input_declined=input_declined,
+            method=method,
         )
     if (result_type := unfinished(result)) is not None:
         return result_type
