@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -527,6 +528,84 @@ def test_a_server_working_on_after_the_client_left(
         assert (exited, proxy.stdout.read(), proxy.stderr.read()) == (status, b"", b"")
     # Not before its time (less a millisecond: uvloop's timers count whole ones), nor long after.
     assert after - 0.01 <= took < after + 5, took
+
+
+ENV = "/usr/bin/env"  # not Python, so it shows its environment as it was given
+# What the client gives the proxy besides PATH and HOME.
+ENVIRONMENTS: dict[str, dict[bytes, bytes]] = {
+    "no locale (as desktop clients)": {},
+    "LC_CTYPE=C, no LANG": {b"LC_CTYPE": b"C"},
+    "a locale set": {b"LANG": b"C.UTF-8", b"LC_ALL": b"C.UTF-8", b"LC_CTYPE": b"POSIX"},
+    "Python's and OpenTelemetry's settings": {
+        b"PYTHONUTF8": b"1",
+        b"PYTHONDONTWRITEBYTECODE": b"1",
+        b"OTEL_RESOURCE_ATTRIBUTES": b"service.name=mine",
+        b"OTEL_BSP_SCHEDULE_DELAY": b"50",
+    },
+    "bytes that are not UTF-8": {b"CAF\xc9": b"\xff\xfe not utf-8", b"EMPTY": b"", b"EQUALS": b"a=b=c"},
+}
+
+
+def _client_environment(extra: dict[bytes, bytes], tmp_path: Path) -> dict[bytes, bytes]:
+    return {b"PATH": os.environb[b"PATH"], b"HOME": bytes(tmp_path), **extra}
+
+
+@pytest.mark.parametrize("extra", ENVIRONMENTS.values(), ids=ENVIRONMENTS)
+def test_the_server_gets_the_environment_the_client_gave(
+    mcp_otel: list[str], extra: dict[bytes, bytes], tmp_path: Path
+) -> None:
+    """Byte for byte and in order, what the server's environment is without the proxy: nothing
+    added, removed or changed by the proxy's interpreter (its locale coercion once gave every
+    server LC_CTYPE=C.UTF-8 where the client set no locale, as desktop clients do)."""
+    env = _client_environment(extra, tmp_path)
+    direct = subprocess.run([ENV, "-0"], env=env, capture_output=True, timeout=60, check=True)
+    command = [*mcp_otel, "proxy", "--output", str(tmp_path / "proxy.jsonl"), "--", ENV, "-0"]
+    proxied = subprocess.run(command, input=b"", env=env, capture_output=True, timeout=60)
+    assert (proxied.returncode, proxied.stderr) == (0, b"")
+    assert proxied.stdout == direct.stdout
+    assert direct.stdout == b"".join(name + b"=" + value + b"\0" for name, value in env.items())
+
+
+# Where there is no /proc (macOS, BSD): the environment the proxy gives the server, written as
+# `env -0` would, names sorted.
+WITHOUT_PROC = (
+    "import os, sys\n"
+    "from pathlib import Path\n"
+    "from mcp_otel.proxy import stdio\n"
+    "stdio.STARTED_WITH = Path('/no/such/proc')\n"
+    "given = stdio.server_environment()\n"
+    "environment = os.environb if given is None else given\n"
+    "sys.stdout.buffer.write(b''.join(k + b'=' + v + b'\\0' for k, v in sorted(environment.items())))\n"
+)
+
+
+# The client's variables besides PATH and HOME, and those the proxy does not give the server as
+# given where there is no /proc: those only that coercion overwrote or, where UTF-8 mode was
+# asked for and LANG is unset, left as it sets them (the documented limits).
+WITHOUT_PROC_CASES = [
+    *(pytest.param(extra, (), id=name) for name, extra in ENVIRONMENTS.items() if name != "LC_CTYPE=C, no LANG"),
+    pytest.param({b"LC_CTYPE": b"C.UTF-8"}, (), id="LC_CTYPE=C.UTF-8 given"),
+    pytest.param({b"PYTHONCOERCECLOCALE": b"0"}, (), id="coercion off"),
+    pytest.param({b"LC_CTYPE": b"C"}, (b"LC_CTYPE",), id="LC_CTYPE=C"),
+    pytest.param({b"LANG": b"C.UTF-8", b"LC_CTYPE": b"C"}, (b"LC_CTYPE",), id="LC_CTYPE=C under LANG"),
+    pytest.param(
+        {b"LC_CTYPE": b"C.UTF-8", b"PYTHONUTF8": b"1"}, (b"LC_CTYPE",), id="LC_CTYPE=C.UTF-8 given, UTF-8 mode on"
+    ),
+]
+
+
+@pytest.mark.parametrize(("extra", "lost"), WITHOUT_PROC_CASES)
+def test_without_proc_the_coercion_is_undone(
+    extra: dict[bytes, bytes], lost: tuple[bytes, ...], tmp_path: Path
+) -> None:
+    """Elsewhere than Linux, the inherited environment without the LC_CTYPE that Python's locale
+    coercion set, and only where it set it; an LC_CTYPE the client set that named the C locale
+    was overwritten, so it is lost (the documented limit)."""
+    env = _client_environment(extra, tmp_path)
+    completed = subprocess.run([sys.executable, "-c", WITHOUT_PROC], env=env, capture_output=True, timeout=60)
+    assert (completed.returncode, completed.stderr) == (0, b"")
+    expected = sorted((name, value) for name, value in env.items() if name not in lost)
+    assert completed.stdout == b"".join(name + b"=" + value + b"\0" for name, value in expected)
 
 
 @pytest.mark.parametrize("case", PERSON_CASES, ids=str)

@@ -16,18 +16,24 @@ Shutdown is the MCP stdio transport's: when the client closes the proxy's stdin,
 stdin is closed, then the server is given ``STOP_WAIT`` seconds to exit, then SIGTERM, then as
 long again, then SIGKILL. SIGINT and SIGTERM sent to the proxy go to the server. The proxy exits
 with the server's status (128 + N for a server ended by signal N).
+
+The server's environment is the one the proxy was started with, not the proxy interpreter's own:
+Python's locale coercion (PEP 538) puts ``LC_CTYPE`` in its own where the locale is C, as it is
+where desktop clients start servers (:func:`server_environment`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import locale
 import os
 import signal
 import stat
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, BinaryIO, Protocol, cast
 
 from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, WireSession
@@ -35,6 +41,11 @@ from mcp_otel.safety import report_once
 
 CHUNK = 64 * 1024
 STOP_WAIT = 2.0  # seconds, as the MCP SDKs' stdio clients wait
+# The block of variables this process was started with, as the kernel keeps it (Linux): setenv
+# does not change it.
+STARTED_WITH = Path("/proc/self/environ")
+# What Python's locale coercion sets LC_CTYPE to: the first the C library has (pylifecycle.c).
+COERCION_TARGETS = ("C.UTF-8", "C.utf8", "UTF-8")
 
 
 class Lines:
@@ -119,6 +130,7 @@ async def relay(command: Sequence[str], session: WireSession, flush: Callable[[]
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=None,
+        env=server_environment(),
     )
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, _forward, server, number)
@@ -137,6 +149,50 @@ async def relay(command: Sequence[str], session: WireSession, flush: Callable[[]
             loop.remove_signal_handler(number)
     session.end(server_exited_first=server_first, exit_status=returncode)
     return returncode if returncode >= 0 else 128 - returncode
+
+
+def server_environment() -> dict[bytes, bytes] | None:
+    """The server's environment: the one the proxy was started with, whatever its interpreter
+    did to its own (``None``: the inherited one is that). On Linux, that block itself; elsewhere
+    the inherited one without the ``LC_CTYPE`` that Python's locale coercion set, where it did."""
+    if sys.platform == "win32":  # no coercion there
+        return None
+    try:
+        block = STARTED_WITH.read_bytes()
+    except OSError:  # no /proc (macOS, BSD)
+        return _without_coercion()
+    environment: dict[bytes, bytes] = {}
+    for entry in block.split(b"\0"):
+        name, equals, value = entry.partition(b"=")
+        if equals:  # one without '=' is no variable (os.environ skips it too)
+            environment.setdefault(name, value)  # a name given twice: the first, as getenv sees
+    return environment
+
+
+def _without_coercion() -> dict[bytes, bytes] | None:
+    if not _coerced():
+        return None
+    environment = dict(os.environb)
+    environment.pop(b"LC_CTYPE", None)
+    return environment
+
+
+def _coerced() -> bool:
+    """Whether Python's locale coercion (PEP 538) set this process's ``LC_CTYPE``. It sets one of
+    its targets, one the C library has (so the one in effect), only with ``LC_ALL`` unset or
+    empty and coercion not turned off, and only where the locale was C, which turns UTF-8 mode
+    on as well (PEP 540): where that mode was asked for, against, or is the default (3.15), it
+    tells nothing, and ``LANG`` unset (as desktop clients start servers) is taken for the sign."""
+    environ = os.environ
+    ctype = environ.get("LC_CTYPE")
+    if ctype not in COERCION_TARGETS or environ.get("LC_ALL") or locale.setlocale(locale.LC_CTYPE) != ctype:
+        return False
+    told = "utf8" in sys._xoptions or sys.version_info >= (3, 15)
+    if not sys.flags.ignore_environment:  # Python read these (an empty one is unset to it)
+        if environ.get("PYTHONCOERCECLOCALE") == "0":
+            return False
+        told = told or bool(environ.get("PYTHONUTF8"))
+    return not environ.get("LANG") if told else sys.flags.utf8_mode == 1
 
 
 class _Process(Protocol):
