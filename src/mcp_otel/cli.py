@@ -66,6 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only the calls that ended in the last DURATION: 90s, 30m, 1h, 2d, 1w",
     )
     report.add_argument(
+        "--conversation",
+        metavar="ID",
+        help="only the requests of one conversation (gen_ai.conversation.id, from the application's baggage), "
+        "across servers: with --method '*', all of them",
+    )
+    report.add_argument(
         "--fail-above",
         type=_rate,
         metavar="RATE",
@@ -411,7 +417,7 @@ def _report(args: argparse.Namespace) -> int:
             print(f"mcp-otel report: no FILE given, and no proxy has written to {directory}", file=sys.stderr)
             return EXIT_UNREADABLE
     since = None if args.since is None else time.time_ns() - int(args.since * 1e9)
-    summaries, problems = summarize_files(files, side, _method(args), args.by, since)
+    summaries, problems = summarize_files(files, side, _method(args), args.by, since, args.conversation)
     print(format_table(summaries, args.by) if args.format == "table" else format_json(summaries))
     for problem in problems:
         print(f"mcp-otel report: {problem}", file=sys.stderr)

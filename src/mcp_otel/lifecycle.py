@@ -16,14 +16,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from opentelemetry import baggage
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel.attributes import Request
 from mcp_otel.metrics import CallMetrics
-from mcp_otel.outcome import Unfinished, Verdict, finish_span, finish_unfinished
+from mcp_otel.outcome import Unfinished, Verdict, bounded, finish_span, finish_unfinished
 from mcp_otel.safety import report_once
-from mcp_otel.semconv import ResultType, UnobservedReason
+from mcp_otel.semconv import GEN_AI_CONVERSATION_ID, ResultType, UnobservedReason
+
+# A baggage value is the application's (or, received, a peer's): bounded like a name.
+MAX_CONVERSATION_ID = 256
 
 # How a request ended, asked once, when it is finished: a classifier, called with the facts it is
 # given (Lifecycle.finish), or with its facts bound.
@@ -68,13 +72,17 @@ class Lifecycle:
         """Start the span of ``request`` on side ``kind``, all its attributes at once (each later
         ``set_attributes`` costs the SDK a lock and a copy). ``metric_attributes``: ``None`` to
         derive them from ``attributes``; ``parent``: the sender's context (default: the current
-        one)."""
+        one). The conversation the request belongs to (``gen_ai.conversation.id`` in the
+        context's baggage: the sender's own, or what came in ``_meta``) goes on its span only."""
         name = request.name or request.span_name()  # made with the request (no call), or now
+        if metric_attributes is None:
+            metric_attributes = self._metrics.attributes(attributes)
+        conversation = baggage.get_baggage(GEN_AI_CONVERSATION_ID, parent)
+        if conversation is not None:  # rare: attributes are shared, so a copy
+            attributes = {**attributes, GEN_AI_CONVERSATION_ID: bounded(str(conversation), MAX_CONVERSATION_ID)}
         span = self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes, links=links)
         call = call_type()
         call.kind, call.method, call.span, call.finished = kind, request.method, span, False
-        if metric_attributes is None:
-            metric_attributes = self._metrics.attributes(attributes)
         call.metric_attributes = metric_attributes
         call.started = time.perf_counter()
         return call

@@ -37,6 +37,7 @@ from mcp_otel.outcome import outcome_of_span
 from mcp_otel.semconv import (
     CALLER_FAULT_STATUS_CODES,
     ERROR_TYPE,
+    GEN_AI_CONVERSATION_ID,
     GEN_AI_PROMPT_NAME,
     GEN_AI_TOOL_NAME,
     MCP_METHOD_NAME,
@@ -77,6 +78,7 @@ OTHER_NAMES = "(other names)"
 _READ = frozenset(
     {
         ERROR_TYPE,
+        GEN_AI_CONVERSATION_ID,
         GEN_AI_PROMPT_NAME,
         GEN_AI_TOOL_NAME,
         MCP_METHOD_NAME,
@@ -108,6 +110,7 @@ class Call(NamedTuple):
     declined: bool = False  # cancelled because a person said no (input_declined)
     ended: int = 0  # when, in nanoseconds since the epoch
     caller_fault: bool = False  # failed, and its rpc.response.status_code blames the request
+    conversation: str | None = None  # gen_ai.conversation.id, from the application's baggage
 
 
 _RELATIVE_ERROR = 0.01
@@ -268,10 +271,12 @@ def iter_calls(
     side: str = "client",
     method: str = METHOD_TOOLS_CALL,
     since: int | None = None,
+    conversation: str | None = None,
 ) -> Iterator[Call]:
     """Every request of ``method`` in the files and their rotated generations (ended at or after
-    ``since``, nanoseconds since the epoch, if given), read a line at a time; one message per
-    file or line that could not be read is appended to ``problems`` (the rest is still read)."""
+    ``since``, nanoseconds since the epoch, if given; of one ``conversation``, if given), read a
+    line at a time; one message per file or line that could not be read is appended to
+    ``problems`` (the rest is still read)."""
     kinds, every = _KINDS[side], method == EVERY_METHOD
     for path in (generation for given in paths for generation in with_generations(given)):
         try:
@@ -283,7 +288,11 @@ def iter_calls(
                     read_any = True
                     try:
                         for call in _calls_in_line(line, kinds):
-                            if (every or call.method == method) and (since is None or call.ended >= since):
+                            if (
+                                (every or call.method == method)
+                                and (since is None or call.ended >= since)
+                                and (conversation is None or call.conversation == conversation)
+                            ):
                                 yield call
                     except ReportError as exc:
                         problems.append(f"{path}:{number}: {exc}")
@@ -310,13 +319,15 @@ def summarize_files(
     method: str = METHOD_TOOLS_CALL,
     by: str = "server",
     since: int | None = None,
+    conversation: str | None = None,
 ) -> tuple[list[Summary], list[str]]:
-    """The summaries of every request of ``method`` in the files (ended at or after ``since``),
+    """The summaries of every request of ``method`` in the files (ended at or after ``since``, of
+    one ``conversation``),
     in memory that does not grow with the number of calls, and one message per file or line that
     could not be read."""
     problems: list[str] = []
     summaries = Summaries(by)
-    for call in iter_calls(paths, problems, side, method, since):
+    for call in iter_calls(paths, problems, side, method, since, conversation):
         summaries.add(call)
     return summaries.sorted(), problems
 
@@ -558,4 +569,5 @@ def _call(attributes: dict[str, Any], status_code: Any, start: Any, end: Any) ->
         reason == INPUT_DECLINED,
         int(end),
         code is not None and str(code) in CALLER_FAULT_STATUS_CODES,
+        None if (conversation := attributes.get(GEN_AI_CONVERSATION_ID)) is None else str(conversation),
     )

@@ -32,6 +32,9 @@ GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
 GEN_AI_PROMPT_NAME: Final = "gen_ai.prompt.name"
 # Conditionally required on resources/read|subscribe|unsubscribe spans; opt-in on metrics.
 MCP_RESOURCE_URI: Final = "mcp.resource.uri"
+# A conversation's id, as the application puts it in OpenTelemetry baggage (GenAI's
+# gen_ai.conversation.id): on both sides' spans, never on metric points (cardinality).
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
 # Opt-in (sensitive): the call's arguments and result as JSON (semantic-conventions-genai
 # gen-ai-spans.md "Execute tool span", Opt-In attributes).
 GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"

@@ -36,6 +36,7 @@ from tests.conftest import tool_call_spans
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, stdio_parameters
 from tests.processes import missing
 from tests.proxy import otlp
+from tests.semconv.checker import Point, Span, point_violations, same_as_spans, span_violations
 from tests.server.test_server_spans import (
     CLIENT_CANCEL,
     DISCONNECT,
@@ -172,6 +173,22 @@ async def test_every_request_and_one_point_each(tmp_path: Path) -> None:
     (session_point,) = otlp.points(output, MCP_SERVER_SESSION_DURATION)
     assert session_point["attributes"]["mcp.server.name"] == SERVER_NAME
     assert "error.type" not in session_point["attributes"]
+    # Every span and point as the MCP conventions say (tests/semconv), the caller fault's too.
+    checked = [
+        Span(
+            s["name"],
+            s["kind"].removeprefix("SpanKind."),
+            s["status"]["status_code"],
+            s["status"]["description"],
+            s["attributes"],
+        )
+        for s in spans
+    ]
+    measured = [Point(MCP_SERVER_OPERATION_DURATION, p["attributes"]) for p in points]
+    measured.append(Point(MCP_SERVER_SESSION_DURATION, session_point["attributes"]))
+    violations = [v for span in checked for v in span_violations(span)]
+    violations += [v for point in measured for v in point_violations(point)] + same_as_spans(checked, measured)
+    assert violations == []
 
 
 def server_module_name() -> str:
@@ -930,8 +947,8 @@ def test_the_proxy_killed_leaves_no_server_behind(tmp_path: Path) -> None:
 TS_MATRIX = [
     ("ok", {}, False, ("UNSET", "ok", None, None), ("UNSET", "ok", None, None)),
     ("tool_error", {}, True, ("ERROR", "failed", "tool_error", None), ("ERROR", "failed", "tool_error", None)),
-    # A caller fault: the server's span stays UNSET (semconv); the client's is an error.
-    ("rpc_error", {}, {"code": -32602}, ("UNSET", "failed", "-32602", None), ("ERROR", "failed", "-32602", None)),
+    # A caller fault: the server's span stays UNSET with no error.type (semconv); the client's is an error.
+    ("rpc_error", {}, {"code": -32602}, ("UNSET", "failed", None, None), ("ERROR", "failed", "-32602", None)),
     ("server_error", {}, {"code": -32603}, ("ERROR", "failed", "-32603", None), ("ERROR", "failed", "-32603", None)),
     # The SDK's timeout and the agent's own abort: a notifications/cancelled either way.
     (
