@@ -24,6 +24,7 @@ from mcp_otel.semconv import (
     MCP_REQUEST_OUTCOME,
     MCP_REQUEST_RESULT_TYPE,
     MCP_SERVER_NAME,
+    RPC_RESPONSE_STATUS_CODE,
     TOOL_OUTCOME,
     ToolOutcome,
 )
@@ -111,8 +112,13 @@ def test_span_metrics_make_the_dashboards_series() -> None:
         GEN_AI_TOOL_NAME,
         TOOL_OUTCOME,
     ]
-    # On calls only: the error breakdown, and the cancel reason (a person's declines shown apart).
-    assert [d["name"] for d in connector["calls_dimensions"]] == [ERROR_TYPE, MCP_REQUEST_CANCEL_REASON]
+    # On calls only: the error breakdown, the peer's JSON-RPC code (callers' faults kept out of
+    # server faults by it), and the cancel reason (a person's declines shown apart).
+    assert [d["name"] for d in connector["calls_dimensions"]] == [
+        ERROR_TYPE,
+        RPC_RESPONSE_STATUS_CODE,
+        MCP_REQUEST_CANCEL_REASON,
+    ]
 
 
 def test_only_our_request_spans_become_span_metrics_and_every_trace_is_kept() -> None:
