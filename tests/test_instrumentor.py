@@ -157,6 +157,10 @@ def test_missing_patch_target_is_skipped(
 
 
 def test_opentelemetry_instrument_runs_an_uninstrumented_agent() -> None:
+    """As people run it: opentelemetry-distro configures the SDK (mcp-otel registers no
+    configurator), mcp-otel's instrumentor is found by its entry point."""
+    from tests.cli.distro import distro_path
+
     command = [
         os.path.join(os.path.dirname(sys.executable), "opentelemetry-instrument"),
         sys.executable,
@@ -164,7 +168,7 @@ def test_opentelemetry_instrument_runs_an_uninstrumented_agent() -> None:
         "tests.agents.simple_agent",
     ]
     env = env_without_otel(
-        PYTHONPATH=str(REPO_ROOT),
+        PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(distro_path())]),
         OTEL_TRACES_EXPORTER="console",
         OTEL_METRICS_EXPORTER="none",
         OTEL_LOGS_EXPORTER="none",

@@ -2,8 +2,8 @@
 
 It knows nothing about OpenTelemetry: run it under ``mcp-otel run`` to get the per-server table.
 It reports progress on stderr. When OTEL_EXPORTER_OTLP_ENDPOINT is set (the full stack), the
-servers run under ``opentelemetry-instrument`` too and export their spans and metrics there, as
-services ``mcp-demo-<role>``.
+servers are instrumented too (``mcp-otel run``'s auto-instrumentation reaches every Python child)
+and export their spans and metrics there, as services ``mcp-demo-<role>``.
 
 MCP_OTEL_DEMO_ROUNDS (default 1) repeats the script; with MCP_OTEL_DEMO_GATE naming a file, each
 later round waits until that file exists (the stack test lets Prometheus see one round at a time).
@@ -43,7 +43,7 @@ SERVER_LOG = open(os.devnull, "w")  # noqa: SIM115 (the servers log tool errors'
 
 
 def server_command(role: str) -> tuple[str, list[str], dict[str, str]]:
-    """How to start a server: plain, or (a stack to export to) under opentelemetry-instrument."""
+    """How to start a server: plain, or (a stack to export to) instrumented and exporting there."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("OTEL_", "MCP_OTEL_"))}
     if not os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
         return sys.executable, [str(SERVERS), role], env
@@ -64,7 +64,9 @@ def server_command(role: str) -> tuple[str, list[str], dict[str, str]]:
         )
         proxy = str(Path(sys.executable).with_name("mcp-otel"))
         return proxy, ["proxy", "--name", f"mcp-demo-{role}", "--", *server], env
-    return str(Path(sys.executable).with_name("opentelemetry-instrument")), server, env
+    # Instrumented as the agent is: mcp-otel run's sitecustomize, on the PYTHONPATH the server
+    # inherits, configures the SDK from the variables above (no configurator to install).
+    return server[0], server[1:], env
 
 
 async def person(context: Any, params: Any) -> ElicitResult:

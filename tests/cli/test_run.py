@@ -143,9 +143,9 @@ def otlp_receiver() -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
 def test_run_exports_otlp_when_an_endpoint_is_set(
     tmp_path: Path, otlp_receiver: tuple[str, list[tuple[str, bytes]]]
 ) -> None:
-    """The demo starts its servers under ``opentelemetry-instrument``, which configures the SDK only
-    with a configurator installed: opentelemetry-distro's here, as people install it (mcp-otel
-    registers none). The agent is configured by ``mcp-otel run``, beside the distro."""
+    """The agent and the demo's servers (Python children, which inherit ``mcp-otel run``'s
+    auto-instrumentation) export to the endpoint, configured by ``mcp-otel run``, with
+    opentelemetry-distro installed beside it, as people install it: no configurator passed over."""
     endpoint, received = otlp_receiver
     env = env_without_otel(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, PYTHONPATH=str(distro_path()))
     completed = run_demo(tmp_path / "telemetry.jsonl", env)
