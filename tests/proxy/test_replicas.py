@@ -3,8 +3,10 @@ in front of one streamable HTTP server, with the repository's configuration
 (``deploy/haproxy/mcp-otel-replicas.cfg``: sessions pinned by ``Mcp-Session-Id``): every outcome,
 cancel reason and server name as with one proxy, each request recorded once across replicas.
 The same traffic round robin (the configuration without its ``stick`` lines) shows what pinning
-saves: the replicas see halves of sessions, and record no outcome they did not see. A replica
-killed mid-call: the session goes on through the other, nothing recorded twice."""
+saves: the replicas see halves of sessions, and record no outcome they did not see; the replica
+that did not see the handshake asks the upstream the server's name itself (leaving no session
+there), and every span has it. A replica killed mid-call: the session goes on through the
+other, nothing recorded twice."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import shutil
 import signal
 import socket
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -40,8 +43,14 @@ REPLICAS = 2
 @dataclass
 class Replicated:
     url: str  # HAProxy's
+    upstream: str
     outputs: list[Path]  # each replica's telemetry
     proxies: list[Any]
+    server_log: Path  # the upstream's
+
+    def logs(self) -> list[str]:
+        """What each replica said on stderr."""
+        return [output.with_suffix(".log").read_text() for output in self.outputs]
 
     def stop(self) -> list[list[dict[str, Any]]]:
         """Stop the replicas (SIGTERM); each one's spans."""
@@ -71,8 +80,12 @@ def replicated(tmp_path: Path, *, pinned: bool = True) -> Iterator[Replicated]:
     env = env_without_otel(PYTHONPATH=str(REPO_ROOT))
     outputs = [tmp_path / f"replica{n}.jsonl" for n in range(REPLICAS)]
     with ExitStack() as stack:
-        server = [sys.executable, "-m", "tests.servers.highlevel_server", "http"]
-        stack.enter_context(running([*server, str(upstream_port)], ports=[upstream_port], env=env, cwd=REPO_ROOT))
+        server = [sys.executable, "-m", "tests.servers.highlevel_server", "http", str(upstream_port)]
+        # Its log names each session it makes and ends, one a line (wide: the SDK logs through rich).
+        server_env = {**env, "COLUMNS": "500"}
+        stack.enter_context(
+            running(server, ports=[upstream_port], env=server_env, cwd=REPO_ROOT, log=tmp_path / "server.log")
+        )
         proxies = []
         for replica_port, output in zip(replica_ports, outputs, strict=True):
             command = [MCP_OTEL, "proxy", "--name", "replicated", "--output", str(output)]
@@ -87,13 +100,18 @@ def replicated(tmp_path: Path, *, pinned: bool = True) -> Iterator[Replicated]:
         }
         balancer = [haproxy, "-db", "-f", str(config_file)]
         stack.enter_context(running(balancer, ports=[port], env=balancer_env, log=tmp_path / "haproxy.log"))
-        yield Replicated(f"http://{LOOPBACK}:{port}/mcp", outputs, proxies)
+        upstream = f"http://{LOOPBACK}:{upstream_port}/mcp"
+        yield Replicated(f"http://{LOOPBACK}:{port}/mcp", upstream, outputs, proxies, tmp_path / "server.log")
 
 
-async def traffic(url: str) -> None:
+async def traffic(url: str, setup: Replicated | None = None) -> None:
     """A handshake-era session (ok, a tool error, the client's cancel, ok); on mcp 2.x a
-    2026-07-28 client too (ok, a cancel by closing the stream)."""
+    2026-07-28 client too (ok, a cancel by closing the stream). With ``setup`` (round robin): the
+    calls wait until the replica that did not see the handshake has asked the upstream its name
+    (the session's next request, its first there, made it ask)."""
     async with open_http_session(url) as session:
+        if setup is not None:
+            await _asked(setup)
         await session.call_tool("ok", {})
         await session.call_tool("fails", {})
         await client_cancel(session)
@@ -145,22 +163,35 @@ async def test_sessions_pinned_to_a_replica_are_seen_whole(tmp_path: Path) -> No
 async def test_round_robin_records_no_outcome_it_did_not_see(tmp_path: Path) -> None:
     """Unpinned, a replica sees part of a session: what it records is never an outcome it did
     not see (each recorded call has the outcome one proxy gives it, or none at all), and nothing
-    is recorded twice. What it costs: the calls left unrecorded, and spans without the server's
-    name (their replica never saw the handshake)."""
+    is recorded twice. What it costs: the calls left unrecorded. The replica that never saw the
+    handshake asks the upstream the server's name (its session's first request there makes it
+    ask), leaving no session behind: every span names the server."""
     with replicated(tmp_path, pinned=False) as setup:
-        await traffic(setup.url)
+        await traffic(setup.url, setup)
         per_replica = setup.stop()
+        made, ended = _upstream_sessions(setup.server_log)
     calls = [span for spans in per_replica for span in tool_spans(spans)]
     names = [s["name"] for s in calls]
     assert len(names) == len(set(names))
     for span in calls:
         assert outcome_of(span) == EXPECTED[span["name"]], span["name"]
+    # Every span names its server, on both replicas (the one that never saw the handshake asked).
+    every = [span for spans in per_replica for span in spans]
+    assert {span["attributes"].get("mcp.server.name") for span in every} == {SERVER_NAME}
+    assert [bool(tool_spans(spans)) for spans in per_replica] == [True] * REPLICAS
+    # One replica asked, once: on 2026-07-28's server/discover (mcp 2.x's server), which makes no
+    # session; else with initialize, whose session it deleted at once (the upstream knows it no more).
+    how = "server/discover" if MCP_MAJOR == 2 else "initialize"
+    said = [re.findall(r"the upstream server is (\S+).* \(asked with (\S+)\)", log) for log in setup.logs()]
+    assert sorted(said) == [[], [(SERVER_NAME, how)]]
+    clients = {s["attributes"].get("mcp.session.id") for spans in per_replica for s in spans}
+    asked = made - clients
+    # mcp 1.x's server makes a session for any POST without one, server/discover's too (refused,
+    # 400): the replica deleted both, as the upstream's own log says.
+    assert len(asked) == (0 if MCP_MAJOR == 2 else 2), (made, clients)
+    assert asked <= ended
     unobserved = sum(p.get("value", 0) for o in setup.outputs for p in otlp.points(o, MCP_OTEL_UNOBSERVED_REQUESTS))
-    unnamed = sum(1 for s in calls if "mcp.server.name" not in s["attributes"])
-    print(
-        f"round robin: {len(calls)} of {len(EXPECTED)} calls recorded, {unnamed} without the server's name, "
-        f"{unobserved} requests unobserved"
-    )
+    print(f"round robin: {len(calls)} of {len(EXPECTED)} calls recorded, {unobserved} requests unobserved")
 
 
 async def test_a_replica_killed_mid_call(tmp_path: Path) -> None:
@@ -188,6 +219,21 @@ async def test_a_replica_killed_mid_call(tmp_path: Path) -> None:
     assert [s["name"] for s in tool_spans(other)] == ["tools/call whoami"]
     assert outcome_of(tool_spans(other)[0]) == ("UNSET", "ok", None, None)
     assert not [s for s in tool_spans(other) if s["name"] == "tools/call slow"]
+
+
+async def _asked(setup: Replicated, seconds: float = 30) -> None:
+    """Until a replica says it asked the upstream the server's name."""
+    deadline = time.monotonic() + seconds
+    while not any("(asked with" in log for log in setup.logs()):
+        assert time.monotonic() < deadline, setup.logs()
+        await anyio.sleep(0.05)
+
+
+def _upstream_sessions(log: Path) -> tuple[set[str], set[str]]:
+    """The sessions the upstream (the SDK's session manager) made, and those it ended on a DELETE."""
+    said = log.read_text()
+    made = set(re.findall(r"Created new transport with session ID: (\w+)", said))
+    return made, set(re.findall(r"Terminating session: (\w+)", said))
 
 
 def _holder(api: Path) -> int:

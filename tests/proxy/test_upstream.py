@@ -184,3 +184,18 @@ async def test_a_connection_idle_past_the_keepalive_is_not_reused(monkeypatch: p
             await asyncio.sleep(pause)
             assert await body_of(await post(pool)) == b"ok"
         assert server.connections == 2  # the second request found the first's connection too old
+
+
+async def test_the_proxys_own_exchange_is_read_whole_and_bounded() -> None:
+    """fetch (the proxy asking the upstream the server's name): the answer and its whole body, the
+    connection back to the pool for the next exchange; an answer over its limit is an error."""
+    async with upstream(CHUNKED, OK, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\ntoo long") as (server, pool):
+        response, body = await pool.fetch("POST", "/mcp", [(b"Accept", b"text/event-stream")], b"{}", limit=5)
+        assert (response.status, body) == (200, b"abcde")
+        response, body = await pool.fetch("DELETE", "/mcp", [(b"Mcp-Session-Id", b"s1")], b"", limit=5)
+        assert (response.status, body) == (200, b"ok")
+        assert server.connections == 1
+        assert server.requests[1].startswith(b"DELETE /mcp HTTP/1.1\r\n")
+        assert b"\r\nMcp-Session-Id: s1\r\n\r\n" in server.requests[1]
+        with pytest.raises(UpstreamError, match="longer than 4 bytes"):
+            await pool.fetch("POST", "/mcp", [], b"{}", limit=4)

@@ -80,6 +80,7 @@ from mcp_otel.classify import (
 )
 from mcp_otel.config import Settings
 from mcp_otel.lifecycle import Call, Classify, Lifecycle
+from mcp_otel.messages import SessionFacts
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, Verdict, bounded
 from mcp_otel.propagation import MetaPropagator
@@ -187,6 +188,20 @@ class _WireCall(Call):
 Key = tuple[str, Any]
 
 
+class KnownServer:
+    """The server a proxy fronts, as it was last named (its name and version, no protocol): a
+    proxy fronts one upstream, so this names every session that learnt no name of its own (its
+    handshake went through another replica, or it has none, on 2026-07-28). Shared by the
+    sessions of one relay; a newer name replaces it."""
+
+    def __init__(self) -> None:
+        self.facts = messages.NO_FACTS
+
+    def learnt(self, facts: SessionFacts) -> None:
+        if facts.server_name is not None and (facts.server_name, facts.server_version) != self.facts[1:]:
+            self.facts = SessionFacts(None, facts.server_name, facts.server_version)
+
+
 class WireSession:
     """One session between a client and a server: a stdio session, or an HTTP one (an
     ``Mcp-Session-Id``'s, or a single exchange of a session-less server)."""
@@ -201,6 +216,7 @@ class WireSession:
         connection: Mapping[str, Any] | None = None,
         streams: bool = False,
         attribute_cache: AttributeCache | None = None,
+        known_server: KnownServer | None = None,
     ) -> None:
         """``connection``: the attributes every span of the session has (its network transport,
         the server's address as the client sees it); by default a stdio pipe's. ``streams``: the
@@ -208,8 +224,10 @@ class WireSession:
         (HTTP): a server's request is answered on a POST of its own. ``attribute_cache``: where
         its requests' attributes are kept, shared by the sessions of one relay (the same
         connection and settings; a 2026-07-28 exchange is a session of its own); by default
-        its own."""
+        its own. ``known_server``: the server as the relay last saw it named, shared by its
+        sessions (the name of a session that learns none itself; what one learns, it learns too)."""
         self._as_client = as_client
+        self._known = known_server
         self._streams = streams
         self._connection = dict(connection or {NETWORK_TRANSPORT: TRANSPORT_PIPE})
         self.session_id: str | None = None  # the HTTP session's Mcp-Session-Id, once known
@@ -331,7 +349,7 @@ class WireSession:
             return
         try:
             attributes: dict[str, Any] = {}  # the conventions' session attributes, and the server's name
-            if name := self._settings.server_name or self._facts.server_name:
+            if name := self._settings.server_name or self._server_facts().server_name:
                 attributes[MCP_SERVER_NAME] = bounded(name, self._settings.max_name_length)
             if self._facts.protocol_version:
                 attributes[MCP_PROTOCOL_VERSION] = self._facts.protocol_version
@@ -479,11 +497,19 @@ class WireSession:
     def _request_attributes(self, request: Request, version: str | None) -> Attributes:
         """What every request alike in this session has, span and metric attributes (kept:
         built once per request and what the session knows, shared, read-only)."""
-        key = (request, self._facts, self.session_id, version)
-        return self._attributes.get(key) or self._attributes.put(key, self._new_attributes(request, version))
+        facts = self._server_facts()
+        key = (request, facts, self.session_id, version)
+        return self._attributes.get(key) or self._attributes.put(key, self._new_attributes(request, version, facts))
 
-    def _new_attributes(self, request: Request, version: str | None) -> Attributes:
-        attributes = session_attributes(request, self._settings, self._facts, self.session_id)
+    def _server_facts(self) -> SessionFacts:
+        """What the session knows of its server; with no name of its own, the relay's (one upstream)."""
+        facts, known = self._facts, self._known
+        if facts.server_name is not None or known is None or known.facts.server_name is None:
+            return facts
+        return SessionFacts(facts.protocol_version, known.facts.server_name, known.facts.server_version)
+
+    def _new_attributes(self, request: Request, version: str | None, facts: SessionFacts) -> Attributes:
+        attributes = session_attributes(request, self._settings, facts, self.session_id)
         if version and MCP_PROTOCOL_VERSION not in attributes:
             attributes[MCP_PROTOCOL_VERSION] = version
         attributes.update(self._connection)
@@ -537,6 +563,8 @@ class WireSession:
         late: dict[str, Any] = {}
         if not from_client and isinstance(result, dict) and self._names_server(call.method, result):
             late = self._learn_server(call, result)
+        elif self._learnt_since(call):
+            late = self._named_late(call)
         declined = from_client and is_declined_answer(call.method, result, error)  # to the server's input request
         if declined:
             self._note_declined()
@@ -560,9 +588,29 @@ class WireSession:
         """The answer names the server (the handshake's, the protocol too): every later span says
         it, and so does this request's own span."""
         self._facts = self._facts.updated_by(messages.handshake_facts(result))
+        if self._known is not None:
+            self._known.learnt(self._facts)
         learnt = session_attributes(Request(call.method), self._settings, self._facts)
         if call.method not in _HANDSHAKES:  # its own attributes stand
             learnt = {key: learnt[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in learnt}
+        self._lifecycle.relearn(call, learnt)
+        return learnt
+
+    def _learnt_since(self, call: _WireCall) -> bool:
+        """Whether the relay learnt the server's name since ``call`` opened without it, its session
+        knowing none itself (a request before its own handshake still names none)."""
+        known = self._known
+        return (
+            known is not None
+            and known.facts.server_name is not None
+            and self._facts.server_name is None
+            and MCP_SERVER_NAME not in call.metric_attributes
+        )
+
+    def _named_late(self, call: _WireCall) -> dict[str, Any]:
+        """The server's name and version, on a span (and its point) that opened without them."""
+        learnt = session_attributes(Request(call.method), self._settings, self._server_facts())
+        learnt = {key: learnt[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in learnt}
         self._lifecycle.relearn(call, learnt)
         return learnt
 

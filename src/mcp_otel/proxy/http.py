@@ -27,6 +27,15 @@ through the proxy too (the one change made to a relayed byte).
 A request the listener's guard refuses (:mod:`mcp_otel.proxy.guard`) is answered by the proxy
 and told to no one.
 
+The server's name and version, once seen in any session's answer, name every session that
+learnt none itself (:class:`~mcp_otel.frontends.wire.KnownServer`: a replica behind a round-robin
+balancer sees sessions whose handshake went to another). While none is known, a request whose
+handshake went elsewhere (an ``Mcp-Session-Id`` not seen given here, or an
+``Mcp-Protocol-Version`` header, sent only after a handshake or on 2026-07-28) makes the proxy ask
+the upstream itself, as a client would, beside the client's request (never on its connection,
+never holding it): ``server/discover``, stateless; if that names no server, ``initialize``,
+whose session is deleted at once (:meth:`HttpRelay._ask_upstream`).
+
 aiohttp's low-level server serves (its parser and multidicts in C, streaming both ways);
 :mod:`mcp_otel.proxy.upstream` forwards, on llhttp (README, "Dependencies, and why").
 """
@@ -35,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -45,12 +55,14 @@ from urllib.parse import parse_qs, urlsplit
 from aiohttp import web
 from yarl import URL
 
-from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, Key, WireSession
+from mcp_otel import messages
+from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, Key, KnownServer, WireSession
 from mcp_otel.proxy.guard import ListenerGuard
 from mcp_otel.proxy.stdio import Lines
 from mcp_otel.proxy.upstream import UpstreamError, UpstreamPool, UpstreamResponse
 from mcp_otel.safety import report_once
-from mcp_otel.semconv import CLIENT_ADDRESS, CLIENT_PORT
+from mcp_otel.semconv import CLIENT_ADDRESS, CLIENT_PORT, METHOD_INITIALIZE, METHOD_SERVER_DISCOVER
+from mcp_otel.version import __version__
 
 SESSION_HEADER = "mcp-session-id"
 PROTOCOL_HEADER = "mcp-protocol-version"
@@ -89,6 +101,16 @@ MAX_SESSIONS = 10_000
 # Answers read on at once after their client left (past it, their connections are closed).
 MAX_DRAINS = 1000
 NewSession = Callable[[], WireSession]
+# The proxy asking the upstream its name: seconds each exchange may take, seconds before a
+# question that failed is asked again, the largest answer read, and what it asks with (the
+# revisions the SDKs propose first: 2026-07-28's stateless discovery, the handshake's newest).
+ASK_TIMEOUT = 5.0
+ASK_AGAIN_AFTER = 30.0
+_ASK_MAX_ANSWER = 1024 * 1024
+_DISCOVER_VERSION = "2026-07-28"
+_HANDSHAKE_VERSION = "2025-11-25"
+_ASK_ID = 1
+_CLIENT_INFO = {"name": "mcp-otel-proxy", "version": __version__}
 
 
 class Sse:
@@ -169,8 +191,16 @@ class HttpRelay:
     """Relays one upstream's streamable HTTP and tells the wire sessions what passes."""
 
     def __init__(
-        self, upstream: str, new_session: NewSession, *, as_client: bool = False, guard: ListenerGuard | None = None
+        self,
+        upstream: str,
+        new_session: NewSession,
+        *,
+        as_client: bool = False,
+        guard: ListenerGuard | None = None,
+        known_server: KnownServer | None = None,
     ) -> None:
+        """``known_server``: the server as its sessions (``new_session``'s) last saw it named; with
+        it, the relay asks the upstream while it names none (see the module's docstring)."""
         parts = urlsplit(upstream)
         self._guard = guard
         self._refused = False  # one refusal said on stderr
@@ -183,9 +213,16 @@ class HttpRelay:
         self._legacy: dict[str, WireSession] = {}
         self._drains: set[asyncio.Future[None]] = set()  # answers read on after their client left
         self._upstream = UpstreamPool(self._origin)
+        self._known = known_server
+        self._target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self._asking: asyncio.Future[None] | None = None
+        self._ask_after = 0.0  # the loop's time before which a question that failed is not asked again
+        self._ask_failed = False  # said once on stderr
 
     async def close(self) -> None:
         """The proxy stops: every session ends (what is still in flight with the client gone)."""
+        if self._asking is not None:
+            self._asking.cancel()
         drains = list(self._drains)
         for drain in drains:
             drain.cancel()
@@ -229,6 +266,13 @@ class HttpRelay:
         if observed and not self._as_client:  # observed while the upstream reads it: off its latency
             body, keys = self._observe_request(session, request, body)
         exchange = _Exchange(request, session, session_id, keys, on_stream=legacy is not None)
+        known = self._known
+        if (
+            known is not None
+            and known.facts.server_name is None
+            and (not session.began_here or PROTOCOL_HEADER in request.headers)
+        ):
+            self._ask_upstream()
         # Shielded: a client that leaves before the answer begins cancels this handler, and
         # what then becomes of the upstream request is the protocol's to say (_client_left).
         try:
@@ -382,6 +426,86 @@ class HttpRelay:
         elif exchange.keys:
             session.detach(exchange.keys)  # those unanswered: answered on another stream, if at all
 
+    # --- the server's name, asked ---------------------------------------------------------------
+
+    def _ask_upstream(self) -> None:
+        """No session here has seen the server named, and a request came whose handshake went
+        elsewhere: ask the upstream, beside the relay (one question at a time; one that failed is
+        asked again no sooner than :data:`ASK_AGAIN_AFTER` seconds later). Spans that open before
+        the answer are named as they end, if it came by then."""
+        if self._asking is not None or asyncio.get_running_loop().time() < self._ask_after:
+            return
+        self._asking = asyncio.ensure_future(self._asked())
+
+    async def _asked(self) -> None:
+        assert self._known is not None
+        try:
+            facts, how = await self._discover(), METHOD_SERVER_DISCOVER
+            if facts.server_name is None:
+                facts, how = await self._initialize(), METHOD_INITIALIZE
+            if facts.server_name is None:
+                raise UpstreamError("neither server/discover nor initialize named it")
+            if self._known.facts.server_name is None:  # else a session saw it named meanwhile: newer
+                self._known.learnt(facts)
+            print(
+                f"mcp-otel proxy: the upstream server is {facts.server_name}"
+                + (f" {facts.server_version}" if facts.server_version else "")
+                + f" (asked with {how})",
+                file=sys.stderr,
+                flush=True,
+            )
+        except Exception as exc:  # fail open: its sessions' spans go unnamed, as before
+            self._ask_after = asyncio.get_running_loop().time() + ASK_AGAIN_AFTER
+            if not self._ask_failed:
+                self._ask_failed = True
+                print(
+                    f"mcp-otel proxy: could not ask the upstream server its name ({type(exc).__name__}: {exc}); "
+                    "spans of sessions whose handshake this proxy did not see go without it (said once)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        finally:
+            self._asking = None
+
+    async def _discover(self) -> messages.SessionFacts:
+        """``server/discover`` (2026-07-28: stateless, no session made); what its answer names."""
+        meta = {
+            messages.PROTOCOL_VERSION_META_KEY: _DISCOVER_VERSION,
+            "io.modelcontextprotocol/clientInfo": _CLIENT_INFO,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        message = {"jsonrpc": "2.0", "id": _ASK_ID, "method": METHOD_SERVER_DISCOVER, "params": {"_meta": meta}}
+        headers = [
+            (b"mcp-protocol-version", _DISCOVER_VERSION.encode()),
+            (b"mcp-method", METHOD_SERVER_DISCOVER.encode()),
+        ]
+        return await self._ask(message, headers)
+
+    async def _initialize(self) -> messages.SessionFacts:
+        """``initialize``; what its answer names (the session it made is deleted: see :meth:`_ask`)."""
+        params = {"protocolVersion": _HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": _CLIENT_INFO}
+        return await self._ask({"jsonrpc": "2.0", "id": _ASK_ID, "method": METHOD_INITIALIZE, "params": params}, [])
+
+    async def _ask(self, message: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> messages.SessionFacts:
+        """One question POSTed to the upstream's URL; what its answer names. A session the answer
+        made (``Mcp-Session-Id``) is deleted at once: none is left behind."""
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+            *headers,
+        ]
+        body = json.dumps(message).encode()
+        fetch = self._upstream.fetch("POST", self._target, headers, body, limit=_ASK_MAX_ANSWER)
+        response, data = await asyncio.wait_for(fetch, ASK_TIMEOUT)
+        facts = _named(response, data) if response.status == 200 else messages.NO_FACTS
+        if session_id := response.headers.get(SESSION_HEADER):
+            version = facts.protocol_version or _HANDSHAKE_VERSION
+            ending = [(b"mcp-session-id", session_id.encode()), (b"mcp-protocol-version", version.encode())]
+            await asyncio.wait_for(
+                self._upstream.fetch("DELETE", self._target, ending, b"", limit=_ASK_MAX_ANSWER), ASK_TIMEOUT
+            )
+        return facts
+
     # --- sessions ------------------------------------------------------------------------------
 
     def _legacy_session(self, exchange: _Exchange, head: bytes) -> bytes:
@@ -480,6 +604,24 @@ def _endpoint_event(head: bytes) -> tuple[bytes, str] | None:
         return None
     (line,) = data
     return line, _data_value(line).decode(errors="replace").strip()
+
+
+def _named(response: UpstreamResponse, data: bytes) -> messages.SessionFacts:
+    """What the answer to the proxy's own question names of the server (a JSON body, or an
+    event of an SSE one)."""
+    events: list[bytes] = []
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        Sse(events.append).feed(data + b"\n\n")  # its last event, even unterminated
+    else:
+        events.append(data)
+    for event in events:
+        try:
+            message = json.loads(event)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == _ASK_ID and isinstance(message.get("result"), dict):
+            return messages.handshake_facts(message["result"])
+    return messages.NO_FACTS
 
 
 def _data_value(line: bytes) -> bytes:

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from mcp_otel.attributes import AttributeCache
 from mcp_otel.config import Settings
-from mcp_otel.frontends.wire import WireSession
+from mcp_otel.frontends.wire import KnownServer, WireSession
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.proxy.guard import ListenerGuard
 from mcp_otel.proxy.stdio import relay
@@ -82,6 +82,7 @@ def proxy_http(
         connection[SERVER_PORT] = parts.port or (443 if parts.scheme == "https" else 80)
 
     attribute_cache = AttributeCache()
+    known_server = KnownServer()  # one upstream: what names one session names all
 
     def new_session() -> WireSession:
         return WireSession(
@@ -92,12 +93,16 @@ def proxy_http(
             connection=connection,
             streams=True,
             attribute_cache=attribute_cache,
+            known_server=known_server,
         )
 
     try:
         host = host or "127.0.0.1"
         guard = ListenerGuard.of(host, int(port), allow_hosts, allow_origins)
-        _run(serve_http(host, int(port), upstream, new_session, as_client=as_client, guard=guard))
+        serving = serve_http(
+            host, int(port), upstream, new_session, as_client=as_client, guard=guard, known_server=known_server
+        )
+        _run(serving)
     except OSError as exc:  # the address is taken, or not ours
         print(f"mcp-otel proxy: cannot listen on {listen}: {exc}", file=sys.stderr)
         return 1
@@ -124,14 +129,16 @@ async def serve_http(
     *,
     as_client: bool = False,
     guard: ListenerGuard | None = None,
+    known_server: KnownServer | None = None,
 ) -> None:
     """Serve ``host:port`` as the reverse proxy of ``upstream`` until SIGINT or SIGTERM, each
-    session's facts told to a ``new_session()``."""
+    session's facts told to a ``new_session()`` (sharing ``known_server``, which the relay asks
+    the upstream to fill: :class:`~mcp_otel.proxy.http.HttpRelay`)."""
     from aiohttp import web
 
     from mcp_otel.proxy.http import HttpRelay
 
-    relay = HttpRelay(upstream, new_session, as_client=as_client, guard=guard)
+    relay = HttpRelay(upstream, new_session, as_client=as_client, guard=guard, known_server=known_server)
     # Told to stop, the proxy gives the requests in flight STOP_GRACE seconds (a client that never
     # reads its stream would hold aiohttp's default minute).
     runner = relay.runner(shutdown_timeout=STOP_GRACE)

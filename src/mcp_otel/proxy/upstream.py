@@ -273,6 +273,23 @@ class UpstreamPool:
         head = connection.send(data, head_only=head_only) if connection is not None else None
         return asyncio.ensure_future(self._answer(connection, head, data, head_only))
 
+    async def fetch(
+        self, method: str, target: str, headers: Iterable[tuple[bytes, bytes]], body: bytes, *, limit: int
+    ) -> tuple[UpstreamResponse, bytes]:
+        """One exchange of the proxy's own (no client's): the answer and its body read whole, at
+        most ``limit`` bytes of it (more: an :class:`UpstreamError`); its connection back to the
+        pool, or closed."""
+        response = await self.start(method, target, headers, body)
+        try:
+            data = bytearray()
+            async for chunk in response.chunks():
+                data += chunk
+                if len(data) > limit:
+                    raise UpstreamError(f"the upstream's answer is longer than {limit} bytes")
+            return response, bytes(data)
+        finally:
+            response.release()
+
     async def _answer(
         self,
         connection: _Connection | None,
