@@ -8,9 +8,11 @@ Definitions (backends.md; SRE workbook ch. 5):
 * valid calls: ``tool_outcome`` ok or failed. Cancelled calls count in neither the numerator nor
   the denominator of a failure ratio; the cancel rate is its own figure.
 * failure ratio: failed / valid. Server-fault ratio: failed calls that are not the caller's fault
-  (JSON-RPC parse error, invalid request, unknown method, invalid params, resource not found) /
-  valid. A server with no valid calls has no ratio series (not NaN); one with calls but no
-  failures has 0.
+  (``rpc.response.status_code`` one of ``semconv.CALLER_FAULT_CODES``: parse error, invalid request,
+  unknown method, invalid params, resource not found, and MCP 2026-07-28's header mismatch,
+  missing client capability, unsupported protocol version) / valid. A server with no valid calls
+  has no ratio series (not NaN); one with calls but no failures has 0. Callers' faults are still
+  shown, in a panel of their own.
 * Each metric source gives both sides of a call: span metrics (the collector's span metrics
   connector or Tempo's metrics-generator; ``span_kind``) and mcp-otel's in-process histograms
   (``mcp.client/server.operation.duration``). Rules keep ``source`` and ``side`` as labels, so
@@ -34,7 +36,7 @@ from typing import Any
 import yaml
 
 from mcp_otel.semconv import (
-    CALLER_FAULT_ERROR_TYPES,
+    CALLER_FAULT_STATUS_CODES,
     ERROR_TYPE,
     GEN_AI_TOOL_NAME,
     MCP_CLIENT_OPERATION_DURATION,
@@ -43,6 +45,7 @@ from mcp_otel.semconv import (
     MCP_REQUEST_OUTCOME,
     MCP_SERVER_NAME,
     MCP_SERVER_OPERATION_DURATION,
+    RPC_RESPONSE_STATUS_CODE,
     SERVICE_NAME_LABEL,
     SPAN_KIND_CLIENT,
     SPAN_KIND_LABEL,
@@ -65,6 +68,7 @@ SERVER = prometheus_label(MCP_SERVER_NAME)
 TOOL = prometheus_label(GEN_AI_TOOL_NAME)
 OUTCOME = prometheus_label(TOOL_OUTCOME)
 ERROR = prometheus_label(ERROR_TYPE)
+CODE = prometheus_label(RPC_RESPONSE_STATUS_CODE)
 OK, FAILED, CANCELLED = (outcome.value for outcome in ToolOutcome)
 VALID = f'{OUTCOME}=~"{OK}|{FAILED}"'
 IS_FAILED = f'{OUTCOME}="{FAILED}"'
@@ -77,7 +81,13 @@ DECLINED_BY_A_PERSON = f'{IS_CANCELLED}, {REASON}="{CancelReason.INPUT_DECLINED.
 OTHER_CANCELS = f'{IS_CANCELLED}, {REASON}!="{CancelReason.INPUT_DECLINED.value}"'
 # Tool calls only: Tempo's span metrics (unlike our collector's) may count other spans, outcome-less.
 ANY_OUTCOME = f'{OUTCOME}=~"{OK}|{FAILED}|{CANCELLED}"'
-SERVER_FAULT = f'{OUTCOME}="{FAILED}", {ERROR}!~"{"|".join(CALLER_FAULT_ERROR_TYPES)}"'
+# A caller's fault is known by the code the server answered (a SERVER span or point has no
+# error.type then, semconv; a CLIENT one has the code in both); by error.type too, for points of
+# mcp-otel 0.1, which carried the code only there. A failure with neither label (an outcome the
+# collector took from the status, ADR rule 5) is a server fault: `!~` matches an absent label.
+CALLER_FAULT_REGEX = "|".join(CALLER_FAULT_STATUS_CODES)
+IS_CALLER_FAULT = f'{OUTCOME}="{FAILED}", {CODE}=~"{CALLER_FAULT_REGEX}"'
+SERVER_FAULT = f'{OUTCOME}="{FAILED}", {CODE}!~"{CALLER_FAULT_REGEX}", {ERROR}!~"{CALLER_FAULT_REGEX}"'
 # Every request: the same outcome values in mcp.request.outcome.
 METHOD = prometheus_label(MCP_METHOD_NAME)
 REQUEST_OUTCOME = prometheus_label(MCP_REQUEST_OUTCOME)
@@ -156,7 +166,7 @@ def _ratio(numerator: str, denominator: str) -> str:
 
 
 def _normalized_rate(
-    window: str, labels: tuple[str, ...] = (SERVER, TOOL, OUTCOME, ERROR, REASON), any_outcome: str = ANY_OUTCOME
+    window: str, labels: tuple[str, ...] = (SERVER, TOOL, OUTCOME, ERROR, CODE, REASON), any_outcome: str = ANY_OUTCOME
 ) -> str:
     """Every source's and side's call rate as one series family with ``source`` and ``side`` labels."""
     terms = []
@@ -206,7 +216,7 @@ def rules() -> dict[str, Any]:
     request_rules = [
         {
             "record": requests,
-            "expr": _normalized_rate("5m", (SERVER, METHOD, REQUEST_OUTCOME, ERROR), REQUEST_ANY_OUTCOME),
+            "expr": _normalized_rate("5m", (SERVER, METHOD, REQUEST_OUTCOME, ERROR, CODE), REQUEST_ANY_OUTCOME),
         },
         {"record": valid_requests, "expr": f"{per_method} ({requests}{{{REQUEST_VALID}}})"},
         {
@@ -353,7 +363,7 @@ def _server_links() -> list[dict[str, Any]]:
 
 
 NOTE = (
-    " Rates come from counters; the first call of a new series (server, tool, outcome, error type) is not "
+    " Rates come from counters; the first call of a new series (server, tool, outcome, error type, code) is not "
     "visible to rate() (Prometheus sees the series start at its first value)."
 )
 
@@ -373,9 +383,9 @@ def dashboard() -> dict[str, Any]:
         _timeseries(
             2,
             "Server-fault rate by server",
-            "Failed calls that are not the caller's fault (JSON-RPC "
-            + ", ".join(CALLER_FAULT_ERROR_TYPES)
-            + " excluded) / valid calls: what the SLO alerts watch.",
+            "Failed calls that are not the caller's fault (rpc.response.status_code "
+            + ", ".join(CALLER_FAULT_STATUS_CODES)
+            + ' excluded; shown in "Callers\' faults by server") / valid calls: what the SLO alerts watch.',
             "percentunit",
             [_target("A", _dashboard_ratio(SERVER_FAULT, VALID, SERVER), server_legend)],
             {"h": 8, "w": 12, "x": 12, "y": 0},
@@ -407,12 +417,30 @@ def dashboard() -> dict[str, Any]:
         ),
         _timeseries(
             5,
-            "Failures by error.type",
-            "Failed calls per second by server and error.type: a JSON-RPC code, tool_error (an isError result), "
-            "timeout, connection_closed, shutdown, or an exception's class name.",
+            "Failures by error.type and JSON-RPC code",
+            "Failed calls per second by server, error.type (a JSON-RPC code, tool_error for an isError result, "
+            "timeout, connection_closed, shutdown, or an exception's class name) and rpc.response.status_code "
+            "(the JSON-RPC code the peer answered). On the server side a caller's fault has the code and no "
+            "error.type.",
             "reqps",
-            [_target("A", f"sum by ({SERVER}, {ERROR}) ({_calls(IS_FAILED)})", f"{server_legend} {{{{{ERROR}}}}}")],
+            [
+                _target(
+                    "A",
+                    f"sum by ({SERVER}, {ERROR}, {CODE}) ({_calls(IS_FAILED)})",
+                    f"{server_legend} {{{{{ERROR}}}}} {{{{{CODE}}}}}",
+                )
+            ],
             {"h": 8, "w": 12, "x": 0, "y": 16},
+        ),
+        _timeseries(
+            12,
+            "Callers' faults by server",
+            "Failed calls per second whose server answered that the request was at fault "
+            "(rpc.response.status_code " + ", ".join(CALLER_FAULT_STATUS_CODES) + "), by server and code: "
+            "shown here, never counted as server faults.",
+            "reqps",
+            [_target("A", f"sum by ({SERVER}, {CODE}) ({_calls(IS_CALLER_FAULT)})", f"{server_legend} {{{{{CODE}}}}}")],
+            {"h": 8, "w": 12, "x": 12, "y": 16},
         ),
         _timeseries(
             6,
@@ -428,7 +456,7 @@ def dashboard() -> dict[str, Any]:
                 )
                 for ref, quantile in (("A", 0.5), ("B", 0.95))
             ],
-            {"h": 8, "w": 12, "x": 12, "y": 16},
+            {"h": 8, "w": 12, "x": 0, "y": 24},
         ),
         _table(
             7,
@@ -436,7 +464,7 @@ def dashboard() -> dict[str, Any]:
             "Tools by failure rate (cancels excluded) over the dashboard's time range, "
             "with at least $min_calls valid calls." + NOTE,
             {"refId": "A", "datasource": PROMETHEUS, "expr": _worst_tools(), "instant": True, "format": "table"},
-            {"h": 8, "w": 24, "x": 0, "y": 24},
+            {"h": 8, "w": 12, "x": 12, "y": 24},
             unit="percentunit",
         ),
         _table(

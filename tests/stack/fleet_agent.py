@@ -1,8 +1,9 @@
 """One agent of the gateway-tier test's fleet (tests/stack/test_gateway_tier.py), and its server.
 
-``python -m tests.stack.fleet_agent AGENT CALLS ROUNDS GATE [PACE]`` (run instrumented)
-starts its own server over stdio, ``fleet-AGENT``, under opentelemetry-instrument too (both export
-OTLP where OTEL_EXPORTER_OTLP_ENDPOINT says), and makes CALLS tool calls per round, a seeded mix
+``python -m tests.stack.fleet_agent AGENT CALLS ROUNDS GATE [PACE]`` (run under ``mcp-otel run``)
+starts its own server over stdio, ``fleet-AGENT``, instrumented too (``mcp-otel run``'s
+auto-instrumentation reaches every Python child through PYTHONPATH; both export OTLP where
+OTEL_EXPORTER_OTLP_ENDPOINT says), and makes CALLS tool calls per round, a seeded mix
 (``plan``): ok, failures of four kinds (tool error, caller fault -32602, server fault -32603, a
 crash), and calls it stops waiting for (cancelled). Calls come in tasks of TASK calls, each task a
 trace of its own (a root span of the agent's, then each call's CLIENT span and its SERVER span
@@ -60,9 +61,9 @@ async def run_agent(agent: int, calls: int, rounds: int, gate: Path, pace: float
     exported = ("OTEL_EXPORTER_OTLP_", "OTEL_BSP_", "OTEL_METRIC_EXPORT_", "OTEL_TRACES_", "OTEL_METRICS_")
     env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_") or key.startswith(exported)}
     env.update(OTEL_SERVICE_NAME=f"fleet-server-{agent}", OTEL_LOGS_EXPORTER="none")
-    instrument = str(Path(sys.executable).with_name("opentelemetry-instrument"))
-    module = [sys.executable, "-m", "tests.stack.fleet_agent", "serve", server_name(agent)]
-    parameters = StdioServerParameters(command=instrument, args=module, env=env, cwd=os.getcwd())
+    # Instrumented as the agent is: PYTHONPATH (kept above) leads to mcp-otel run's sitecustomize.
+    module = ["-m", "tests.stack.fleet_agent", "serve", server_name(agent)]
+    parameters = StdioServerParameters(command=sys.executable, args=module, env=env, cwd=os.getcwd())
     async with stdio_client(parameters) as streams, ClientSession(*streams) as session:
         await session.initialize()
         for round_ in range(1, rounds + 1):

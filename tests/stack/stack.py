@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from mcp_otel.semconv import CALLER_FAULT_ERROR_TYPES, ToolOutcome
+from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, ToolOutcome
 from tests.harness import REPO_ROOT
 from tests.processes import LOOPBACK, free_port, missing, running, wait_until
 
@@ -228,8 +228,9 @@ def inlined(expr: str, window: str) -> str:
 
 # --- What the rules count, per call (the test's expected figures) ---
 
-# A tool call as the stack tests count it: (server, outcome, error type or "", cancel reason or "").
-ServerCall = tuple[str, str, str, str]
+# A tool call as the stack tests count it: (server, outcome, error type or "", cancel reason or "",
+# the JSON-RPC code the peer answered or "").
+ServerCall = tuple[str, str, str, str, str]
 
 
 def valid(call: ServerCall) -> bool:
@@ -242,5 +243,11 @@ def failed(call: ServerCall) -> bool:
 
 
 def server_fault(call: ServerCall) -> bool:
-    """A failure that is not the caller's own fault (the alerts' SLI)."""
-    return failed(call) and call[2] not in CALLER_FAULT_ERROR_TYPES
+    """A failure that is not the caller's own fault (the alerts' SLI): told by the code the
+    server answered, which a server's own span gives without an error type."""
+    return failed(call) and call[4] not in CALLER_FAULT_STATUS_CODES
+
+
+def caller_fault(call: ServerCall) -> bool:
+    """A failure the server put down to the request (the "Callers' faults" panel)."""
+    return failed(call) and call[4] in CALLER_FAULT_STATUS_CODES

@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from mcp_otel import semconv
-from mcp_otel.semconv import CALLER_FAULT_ERROR_TYPES, ToolOutcome, prometheus_histogram, prometheus_label
+from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, ToolOutcome, prometheus_histogram, prometheus_label
 from tests.harness import REPO_ROOT
 from tests.stack.stack import (
     COLLECTOR,
     COLLECTOR_CONFIG,
+    DASHBOARDS,
     EDGE_CONFIG,
     GATEWAY_CONFIG,
     GRAFANA,
@@ -120,10 +121,24 @@ def test_every_outcome_value_is_one_of_the_three(path: Path) -> None:
         assert values, f"{path.name} names no outcome: the pattern above no longer reads it"
 
 
-def test_caller_fault_codes_in_the_rules_are_the_classifiers() -> None:
-    regexes = set(re.findall(r'error_type!~"([^"]+)"', _text(RULES)))
-    assert regexes == {"|".join(CALLER_FAULT_ERROR_TYPES)}
-    assert {int(code) for code in CALLER_FAULT_ERROR_TYPES} == semconv.CALLER_FAULT_CODES
+@pytest.mark.parametrize("path", [RULES, *DASHBOARDS], ids=lambda path: path.name)
+def test_caller_fault_codes_in_the_rules_and_dashboards_are_the_classifiers(path: Path) -> None:
+    codes = "|".join(CALLER_FAULT_STATUS_CODES)
+    assert {int(code) for code in CALLER_FAULT_STATUS_CODES} == semconv.CALLER_FAULT_CODES
+    text = _text(path)
+    # The code the server answered tells a caller's fault: out of server faults (!~), in its panel (=~).
+    status_code = prometheus_label(semconv.RPC_RESPONSE_STATUS_CODE)
+    found = re.findall(rf'{status_code}(!~|=~)\\?"([^"\\]+)', text)
+    assert {regex for _, regex in found} == {codes}
+    assert {operator for operator, _ in found} == ({"!~"} if path == RULES else {"!~", "=~"})
+    # error.type, only ever excluding the same codes (mcp-otel 0.1's points carry them there alone).
+    error_type = prometheus_label(semconv.ERROR_TYPE)
+    assert set(re.findall(rf'{error_type}(?:!~|=~|=|!=)\\?"([^"\\]*)', text)) == {codes}
+    if path == RULES:  # every window's server-fault ratio excludes them
+        rules = [rule for group in load_yaml(RULES)["groups"] for rule in group["rules"]]
+        faults = [rule["expr"] for rule in rules if "server_fault_ratio" in rule.get("record", "")]
+        assert len(faults) == 7
+        assert all(f'{status_code}!~"{codes}", {error_type}!~"{codes}"' in expr for expr in faults)
 
 
 def test_the_check_finds_a_stray_spelling() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from mcp_otel.semconv import STATUS_CODE_LABEL
 from tests.stack.generated import generate
 from tests.stack.stack import TRACEQL, dashboards, program, prometheus_targets, promtool, substitute
 
@@ -74,7 +75,9 @@ def test_rates_use_rate_interval_and_counters_are_summed(dashboard: dict[str, An
         assert windows == ({"$__range"} if target.get("instant") else {"$__rate_interval"}), panel["title"]
         calls = len(re.findall(r"\b(?:rate|increase)\(", target["expr"]))
         assert calls == len(re.findall(r"sum by \([^)]*\) \((?:rate|increase)\(", target["expr"])), panel["title"]
-        assert "status_code" not in target["expr"], "failure rates come from tool_outcome, not status"
+        # The span status's label, not rpc_response_status_code (the peer's JSON-RPC code).
+        status = re.findall(rf"(?<!\w){STATUS_CODE_LABEL}(?!\w)", target["expr"])
+        assert status == [], "failure rates come from tool_outcome, not status"
 
 
 def test_failure_rates_exclude_cancels(dashboard: dict[str, Any]) -> None:

@@ -31,8 +31,11 @@ from typing import Any
 import pytest
 
 from mcp_otel.semconv import (
+    CALLER_FAULT_STATUS_CODES,
+    ERROR_TYPE,
     MCP_CLIENT_OPERATION_DURATION,
     MCP_SERVER_OPERATION_DURATION,
+    RPC_RESPONSE_STATUS_CODE,
     SPAN_METRICS_CALLS,
     TOOL_OUTCOME,
     CancelReason,
@@ -50,6 +53,7 @@ from tests.stack.stack import (
     RECORDS,
     Prometheus,
     ServerCall,
+    caller_fault,
     dashboards,
     failed,
     inlined,
@@ -82,24 +86,31 @@ def expected_calls(side: str) -> Counter[Call]:
         import servers  # type: ignore[import-not-found]
     finally:
         sys.path.remove(str(DEMO))
-    calls: Counter[Call] = Counter({("healthy", OK, "", ""): agent.LOOKUPS})
+    calls: Counter[Call] = Counter({("healthy", OK, "", "", ""): agent.LOOKUPS})
+    code = str(servers.BACKEND_UNAVAILABLE)
+    # Both sides carry the code the server answered; on the server's side a caller's fault has no error type.
+    error = "" if side == "server" and code in CALLER_FAULT_STATUS_CODES else code
+    verdicts = {
+        "ok": (OK, "", ""),
+        "tool_error": (FAILED, ErrorType.TOOL_ERROR, ""),
+        "rpc_error": (FAILED, error, code),
+    }
     for item in range(agent.FETCHES):
-        verdict = servers.flaky_verdict(item)
-        error = {"ok": "", "tool_error": ErrorType.TOOL_ERROR, "rpc_error": str(servers.BACKEND_UNAVAILABLE)}[verdict]
-        calls["flaky", FAILED if error else OK, error, ""] += 1
+        outcome, error_type, status_code = verdicts[servers.flaky_verdict(item)]
+        calls["flaky", outcome, error_type, "", status_code] += 1
     cancelled, timed_out = len(agent.CANCELLED_CRUNCHES), len(agent.TIMED_OUT_CRUNCHES)
-    calls["slow", OK, "", ""] = agent.CRUNCHES - cancelled - timed_out
+    calls["slow", OK, "", "", ""] = agent.CRUNCHES - cancelled - timed_out
     if side == "client":
-        calls["slow", CANCELLED, "", CancelReason.CALLER.value] = cancelled
-        calls["slow", FAILED, ErrorType.TIMEOUT, ""] = timed_out
+        calls["slow", CANCELLED, "", CancelReason.CALLER.value, ""] = cancelled
+        calls["slow", FAILED, ErrorType.TIMEOUT, "", ""] = timed_out  # the client's own timer: no code
     else:
         # When its read timeout expires, the client cancels the request (notifications/cancelled):
         # the server saw a cancel, not a failure.
-        calls["slow", CANCELLED, "", CancelReason.CLIENT.value] = cancelled + timed_out
+        calls["slow", CANCELLED, "", CancelReason.CLIENT.value, ""] = cancelled + timed_out
     # The person declines some removals: a cancel on both sides, never a failure.
     declined = len(agent.DECLINED_REMOVALS)
-    calls["careful", OK, "", ""] = agent.REMOVALS - declined
-    calls["careful", CANCELLED, "", DECLINED] = declined
+    calls["careful", OK, "", "", ""] = agent.REMOVALS - declined
+    calls["careful", CANCELLED, "", DECLINED, ""] = declined
     return calls
 
 
@@ -263,7 +274,8 @@ def test_every_panel_query_is_answered_by_a_test() -> None:
         "Server-fault rate by server",
         "Cancel rate by server",
         "Calls by outcome",
-        "Failures by error.type",
+        "Failures by error.type and JSON-RPC code",
+        "Callers' faults by server",
         "Latency of ok calls (p50, p95)",
         "Worst tools",
         "Failed calls in Jaeger",
@@ -327,9 +339,15 @@ def test_rate_panels_are_in_the_demos_exact_proportions(stack: Stack, source: st
     _assert_close(_as_proportions(asked), {(OK,): 0.5, (CANCELLED,): 0.5}, f"{title} {ELICITATION}")
     tool_calls = {(outcome,): value for (method, outcome), value in by_method.items() if method == "tools/call"}
     _assert_close(_as_proportions(tool_calls), _proportions(side, lambda call: (call[1],)), title, rel)
-    by_error = _vector(_panel(stack, "Failures by error.type", source, side), ("mcp_server_name", "error_type"))
-    expected = _proportions(side, lambda call: (call[0], call[2]), failed)
-    _assert_close(_as_proportions(by_error), expected, "Failures by error.type")
+    server, error_type, code = "mcp_server_name", "error_type", "rpc_response_status_code"
+    title = "Failures by error.type and JSON-RPC code"
+    by_error = _vector(_panel(stack, title, source, side), (server, error_type, code))
+    expected = _proportions(side, lambda call: (call[0], call[2], call[4]), failed)
+    _assert_close(_as_proportions(by_error), expected, title)
+    # Callers' faults apart, by the code the server answered (the demo's servers answer none).
+    title = "Callers' faults by server"
+    by_code = _vector(_panel(stack, title, source, side), (server, code))
+    _assert_close(_as_proportions(by_code), _proportions(side, lambda call: (call[0], call[4]), caller_fault), title)
 
 
 @pytest.mark.parametrize("side", SIDES)
@@ -356,13 +374,15 @@ REQUEST_TWINS = {
 
 
 def _by_call(result: list[dict[str, Any]]) -> dict[tuple[str, ...], float]:
-    """(source, side, server, outcome, error type) -> value, summed over the other labels."""
+    """(source, side, server, outcome, error type, code) -> value, summed over the other labels."""
     summed: Counter[tuple[str, ...]] = Counter()
     for sample in result:
         labels = sample["metric"]
         outcome = labels.get("mcp_request_outcome", labels.get("tool_outcome", ""))
-        key = (labels["source"], labels["side"], labels["mcp_server_name"], outcome, labels.get("error_type", ""))
-        summed[key] += float(sample["value"][1])
+        error = tuple(labels.get(label, "") for label in ("error_type", "rpc_response_status_code"))
+        summed[(labels["source"], labels["side"], labels["mcp_server_name"], outcome, *error)] += float(
+            sample["value"][1]
+        )
     return dict(summed)
 
 
@@ -401,7 +421,13 @@ def test_every_recording_rule_gives_the_demos_figures(stack: Stack) -> None:
             for side in SIDES:
                 mine = [s for s in result if (s["metric"]["source"], s["metric"]["side"]) == (source, side)]
                 if record.startswith("mcp:tool_calls:"):
-                    labels = ("mcp_server_name", "tool_outcome", "error_type", "mcp_request_cancel_reason")
+                    labels = (
+                        "mcp_server_name",
+                        "tool_outcome",
+                        "error_type",
+                        "mcp_request_cancel_reason",
+                        "rpc_response_status_code",
+                    )
                     expected = _proportions(side, lambda call: call)
                 elif ":tool_calls_valid:" in record:
                     labels, expected = ("mcp_server_name",), _proportions(side, lambda call: (call[0],), valid)
@@ -485,7 +511,7 @@ def test_jaeger_has_each_call_as_one_trace_with_its_client_and_server_span(stack
         if not _is_tool_call(span)
     )
     removals = 2 * sum(n for call, n in EXPECTED["client"].items() if call[0] == "careful")  # two rounds
-    declines = 2 * EXPECTED["client"]["careful", CANCELLED, "", DECLINED]
+    declines = 2 * EXPECTED["client"]["careful", CANCELLED, "", DECLINED, ""]
     assert others == Counter(
         {(name, kind, "ok"): len(SERVERS) for name in ("initialize", "tools/list") for kind in ("client", "server")}
         | {(ELICITATION, kind, OK): removals - declines for kind in ("client", "server")}
@@ -506,12 +532,15 @@ def test_jaeger_has_each_call_as_one_trace_with_its_client_and_server_span(stack
             call = (
                 tags["mcp.server.name"],
                 tags["tool.outcome"],
-                tags.get("error.type", ""),
+                tags.get(ERROR_TYPE, ""),
                 tags.get("tool.cancel.reason", ""),
+                tags.get(RPC_RESPONSE_STATUS_CODE, ""),
             )
             seen[tags["span.kind"]][call] += 1
-            # Only failed calls carry the error tag; a cancelled call is not an error.
-            assert (tags.get("error") is True) == (call[1] == FAILED), (trace["traceID"], tags)
+            # Only failed calls carry the error tag: a cancelled call is not an error, nor on its
+            # server a caller's fault.
+            error = call[1] == FAILED and not (tags["span.kind"] == "server" and caller_fault(call))
+            assert (tags.get("error") is True) == error, (trace["traceID"], tags)
     for side in SIDES:
         assert seen[side] == Counter({call: 2 * n for call, n in EXPECTED[side].items()}), side
 

@@ -6,13 +6,15 @@ processes, making a seeded mix of tool calls (tests/stack/fleet_agent.py) in tas
 each task one trace.
 
 What must hold, however many traces the gateways drop:
-- every call is counted: Prometheus's totals per (side, server, outcome, error type) equal the
-  seeded calls exactly, from both metric sources (the gateways' span metrics, summed over the
-  gateways, and the processes' own histograms);
-- the recording rules give the seeded ratios: over the second round only (as in
-  test_end_to_end.py), with a window of a whole number of span-metric flushes, so that every
-  gateway's series has as many samples in it and Prometheus extrapolates all of them alike
-  (exactly from the processes' histograms, within 1% from the two gateways' span metrics);
+- every call is counted: Prometheus's totals per (side, server, outcome, error type, JSON-RPC
+  code) equal the seeded calls exactly, from both metric sources (the gateways' span metrics,
+  summed over the gateways, and the processes' own histograms);
+- the recording rules and the dashboard's server-fault and callers' faults panels give the seeded
+  ratios (the servers' -32602 answers a caller's fault on both sides, told by its code: on the
+  server's side it has no error type): over the second round only (as in test_end_to_end.py),
+  with a window of a whole number of span-metric flushes, so that every gateway's series has as
+  many samples in it and Prometheus extrapolates all of them alike (exactly from the processes'
+  histograms, within 1% from the two gateways' span metrics);
 - every trace holding a failed call is in Jaeger, complete (the agent's root span, and each call's
   CLIENT span and its server's SERVER span, from the two processes), and no kept trace lacks a
   span (none was split across gateways);
@@ -51,6 +53,7 @@ from mcp_otel.semconv import (
     MCP_SERVER_NAME,
     MCP_SERVER_OPERATION_DURATION,
     METHOD_TOOLS_CALL,
+    RPC_RESPONSE_STATUS_CODE,
     SPAN_KIND_CLIENT,
     SPAN_KIND_LABEL,
     SPAN_KIND_SERVER,
@@ -66,12 +69,15 @@ from tests.harness import MCP_MAJOR, REPO_ROOT
 from tests.processes import LOOPBACK, free_port, running, wait_until
 from tests.servers.tools import RPC_ERROR_CODE, SERVER_ERROR_CODE
 from tests.stack import fleet_agent
+from tests.stack.generated import generate
 from tests.stack.stack import (
     COLLECTOR,
     EDGE_CONFIG,
     GATEWAY_CONFIGS,
     RECORDS,
     Prometheus,
+    caller_fault,
+    dashboards,
     failed,
     inlined,
     jaeger,
@@ -81,6 +87,7 @@ from tests.stack.stack import (
     prometheus,
     server_fault,
     span_tags,
+    substitute,
     valid,
 )
 
@@ -94,19 +101,27 @@ DECISION_WAIT = 3  # seconds: the fleet's calls are short; production's default 
 # The span metrics' flush interval (collector.yaml; test_collector.py pins it).
 FLUSH = float(load_yaml(GATEWAY_CONFIGS[0])["connectors"]["span_metrics"]["metrics_flush_interval"].rstrip("s"))
 OK, FAILED, CANCELLED = ToolOutcome.OK.value, ToolOutcome.FAILED.value, ToolOutcome.CANCELLED.value
-Call = tuple[str, str, str, str, str]  # (side, server, outcome, error type or "", cancel reason or "")
+# (side, server, outcome, error type or "", cancel reason or "", JSON-RPC code the peer answered or "")
+Call = tuple[str, str, str, str, str, str]
 
 # What each kind of call in the plan is, on each side.
 KINDS = {
-    "ok": {"client": (OK, "", ""), "server": (OK, "", "")},
-    "tool_error": {side: (FAILED, ErrorType.TOOL_ERROR, "") for side in ("client", "server")},
-    "rpc_error": {side: (FAILED, str(RPC_ERROR_CODE), "") for side in ("client", "server")},
-    "server_error": {side: (FAILED, str(SERVER_ERROR_CODE), "") for side in ("client", "server")},
-    "crash": {side: (FAILED, "0", "") for side in ("client", "server")},  # the SDK's local code 0
+    "ok": {side: (OK, "", "", "") for side in ("client", "server")},
+    "tool_error": {side: (FAILED, ErrorType.TOOL_ERROR, "", "") for side in ("client", "server")},
+    # A caller's fault (-32602): on the server's side it has its code and no error type (semconv).
+    "rpc_error": {
+        "client": (FAILED, str(RPC_ERROR_CODE), "", str(RPC_ERROR_CODE)),
+        "server": (FAILED, "", "", str(RPC_ERROR_CODE)),
+    },
+    "server_error": {
+        side: (FAILED, str(SERVER_ERROR_CODE), "", str(SERVER_ERROR_CODE)) for side in ("client", "server")
+    },
+    # The SDK's local code 0, on the wire too: not a code either side reports.
+    "crash": {side: (FAILED, "0", "", "") for side in ("client", "server")},
     # The agent stops waiting; its client then tells the server (notifications/cancelled).
     "cancelled": {
-        "client": (CANCELLED, "", CancelReason.CALLER.value),
-        "server": (CANCELLED, "", CancelReason.CLIENT.value),
+        "client": (CANCELLED, "", CancelReason.CALLER.value, ""),
+        "server": (CANCELLED, "", CancelReason.CLIENT.value, ""),
     },
 }
 
@@ -311,16 +326,16 @@ def _flush_times(server: Prometheus) -> list[float]:
     return times
 
 
-CALLS_LABELS = (
-    SPAN_KIND_LABEL,
-    *(prometheus_label(a) for a in (MCP_SERVER_NAME, TOOL_OUTCOME, ERROR_TYPE, MCP_REQUEST_CANCEL_REASON)),
+SDK_LABELS = tuple(
+    prometheus_label(a)
+    for a in (MCP_SERVER_NAME, TOOL_OUTCOME, ERROR_TYPE, MCP_REQUEST_CANCEL_REASON, RPC_RESPONSE_STATUS_CODE)
 )
-SDK_LABELS = tuple(prometheus_label(a) for a in (MCP_SERVER_NAME, TOOL_OUTCOME, ERROR_TYPE, MCP_REQUEST_CANCEL_REASON))
+CALLS_LABELS = (SPAN_KIND_LABEL, *SDK_LABELS)
 TOOLS_CALL = f'{prometheus_label(MCP_METHOD_NAME)}="{METHOD_TOOLS_CALL}"'
 
 
 def _counted(server: Prometheus, at: float) -> dict[str, Counter[Call]]:
-    """Calls per (side, server, outcome, error type, cancel reason) as Prometheus has them, per source."""
+    """Calls per (side, server, outcome, error type, cancel reason, code) as Prometheus has them, per source."""
     span_kind = {SPAN_KIND_CLIENT: "client", SPAN_KIND_SERVER: "server"}
     spans: Counter[Call] = Counter()
     for sample in server.query(f"sum by ({', '.join(CALLS_LABELS)}) ({SPAN_METRICS_CALLS[0]}{{{TOOLS_CALL}}})", at):
@@ -403,14 +418,58 @@ def test_the_rules_give_the_seeded_ratios(tier: Tier, record: str, keep: Any, am
             for s in result
             if s["metric"]["source"] == source
         }
-        assert mine.keys() == expected.keys(), (record, source)
-        for key, value in expected.items():
-            # One process writes each (side, server)'s histograms: exact. Two gateways write the
-            # span metrics, each on its own 15 s clock: the same interval but for scheduling delays
-            # (milliseconds, more on a loaded machine). 1% is still far below any miscount: a
-            # cancel counted as valid, or one gateway's calls missing, moves a ratio by 10% or more.
-            rel = 1e-2 if source == "span_metrics" else 1e-9
-            assert mine[key] == pytest.approx(value, rel=rel, abs=1e-12), (record, source, key, mine)
+        _assert_ratios(mine, expected, (record, source))
+
+
+def _assert_ratios(actual: dict[Any, float], expected: dict[Any, float], what: Any) -> None:
+    """One process writes each (side, server)'s histograms: exact. Two gateways write the span
+    metrics, each on its own 15 s clock: the same interval but for scheduling delays (milliseconds,
+    more on a loaded machine). 1% is still far below any miscount: a cancel counted as valid, a
+    caller's fault as a server fault, or one gateway's calls missing moves a ratio by 10% or more."""
+    assert actual.keys() == expected.keys(), (what, actual)
+    rel = 1e-2 if "span_metrics" in what else 1e-9
+    for key, value in expected.items():
+        assert actual[key] == pytest.approx(value, rel=rel, abs=1e-12), (what, key, actual)
+
+
+PANELS = {
+    panel["title"]: panel
+    for board in dashboards()
+    if board["uid"] == generate.DASHBOARD_UID
+    for panel in board["panels"]
+}
+
+
+@pytest.mark.parametrize("side", ["client", "server"])
+@pytest.mark.parametrize("source", SOURCES)
+def test_the_fault_panels_give_the_seeded_ratios(tier: Tier, source: str, side: str) -> None:
+    """The dashboard's server-fault rate leaves the servers' -32602 answers out; its callers'
+    faults panel shows them, per server and code (here as a share of the server's valid calls)."""
+    server, code = prometheus_label(MCP_SERVER_NAME), prometheus_label(RPC_RESPONSE_STATUS_CODE)
+
+    def query(expr: str) -> list[dict[str, Any]]:
+        pattern = generate.SOURCE_PATTERNS[source]
+        return tier.prometheus.query(substitute(expr, source=pattern, side=side, window=tier.window), tier.at)
+
+    calls = expected_calls(1)
+    (target,) = PANELS["Server-fault rate by server"]["targets"]
+    faults = {s["metric"][server]: float(s["value"][1]) for s in query(target["expr"])}
+    expected = {name: ratio for (mine, name), ratio in _ratios(calls, server_fault, valid).items() if mine == side}
+    _assert_ratios(faults, expected, ("server faults", source, side))
+    valid_calls = f"sum by ({server}) (rate({{{generate.DASHBOARD_CALLS}, {generate.VALID}}}[$__rate_interval]))"
+    valid_rates = {s["metric"][server]: float(s["value"][1]) for s in query(valid_calls)}
+    (target,) = PANELS["Callers' faults by server"]["targets"]
+    shares = {
+        (s["metric"][server], s["metric"][code]): float(s["value"][1]) / valid_rates[s["metric"][server]]
+        for s in query(target["expr"])
+    }
+    expected_shares = {
+        (name, str(RPC_ERROR_CODE)): ratio
+        for (mine, name), ratio in _ratios(calls, caller_fault, valid).items()
+        if mine == side
+    }
+    assert all(expected_shares.values()), expected_shares  # every agent's plan has some
+    _assert_ratios(shares, expected_shares, ("callers' faults", source, side))
 
 
 # --- Traces ---

@@ -1,7 +1,8 @@
 """The Prometheus rules: committed output of the generator, valid, and right on synthetic series
 (grafana/rules/tests, written by hand: cancels excluded, zero traffic gives no series, no failures
-give 0, low traffic does not page, caller faults excluded, fast and slow burns, collector, Tempo
-and in-process metric names)."""
+give 0, low traffic does not page, caller faults excluded by their JSON-RPC code on both sides and
+by error.type on mcp-otel 0.1's points, a failure without either counted, fast and slow burns,
+collector, Tempo and in-process metric names)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, ERROR_TYPE, RPC_RESPONSE_STATUS_CODE, prometheus_label
 from tests.stack.generated import generate
 from tests.stack.stack import PROMETHEUS_CONFIG, RULE_TESTS, RULES, load_yaml, promtool
 
@@ -33,10 +35,28 @@ def test_promtool_unit_tests_pass() -> None:
     assert "SUCCESS" in tested.stdout
 
 
-@pytest.mark.parametrize("label", ["tool_outcome", "mcp_request_outcome"])
-def test_the_unit_tests_fail_when_cancels_count_as_valid(tmp_path: Path, label: str) -> None:
-    """The promtool tests can fail: rules that count cancelled calls (or requests) as valid are caught."""
-    broken = RULES.read_text().replace(f'{label}=~"ok|failed"', f'{label}=~"ok|failed|cancelled"')
+CODES = "|".join(CALLER_FAULT_STATUS_CODES)
+CODE, ERROR = prometheus_label(RPC_RESPONSE_STATUS_CODE), prometheus_label(ERROR_TYPE)
+# Rules gone wrong, each a (text, replacement): the promtool tests must catch every one.
+BROKEN = {
+    "cancelled calls valid": ('tool_outcome=~"ok|failed"', 'tool_outcome=~"ok|failed|cancelled"'),
+    "cancelled requests valid": ('mcp_request_outcome=~"ok|failed"', 'mcp_request_outcome=~"ok|failed|cancelled"'),
+    # A server's caller fault has its code and no error.type; mcp-otel 0.1's points the reverse.
+    "caller faults by error.type alone": (f'{CODE}!~"{CODES}", ', ""),
+    "caller faults by the code alone": (f', {ERROR}!~"{CODES}"', ""),
+    "a failure without error.type not a fault": (f'{ERROR}!~"{CODES}"', f'{ERROR}=~".+", {ERROR}!~"{CODES}"'),
+    "calls' record drops the code": (
+        f"{ERROR}, {CODE}, mcp_request_cancel_reason)",
+        f"{ERROR}, mcp_request_cancel_reason)",
+    ),
+    "requests' record drops the code": (f"mcp_request_outcome, {ERROR}, {CODE})", f"mcp_request_outcome, {ERROR})"),
+}
+
+
+@pytest.mark.parametrize(("text", "replacement"), BROKEN.values(), ids=BROKEN)
+def test_the_unit_tests_fail_on_broken_rules(tmp_path: Path, text: str, replacement: str) -> None:
+    """The promtool tests can fail: each way the rules could miscount is caught."""
+    broken = RULES.read_text().replace(text, replacement)
     assert broken != RULES.read_text()
     (tmp_path / "tests").mkdir()
     (tmp_path / RULES.name).write_text(broken)
