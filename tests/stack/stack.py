@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, ToolOutcome
+from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, MCP_METHOD_NAME, METHOD_CANCELLED, ToolOutcome
 from tests.harness import REPO_ROOT
 from tests.processes import LOOPBACK, free_port, missing, running, wait_until
 
@@ -180,6 +180,16 @@ def jaeger_api(url: str, path: str, **params: Any) -> Any:
 def span_tags(span: dict[str, Any]) -> dict[str, Any]:
     """A span's tags as Jaeger's API gives them, by key."""
     return {tag["key"]: tag["value"] for tag in span["tags"]}
+
+
+# How MCP's notification methods begin (notifications/cancelled, notifications/initialized ...).
+NOTIFICATIONS = METHOD_CANCELLED.split("/")[0] + "/"
+
+
+def is_notification(span: dict[str, Any]) -> bool:
+    """A notification's span (Jaeger's API): no answer, no outcome; the tests' request counts and
+    trace shapes leave them out."""
+    return str(span_tags(span).get(MCP_METHOD_NAME, "")).startswith(NOTIFICATIONS)
 
 
 def substitute(expr: str, *, source: str, side: str, window: str, min_calls: int = 1) -> str:

@@ -35,6 +35,7 @@ from tests.stack.stack import (
     GATEWAY_CONFIGS,
     JAEGER,
     JAEGER_CONFIG,
+    NOTIFICATIONS,
     load_yaml,
     merged_yaml,
     program,
@@ -135,6 +136,8 @@ def test_only_our_request_spans_become_span_metrics_and_every_trace_is_kept() ->
     assert conditions == [
         f'instrumentation_scope.name != "{INSTRUMENTATION_SCOPE}"',
         f'attributes["{MCP_METHOD_NAME}"] == nil',
+        # A notification has no answer and no outcome: not a request (rule 5 would make it ok).
+        f'IsMatch(attributes["{MCP_METHOD_NAME}"], "^{NOTIFICATIONS}")',
         # An input round or a task creation has no outcome: not a call to count (or derive one for).
         f'attributes["{MCP_REQUEST_RESULT_TYPE}"] != nil',
     ]

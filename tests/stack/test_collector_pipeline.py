@@ -1,7 +1,8 @@
 """The collector's span-metrics branch on its own: which spans become span metrics (mcp-otel's
-request spans, every method, not those answered with no result yet), the outcome a span without
-one gets (ADR-191 rule 5: from tool.outcome where an older version wrote only that, else from its
-status), and a server's caller fault counted by its JSON-RPC code (it has no error.type)."""
+request spans, every method; not notifications, nor requests answered with no result yet), the
+outcome a span without one gets (ADR-191 rule 5: from tool.outcome where an older version wrote
+only that, else from its status), and a server's caller fault counted by its JSON-RPC code (it has
+no error.type)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from mcp_otel.semconv import (
     MCP_REQUEST_OUTCOME,
     MCP_REQUEST_RESULT_TYPE,
     MCP_SERVER_NAME,
+    METHOD_CANCELLED,
     METHOD_SERVER_DISCOVER,
     METHOD_TOOLS_CALL,
     NEGOTIATION_CODES,
@@ -94,6 +96,10 @@ def _send_spans(endpoint: str) -> None:
     # The client's side of a server's failure: its error.type is the code.
     failure = {**fault, ERROR_TYPE: "-32603", RPC_RESPONSE_STATUS_CODE: "-32603"}
     span(ours, "tools/call t", {**call, **failure}, error=True)
+    # A notification, both sides: no answer, no outcome, not a request to count.
+    notification = {MCP_METHOD_NAME: METHOD_CANCELLED, MCP_SERVER_NAME: "notification"}
+    for kind in (SpanKind.CLIENT, SpanKind.SERVER):
+        span(ours, METHOD_CANCELLED, notification, kind=kind)
     # Answered with no result yet, by a JSON-RPC error that says so: no outcome, no call to count.
     unfinished = {MCP_SERVER_NAME: "unfinished"}
     span(
@@ -153,7 +159,8 @@ def _wait_for_series(server: Prometheus, log: Path) -> dict[tuple[str, ...], flo
 
 
 def test_only_our_request_spans_become_span_metrics(span_metrics: dict[tuple[str, ...], float]) -> None:
-    # Not "theirs", "no-method" or "unfinished" (-32042, a server/discover probe's negotiation).
+    # Not "theirs", "no-method", "notification" or "unfinished" (-32042, a server/discover probe's
+    # negotiation).
     assert {server for server, *_ in span_metrics} == {"current", "tool-only", "legacy"}
 
 
