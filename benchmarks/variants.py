@@ -141,7 +141,14 @@ END_ATTRIBUTES = {
     "tools/call": {"mcp.request.outcome": "ok", "tool.outcome": "ok"},
     "resources/read": {"mcp.request.outcome": "ok"},
 }
-_POINTED = ("mcp.method.name", "gen_ai.tool.name", "mcp.server.name", "network.transport", "mcp.protocol.version")
+_POINTED = (
+    "mcp.method.name",
+    "gen_ai.operation.name",
+    "gen_ai.tool.name",
+    "mcp.server.name",
+    "network.transport",
+    "mcp.protocol.version",
+)
 POINT_ATTRIBUTES = {
     operation: {key: value for key, value in attributes.items() if key in _POINTED} | END_ATTRIBUTES[operation]
     for operation, attributes in SPAN_ATTRIBUTES.items()

@@ -61,6 +61,8 @@ def show(server_spans: list[dict[str, Any]]) -> None:
     for span in exporter.get_finished_spans():
         if span.instrumentation_scope is None or span.instrumentation_scope.name != "mcp_otel":
             continue  # another instrumentation's
+        if span.name.startswith("notifications/"):
+            continue  # a notification: spans of its own, no outcome (docs/spans.md)
         context = span.get_span_context()
         server = by_parent.get(f"0x{context.span_id:016x}")
         joined = server is not None and server["context"]["trace_id"] == f"0x{context.trace_id:032x}"

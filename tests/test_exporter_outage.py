@@ -124,4 +124,7 @@ def test_an_outage_changes_nothing_the_agent_sees(working: str, hanging: str, ou
         assert down["median_call_seconds"] <= 1.5 * fine["median_call_seconds"] + 0.0005
         # Exit: the OTLP exporters get one export timeout in all (the SDK alone would wait out the
         # export in flight, then the timeout again for the last spans and the last metrics).
-        assert down_seconds - fine_seconds <= EXPORT_TIMEOUT + 1.0, (outage, down_seconds, fine_seconds)
+        # The slack grows with the run's own length: on a loaded machine a run's wall time drifts
+        # by a share of itself (an unbounded exit would add up to 3 timeouts, above this).
+        slack = max(1.0, 0.2 * fine_seconds)
+        assert down_seconds - fine_seconds <= EXPORT_TIMEOUT + slack, (outage, down_seconds, fine_seconds)

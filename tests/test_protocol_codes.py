@@ -17,12 +17,12 @@ capability               a client that declared no roots capability        recei
 protocol version         request at a version it does not serve), and      (as -32042, ``negotiation``); on
                          ``initialize`` on a 2026-07-28 connection         anything else as -32021
 -32601 to the probe      the TypeScript SDK's server (server-everything)   negotiation
--32602 / -32600 to the   an mcp 1.x server, stdio / streamable HTTP (the   negotiation, as -32601 (xfail: src
-probe                    mcp 2.x client then falls back to initialize)     records a failure)
+-32602 / -32600 to the   an mcp 1.x server, stdio / streamable HTTP (the   negotiation, as -32601
+probe                    mcp 2.x client then falls back to initialize)
 =======================  ===============================================  ===================================
 
-Tests marked xfail (strict) state what the issue requires where src does not do it yet; each
-reason names the defect.
+Tests marked xfail (strict) state what is not done yet (a request mcp 2.x refuses before its
+runner has no SERVER span); each reason names the gap.
 """
 
 from __future__ import annotations
@@ -104,25 +104,10 @@ MODERN_VERSION = "2026-07-28"
 
 # The defects the xfail tests below show (see the report that came with this file).
 NO_SPAN_BEFORE_THE_RUNNER = (
-    "src defect: mcp 2.x answers this request before ServerRunner._on_request, the only server hook of "
+    "not done: mcp 2.x answers this request before ServerRunner._on_request, the only server hook of "
     "src/mcp_otel/frontends/mcp2.py (the 2026-07-28 envelope check and era lock in "
     "mcp.server.runner._serve_modern_stream's on_request; mcp.server._streamable_http_modern."
     "handle_modern_request over HTTP): the request has no SERVER span and no server duration point"
-)
-MCP1_PROBE_ANSWERS = (
-    "an mcp 1.x server answers server/discover -32602 over stdio (BaseSession._receive_loop: the request "
-    "does not validate as a ClientRequest) and -32600 'Bad Request: Missing session ID' over streamable "
-    "HTTP; classify.not_done takes only -32601/-32022 (semconv.NEGOTIATION_CODES) as negotiation"
-)
-MCP1_PROBE_IS_A_FAILURE = (
-    f"src defect: {MCP1_PROBE_ANSWERS}, so the mcp 2.x client's probe before it falls back is a failed "
-    "request (ERROR, error.type, a client duration point) with no mcp.server.name: report shows a failed "
-    "'(unknown)' server"
-)
-MCP1_PROBE_FAILS_ON_THE_SERVER = (
-    f"src defect: {MCP1_PROBE_ANSWERS}, so the mcp 1.x server's SERVER span for the probe is a failed "
-    "request (the caller's fault) where frontends/mcp1.py records one (its refused-request hook), and "
-    "there is none at all without that hook (Server._handle_request never sees the request)"
 )
 
 
@@ -804,7 +789,6 @@ async def test_the_client_falls_back_from_an_mcp1_server_and_goes_on(
 
 @pytest.mark.mcp2
 @needs_peer
-@pytest.mark.xfail(strict=True, reason=MCP1_PROBE_IS_A_FAILURE)
 @pytest.mark.parametrize("transport", [STDIO, HTTP])
 async def test_the_probe_to_an_mcp1_server_is_negotiation_not_a_failure(
     transport: str, telemetry: Telemetry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -818,7 +802,6 @@ async def test_the_probe_to_an_mcp1_server_is_negotiation_not_a_failure(
 
 @pytest.mark.mcp2
 @needs_peer
-@pytest.mark.xfail(strict=True, reason=MCP1_PROBE_FAILS_ON_THE_SERVER)
 async def test_the_mcp1_servers_span_for_the_probe_is_negotiation(telemetry: Telemetry, tmp_path: Path) -> None:
     """Over stdio (over HTTP the mcp 1.x transport refuses the probe before JSON-RPC: no session)."""
     span_file = await _fall_back_and_call(STDIO, telemetry, tmp_path)

@@ -21,6 +21,7 @@ from mcp_otel.fields import field
 from mcp_otel.messages import SessionFacts
 from mcp_otel.outcome import bounded
 from mcp_otel.semconv import (
+    FREQUENT_NOTIFICATIONS,
     GEN_AI_OPERATION_NAME,
     GEN_AI_PROMPT_NAME,
     GEN_AI_TOOL_NAME,
@@ -34,6 +35,7 @@ from mcp_otel.semconv import (
     MCP_SESSION_ID,
     METHOD_PROMPTS_GET,
     METHOD_TOOLS_CALL,
+    NOTIFICATION_PREFIX,
     OPERATION_EXECUTE_TOOL,
     RESOURCE_URI_METHODS,
 )
@@ -123,6 +125,16 @@ def _request(method: Any, target: Any, uri: Any, name_limit: int, content_limit:
     target = None if target is None else bounded(str(target), name_limit)
     uri = None if uri is None else bounded(str(uri), content_limit)
     return Request(method, target, uri, _span_name(method, target))
+
+
+def traced_notification(method: Any, settings: Settings) -> bool:
+    """Whether a notification of ``method`` gets a span: every one, but progress and log messages
+    only with ``trace_progress_and_logs`` (they come by the hundred)."""
+    return (
+        method.__class__ is str
+        and method.startswith(NOTIFICATION_PREFIX)
+        and (method not in FREQUENT_NOTIFICATIONS or settings.trace_progress_and_logs)
+    )
 
 
 def _span_name(method: str, target: str | None) -> str:

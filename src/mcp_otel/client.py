@@ -35,7 +35,7 @@ from opentelemetry import context, trace
 from opentelemetry.trace import Span, SpanKind, Tracer
 
 from mcp_otel import binding, messages
-from mcp_otel.attributes import AttributeCache, Request, SettledSessions, session_attributes
+from mcp_otel.attributes import AttributeCache, Request, SettledSessions, session_attributes, traced_notification
 from mcp_otel.classify import (
     classify_answer,
     classify_client_exception,
@@ -59,6 +59,7 @@ from mcp_otel.semconv import (
     MCP_PROTOCOL_VERSION,
     MCP_REQUEST_INPUT_METHODS,
     MCP_REQUEST_ROUNDS,
+    METHOD_CANCELLED,
     METHOD_ELICITATION_CREATE,
     METHOD_INITIALIZE,
     METHOD_SERVER_DISCOVER,
@@ -97,6 +98,9 @@ class ClientCall(Call):
 ACTIVE_CALL: ContextVar[ClientCall | None] = ContextVar("mcp_otel_client_call", default=None)
 # The request being sent in this task: lets a front end's hook on the SDK's send path find it.
 SENDING: ContextVar[ClientCall | None] = ContextVar("mcp_otel_sending", default=None)
+# A session's send of a notification is under way here, its span made: the SDK's own send
+# underneath (mcp 2.x's dispatcher) makes none.
+NOTIFYING: ContextVar[bool] = ContextVar("mcp_otel_notifying", default=False)
 
 # How a request starts (see ClientInstrumentation.traced): its call (``None``: none of ours) and
 # the arguments to send it with, given (wrapped, instance, args, kwargs) as the patch got them.
@@ -447,6 +451,10 @@ class ClientInstrumentation:
     async def send_notification(
         self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
+        """A session sends a typed notification (mcp 1.x ``BaseSession``, either side; mcp 2.x
+        ``ClientSession``): a cancel of a call in flight is noted on it, and the notification has
+        its CLIENT span, around the send."""
+        span = None
         try:
             notification = args[0] if args else kwargs.get("notification")
             request_id = messages.cancelled_request_id(notification)
@@ -454,9 +462,78 @@ class ClientInstrumentation:
                 call = self._inflight.get((id(instance), str(request_id)))
                 if call is not None:
                     call.cancel_sent = True
+            span = self.notification_span(instance, *messages.notification_of(notification))
         except Exception as exc:
             report_once("could not inspect an outgoing notification", exc)
-        return await wrapped(*args, **kwargs)
+        return await self._sending_notification(span, wrapped, args, kwargs)
+
+    async def notify(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """mcp 2.x: a dispatcher sends a notification by method and params (a server's progress, log
+        and change notifications, the client's own cancel of a request it stopped waiting for):
+        its CLIENT span around the send, unless a session's send above made it."""
+        if NOTIFYING.get():
+            return await wrapped(*args, **kwargs)
+        span = None
+        try:
+            method, params = binding.arguments_of(wrapped, args, kwargs, "method", "params")
+            span = self.notification_span(None, method, params)
+        except Exception as exc:
+            report_once("could not inspect an outgoing notification", exc)
+        return await self._sending_notification(span, wrapped, args, kwargs)
+
+    @staticmethod
+    async def _sending_notification(
+        span: Span | None, wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        """Send with ``span`` current (an SDK that puts the context in ``_meta`` puts it there, so
+        the receiver's span is its child), and no other span made by a send underneath."""
+        notifying = NOTIFYING.set(True)
+        current = None if span is None else context.attach(trace.set_span_in_context(span))
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            if current is not None:
+                context.detach(current)
+            NOTIFYING.reset(notifying)
+            if span is not None:
+                span.end()
+
+    def notification_span(self, session: Any, method: Any, params: Any) -> Span | None:
+        """The CLIENT span of a notification ``session`` sends (``None``: the session is not known
+        here), started, or ``None`` for a notification not traced. Its parent is the call a cancel
+        names (sent from here), else the current span (the handler's, for the progress of the
+        request it handles, or a log message); its attributes are those of a request on its
+        session, or of the request being handled."""
+        if not traced_notification(method, self.settings):
+            return None
+        request = Request.of(method, params, self.settings)
+        call = None
+        if method == METHOD_CANCELLED and (concerned := messages.concerned_request_id(method, params)) is not None:
+            call = self._call_sending(session, concerned)
+            if call is not None:
+                session = call.session
+        parent = None if call is None else trace.set_span_in_context(call.span, context.Context())
+        attributes: Mapping[str, Any]
+        if session is not None and messages.is_client_session(session):
+            attributes = self._client_attributes(session, request)[0]
+        else:  # a server's: of the request it handles, if any
+            attributes = self._server_attributes(request)
+        return self._lifecycle.notification(SpanKind.CLIENT, request, attributes, parent=parent)
+
+    def _call_sending(self, session: Any, request_id: Any) -> ClientCall | None:
+        """The call in flight a notification names: on ``session``, or (no session known) the one
+        this task sends."""
+        if session is not None:
+            return self._inflight.get((id(session), str(request_id)))
+        for call in (SENDING.get(), ACTIVE_CALL.get()):
+            if call is not None and call.request_id == str(request_id):
+                return call
+        return None
+
+    def sent_span(self, session: Any, request_id: Any) -> Span | None:
+        """The span of the request ``session`` sent with ``request_id``, while in flight."""
+        call = self._inflight.get((id(session), str(request_id)))
+        return None if call is None else call.span
 
     # --- transports -------------------------------------------------------------------------
 

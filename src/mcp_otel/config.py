@@ -63,6 +63,9 @@ class Settings:
     # Put mcp.resource.uri on operation-duration points (opt-in per the conventions: URIs can be
     # unbounded); bounded like tool names.
     metrics_resource_uri: bool = False
+    # Spans for notifications/progress and notifications/message too (the other notifications
+    # always have theirs): a long call can send hundreds.
+    trace_progress_and_logs: bool = False
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -134,4 +137,5 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "max_content_length": _parse_positive_int,
     "max_metric_names": _parse_positive_int,
     "metrics_resource_uri": _parse_bool,
+    "trace_progress_and_logs": _parse_bool,
 }

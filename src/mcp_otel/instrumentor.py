@@ -53,7 +53,9 @@ class McpInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             client = ClientInstrumentation(tracer, metrics, settings, transports, abandoned)
             # The client side learns from the other two: an agent's answer to its server's input
             # request (the person's no), and a client session's end (tasks it still follows).
-            server = ServerInstrumentation(tracer, metrics, settings, transports, client.input_declined)
+            server = ServerInstrumentation(
+                tracer, metrics, settings, transports, client.input_declined, client.sent_span
+            )
             sessions = SessionInstrumentation(metrics, settings, client.session_closed)
             # Each front end patches where its SDK sends and handles requests; the sides patch
             # what both majors share. The other major's targets are missing, and skipped.

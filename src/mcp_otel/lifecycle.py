@@ -77,15 +77,42 @@ class Lifecycle:
         name = request.name or request.span_name()  # made with the request (no call), or now
         if metric_attributes is None:
             metric_attributes = self._metrics.attributes(attributes)
-        conversation = baggage.get_baggage(GEN_AI_CONVERSATION_ID, parent)
-        if conversation is not None:  # rare: attributes are shared, so a copy
-            attributes = {**attributes, GEN_AI_CONVERSATION_ID: bounded(str(conversation), MAX_CONVERSATION_ID)}
+        attributes = self._in_conversation(attributes, parent)
         span = self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes, links=links)
         call = call_type()
         call.kind, call.method, call.span, call.finished = kind, request.method, span, False
         call.metric_attributes = metric_attributes
         call.started = time.perf_counter()
         return call
+
+    def notification(
+        self,
+        kind: SpanKind,
+        request: Request,
+        attributes: Mapping[str, Any],
+        *,
+        parent: Context | None = None,
+        links: Sequence[Link] | None = None,
+    ) -> Span:
+        """Start the span of a notification sent (CLIENT) or received (SERVER); its caller ends
+        it. A notification has no answer: no outcome, no duration point, only its span."""
+        return self._tracer.start_span(
+            request.name or request.span_name(),
+            context=parent,
+            kind=kind,
+            attributes=self._in_conversation(attributes, parent),
+            links=links,
+        )
+
+    @staticmethod
+    def _in_conversation(attributes: Mapping[str, Any], parent: Context | None) -> Mapping[str, Any]:
+        """``attributes`` with the conversation in the context's baggage (``gen_ai.conversation.id``:
+        the sender's own, or what came in ``_meta``), if any."""
+        conversation = baggage.get_baggage(GEN_AI_CONVERSATION_ID, parent)
+        if conversation is None:
+            return attributes
+        # Rare: attributes are shared, so a copy.
+        return {**attributes, GEN_AI_CONVERSATION_ID: bounded(str(conversation), MAX_CONVERSATION_ID)}
 
     def finish(
         self, call: Call, classify: Classify, late: Mapping[str, Any] | None = None, facts: tuple[Any, ...] = ()

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from mcp_otel.classify import RpcError
 from mcp_otel.fields import field
-from mcp_otel.semconv import METHOD_CANCELLED
+from mcp_otel.semconv import METHOD_CANCELLED, METHOD_PROGRESS
 
 
 class SessionFacts(NamedTuple):
@@ -116,6 +116,29 @@ def cancelled_request_id(notification: Any) -> Any:
     if request_id is None:
         request_id = getattr(params, "requestId", None)  # mcp 1.x
     return request_id
+
+
+def notification_of(notification: Any) -> tuple[Any, Any]:
+    """A typed notification's method and params (mcp 1.x wraps it in a ``RootModel``)."""
+    root = getattr(notification, "root", notification)
+    return getattr(root, "method", None), getattr(root, "params", None)
+
+
+def concerned_request_id(method: Any, params: Any) -> Any:
+    """The request a notification is about, by its id: ``notifications/cancelled``'s
+    ``requestId``, ``notifications/progress``'s ``progressToken`` (both SDKs send a request's own
+    id as its token); ``None`` for other notifications. ``params``: a wire dict or a model."""
+    if method == METHOD_CANCELLED:
+        names = ("requestId", "request_id")
+    elif method == METHOD_PROGRESS:
+        names = ("progressToken", "progress_token")
+    else:
+        return None
+    for name in names:
+        found = field(params, name)
+        if found is not None:
+            return found
+    return None
 
 
 class ServerRequest(NamedTuple):

@@ -111,11 +111,18 @@ METHOD_TASKS_CANCEL: Final = "tasks/cancel"
 TASKS_METHOD_PREFIX: Final = "tasks/"  # the requests about a task (params.taskId)
 # The notification a request's sender cancels it with (params.requestId, params.reason).
 METHOD_CANCELLED: Final = "notifications/cancelled"
+# A request's progress (params.progressToken: the SDKs use the request's own id) and a log message.
+METHOD_PROGRESS: Final = "notifications/progress"
+METHOD_LOG_MESSAGE: Final = "notifications/message"
+NOTIFICATION_PREFIX: Final = "notifications/"
+# Notifications that come by the hundred: spans of theirs only with trace_progress_and_logs.
+FREQUENT_NOTIFICATIONS: Final = frozenset({METHOD_PROGRESS, METHOD_LOG_MESSAGE})
 # Requests a server makes for input mid-call (a person may answer them; 2026-07-28 embeds them
 # in InputRequiredResult).
 INPUT_METHODS: Final = frozenset({METHOD_ELICITATION_CREATE, METHOD_SAMPLING_CREATE_MESSAGE, METHOD_ROOTS_LIST})
-# The request methods the MCP specification defines (2025-11-25 and 2026-07-28, both directions):
-# always admitted as metric values; any other method name is bounded like a tool name.
+# The request and notification methods the MCP specification defines (2025-11-25 and 2026-07-28,
+# both directions): always admitted as metric values; any other method name is bounded like a
+# tool name.
 KNOWN_METHODS: Final = frozenset(
     {
         METHOD_INITIALIZE,
@@ -140,10 +147,23 @@ KNOWN_METHODS: Final = frozenset(
         METHOD_TASKS_RESULT,
         "tasks/list",
         METHOD_TASKS_CANCEL,
+        METHOD_CANCELLED,
+        "notifications/initialized",
+        METHOD_PROGRESS,
+        METHOD_LOG_MESSAGE,
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+        "notifications/prompts/list_changed",
+        "notifications/tools/list_changed",
+        "notifications/roots/list_changed",
+        "notifications/subscriptions/acknowledged",
+        "notifications/tasks/status",
     }
 )
 # Methods whose span carries mcp.resource.uri (mcp.md: conditionally required).
-RESOURCE_URI_METHODS: Final = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
+RESOURCE_URI_METHODS: Final = frozenset(
+    {"resources/read", "resources/subscribe", "resources/unsubscribe", "notifications/resources/updated"}
+)
 OPERATION_EXECUTE_TOOL: Final = "execute_tool"
 TRANSPORT_PIPE: Final = "pipe"  # stdio
 TRANSPORT_TCP: Final = "tcp"  # streamable HTTP, SSE
@@ -158,8 +178,10 @@ CALLER_FAULT_CODES: Final = frozenset({-32700, -32600, -32601, -32602, -32002, -
 # then); a request answered with it has no result yet (``input_required``), it did not fail.
 URL_ELICITATION_REQUIRED_CODE: Final = -32042
 # A ``server/discover`` probe answered with these is a version negotiation step: the client falls
-# back to ``initialize`` (-32601: an older server) or to a version the server names (-32022).
-NEGOTIATION_CODES: Final = frozenset({-32601, -32022})
+# back to ``initialize``, or probes again at a version the server names (-32022). Older servers
+# answer -32601 (the TypeScript SDK), -32602 (mcp 1.x over stdio: params it cannot validate) or
+# -32600 (mcp 1.x over HTTP: a request without a session).
+NEGOTIATION_CODES: Final = frozenset({-32600, -32601, -32602, -32022})
 # The code a client answers sampling/createMessage with when the person rejected it (MCP
 # 2025-11-25 client/sampling, "Error Handling": -1 "User rejected sampling request").
 USER_REJECTED_CODE: Final = -1

@@ -20,12 +20,19 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Link, SpanContext, SpanKind, Tracer
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Tracer
 
-from mcp_otel import messages
-from mcp_otel.attributes import AttributeCache, Request, request_attributes, round_attributes
+from mcp_otel import binding, messages
+from mcp_otel.attributes import (
+    AttributeCache,
+    Request,
+    request_attributes,
+    round_attributes,
+    traced_notification,
+)
 from mcp_otel.classify import (
     RpcError,
+    classify_server_call,
     declined_in,
     elicitation_action,
     is_declined_answer,
@@ -49,6 +56,7 @@ from mcp_otel.semconv import (
     MCP_SERVER_NAME,
     MCP_SERVER_VERSION,
     MCP_SESSION_ID,
+    METHOD_CANCELLED,
     METHOD_ELICITATION_CREATE,
     METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
@@ -122,6 +130,7 @@ class ServerInstrumentation:
         settings: Settings,
         transports: TransportRegistry,
         input_declined: Callable[[Any, int], None] = lambda session, trace_id: None,
+        sent_span: Callable[[Any, Any], Span | None] = lambda session, request_id: None,
     ) -> None:
         self.settings = settings
         self._metrics = metrics
@@ -130,6 +139,11 @@ class ServerInstrumentation:
         # An agent answered its server's input request with the person's no: (session, the
         # request's trace id) go to the client side, whose call in flight asked for it.
         self._input_declined = input_declined
+        # The span of a request a session sent, while in flight (the client side's): what a
+        # progress notification received is about.
+        self._sent_span = sent_span
+        # (id(owner), request id) -> the call being handled: what a cancel received is about.
+        self._handling: dict[tuple[int, str], ServerCall] = {}
         self._cache = AttributeCache()
         self._propagator = MetaPropagator()
 
@@ -152,9 +166,15 @@ class ServerInstrumentation:
         returned, raised); ``answer`` is the result the request was answered with. The last four
         are a patch's, in wrapt's order: a front end binds the first three with ``partial`` and
         patches with that, no call of its own between."""
+        held = None  # (owner, request id) while it is handled, for a cancel to find it
         try:
             found = facts(wrapped, instance, args, kwargs)
-            call = None if found is None else self._call(*found)
+            call = None
+            if found is not None:
+                call = self._call(*found)
+                if (request_id := found[0].request_id).__class__ in (int, str):
+                    held = (id(call.owner), str(request_id))
+                    self._handling[held] = call
         except Exception as exc:
             report_once("could not start a server span", exc)
             call = None
@@ -176,8 +196,73 @@ class ServerInstrumentation:
         finally:
             otel_context.detach(context_token)
             ACTIVE_SERVER_CALL.reset(call_token)
+            if held is not None:
+                self._handling.pop(held, None)
         self._finish(call, outcome, result, None, answer)
         return result
+
+    async def notified(
+        self,
+        read: Callable[[Any, Any, Any, Any], messages.ServerRequest],
+        wrapped: Any,
+        owner: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """Run the SDK's handling of one notification (``(dctx, method, params)``, mcp 2.x) inside
+        its SERVER span; ``read(owner, dctx, method, params)`` reads it as a request."""
+        span = None
+        try:
+            dctx, method, params = binding.arguments_of(wrapped, args, kwargs, "dctx", "method", "params")
+            span = self.notification_span(read(owner, dctx, method, params), owner)
+        except Exception as exc:
+            report_once("could not start a notification's span", exc)
+        if span is None:
+            return await wrapped(*args, **kwargs)
+        token = otel_context.attach(trace.set_span_in_context(span))
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            otel_context.detach(token)
+            span.end()
+
+    def notification_span(self, incoming: messages.ServerRequest, owner: Any) -> Span | None:
+        """The SERVER span of a notification ``owner`` received (a server's connection, or a
+        client's session from its server), started, or ``None`` for one not traced. Its parent is
+        the sender's context in ``params._meta`` (as a request's), else the request it concerns:
+        a cancel's, handled here; a progress report's, sent from here (request ids are the
+        sender's own: each direction has its own)."""
+        method = incoming.method
+        if not traced_notification(method, self.settings):
+            return None
+        request = Request.of(method, incoming.params, self.settings)
+        _, parent, links = self._parent_and_links(incoming.meta)
+        if parent is None and not links:
+            concerned = messages.concerned_request_id(method, incoming.params)
+            span = None
+            if concerned is not None and method == METHOD_CANCELLED:
+                handled = self._handling.get((id(owner), str(concerned)))
+                span = None if handled is None else handled.span
+            elif concerned is not None:
+                span = self._sent_span(owner, concerned)
+            parent = trace.set_span_in_context(span, otel_context.Context()) if span is not None else None
+        attributes, _ = self._attributes(incoming, request)
+        return self._lifecycle.notification(SpanKind.SERVER, request, attributes, parent=parent, links=links)
+
+    def refused(self, incoming: messages.ServerRequest, code: int) -> None:
+        """A request the SDK answered ``code`` before any handler saw it (mcp 1.x: params it could
+        not validate): its SERVER span, opened and finished at once with that answer."""
+        try:
+            request = Request.of(incoming.method, None, self.settings)
+            _, parent, links = self._parent_and_links(incoming.meta)
+            attributes, metric_attributes = self._attributes(incoming, request)
+            call = self._lifecycle.open(
+                ServerCall, SpanKind.SERVER, request, attributes, metric_attributes, parent=parent, links=links
+            )
+            error = RpcError(code, "")
+            self._lifecycle.finish(call, lambda: classify_server_call(rpc_error=error, method=request.method))
+        except Exception as exc:
+            report_once("could not record a request the SDK refused", exc)
 
     def _call(self, incoming: messages.ServerRequest, owner: Any, dispatch: Any) -> ServerCall:
         request = Request.of(incoming.method, incoming.params, self.settings)

@@ -87,3 +87,8 @@ def wait_for(path: Path, predicate: Any, timeout: float = 15.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{path}: not written in {timeout} s: {documents(path)[-3:]}")
         time.sleep(0.1)
+
+
+def requests(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The spans of requests: a notification has spans of its own (tests/test_notifications.py)."""
+    return [span for span in spans if not span["attributes"].get("mcp.method.name", "").startswith("notifications/")]

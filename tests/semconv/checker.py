@@ -20,7 +20,7 @@ EXECUTE_TOOL = "execute_tool"
 # The codes the documented differences are about (mcp_model.json "differences").
 CALLER_CODES_2026 = {"-32020", "-32021", "-32022"}
 NOT_DONE = {"-32042": "input_required"}
-NEGOTIATION = ({"-32601", "-32022"}, "negotiation")
+NEGOTIATION = ({"-32600", "-32601", "-32602", "-32022"}, "negotiation")
 
 
 @dataclass(frozen=True)

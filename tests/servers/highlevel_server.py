@@ -6,7 +6,8 @@ Tools: ok; fails (raises ValueError: the SDK answers an isError result); rejects
 SDK's MCP error -32602: 1.x FastMCP still answers isError, 2.x MCPServer a JSON-RPC error);
 faults (the same with -32603, a server fault);
 slow (sleeps `seconds`, default 5); working (a progress notification, then 10 s of sleep); flood
-(`count` progress notifications of `size` characters);
+(`count` progress notifications of `size` characters); chatty (a log message, then two progress
+notifications);
 session (the Mcp-Session-Id header the server received, or "" when there is none); whoami (the
 request's _meta).
 """
@@ -80,6 +81,13 @@ def build_server() -> Any:
         for done in range(count):
             await ctx.report_progress(done, count, "x" * size)
         return "flooded"
+
+    @server.tool()
+    async def chatty(ctx: Context) -> str:  # type: ignore[type-arg]
+        await ctx.info("working on it")
+        for done in (1, 2):
+            await ctx.report_progress(done, 2)
+        return "chatted"
 
     @server.tool()
     def session(ctx: Context) -> str:  # type: ignore[type-arg]

@@ -204,7 +204,7 @@ def test_every_code_is_an_error_of_the_call_on_its_sender(code: int) -> None:
     assert classify(ERR, RpcError(code, "no"), keep_message=False) == CallOutcome.failed(str(code), rpc_code=code)
 
 
-@pytest.mark.parametrize("code", [-32601, -32022])
+@pytest.mark.parametrize("code", [-32600, -32601, -32602, -32022])
 @pytest.mark.parametrize("side", ["client", "server"])
 def test_a_discover_probe_answered_it_is_not_spoken_is_a_negotiation_step(code: int, side: str) -> None:
     """A 2026-07-28 client probes ``server/discover`` first; an older server's -32601 (or the

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
 from mcp_otel import binding, messages
 from mcp_otel.classify import RpcError, classify_answer, classify_callback_crash, classify_server_call, unfinished
 from mcp_otel.client import ACTIVE_CALL, SENDING, ClientCall, Started
+from mcp_otel.fields import field
 from mcp_otel.frontends.sdk import SdkFrontEnd
 from mcp_otel.messages import ServerRequest, SessionFacts, rpc_error_of, session_facts, str_or_none
 from mcp_otel.outcome import Verdict
@@ -136,6 +138,61 @@ def handler_answer(exc: BaseException) -> RpcError:
     return rpc_error_of(exc) or RpcError(0, str(exc))
 
 
+# What mcp 1.x answers a request whose params it cannot validate (its receive loop).
+INVALID_PARAMS_CODE = -32602
+
+
+class Validated:
+    """A session's validator of what it receives (mcp 1.x ``_receive_request_type``,
+    ``_receive_notification_type``: a pydantic model class), telling of each message it validates
+    (``valid``) or refuses (``invalid``, with the message as received) before the session acts on
+    it; the same result or exception either way. Everything else is the model class's own."""
+
+    __slots__ = ("_invalid", "_model", "_valid")
+
+    def __init__(self, model: Any, valid: Callable[[Any], None] | None, invalid: Callable[[Any], None] | None) -> None:
+        self._model, self._valid, self._invalid = model, valid, invalid
+
+    def model_validate(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            validated = self._model.model_validate(obj, *args, **kwargs)
+        except Exception:
+            if self._invalid is not None:
+                _quietly(self._invalid, obj)
+            raise
+        if self._valid is not None:
+            _quietly(self._valid, validated)
+        return validated
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+
+def _quietly(observe: Callable[[Any], None], message: Any) -> None:
+    """Our bookkeeping of a received message: never in the session's way."""
+    try:
+        observe(message)
+    except Exception as exc:
+        report_once("could not observe a received message", exc)
+
+
+def _session_received(session: Any, method: Any, params: Any, request_id: Any) -> ServerRequest:
+    """A message a session received, read as a request (a notification has no id)."""
+    facts = server_session_facts(session) or session_facts(session)
+    return ServerRequest(  # by position (see ServerRequest)
+        method,
+        params,
+        request_id,
+        field(params, "_meta") if isinstance(params, Mapping) else getattr(params, "meta", None),  # meta
+        facts.protocol_version,
+        None,  # session_id (the HTTP request's header is not at hand here)
+        None,  # http_request
+        facts.server_name,
+        facts.server_version,
+        getattr(session, "_write_stream", None),  # write_stream
+    )
+
+
 def server_session_facts(session: Any) -> SessionFacts | None:
     """A ``ServerSession``'s server and negotiated protocol (``None`` for anything else)."""
     options = getattr(session, "_init_options", None)
@@ -170,9 +227,47 @@ class Mcp1FrontEnd(SdkFrontEnd):
             # Inside _handle_request (an inner patch).
             Patch("mcp.shared.session", "RequestResponder.respond", self._respond, optional=True, inner=True),
             # Sessions, both sides.
-            Patch("mcp.shared.session", "BaseSession.__aenter__", self._sessions.enter, optional=True),
+            Patch("mcp.shared.session", "BaseSession.__aenter__", self._session_enter, optional=True),
             Patch("mcp.shared.session", "BaseSession.__aexit__", self._session_exit, optional=True),
         ]
+
+    # --- what a session receives -------------------------------------------------------------
+
+    async def _session_enter(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A session opens: its validators of what it receives are observed (before its receive
+        loop starts), then its duration starts."""
+        try:
+            session = weakref.ref(instance)
+            instance._receive_notification_type = Validated(
+                instance._receive_notification_type, partial(self._notification_received, session), None
+            )
+            if not messages.is_client_session(instance):
+                instance._receive_request_type = Validated(
+                    instance._receive_request_type, None, partial(self._request_refused, session)
+                )
+        except Exception as exc:
+            report_once("could not observe what a session receives", exc)
+        return await self._sessions.enter(wrapped, instance, args, kwargs)
+
+    def _notification_received(self, session_ref: Callable[[], Any], notification: Any) -> None:
+        """A notification the session validated, about to be acted on: its SERVER span (mcp 1.x
+        hands a notification to no function of its own: a cancel is applied in the receive loop)."""
+        session = session_ref()
+        if session is None:
+            return
+        method, params = messages.notification_of(notification)
+        span = self._server.notification_span(_session_received(session, method, params, None), session)
+        if span is not None:
+            span.end()
+
+    def _request_refused(self, session_ref: Callable[[], Any], message: Any) -> None:
+        """A request whose params the server session could not validate: mcp 1.x answers it
+        -32602 at once, before any handler (so before any patch of ours) sees it."""
+        session = session_ref()
+        if session is None or not isinstance(message, Mapping):
+            return
+        incoming = _session_received(session, message.get("method"), message.get("params"), message.get("id"))
+        self._server.refused(incoming, INVALID_PARAMS_CODE)
 
     # --- requests sent ------------------------------------------------------------------------
 

@@ -206,6 +206,18 @@ class Mcp2FrontEnd(SdkFrontEnd):
                 "mcp.client.session", "ClientSession.send_notification", self._client.send_notification, optional=True
             ),
             Patch("mcp.shared.jsonrpc_dispatcher", "otel_span", self._sdk_span, optional=True),
+            # Notifications sent: every dispatcher's send (a session's typed send goes through one).
+            Patch("mcp.shared.jsonrpc_dispatcher", "JSONRPCDispatcher.notify", self._client.notify, optional=True),
+            Patch("mcp.shared.direct_dispatcher", "DirectDispatcher.notify", self._client.notify, optional=True),
+            Patch(
+                "mcp.server._streamable_http_modern",
+                "_SingleExchangeDispatchContext.notify",
+                self._client.notify,
+                optional=True,
+            ),
+            # Notifications received, both sides.
+            Patch("mcp.server.runner", "ServerRunner._on_notify", self._on_notify, optional=True),
+            Patch("mcp.client.session", "ClientSession._on_notify", self._client_on_notify, optional=True),
             # Requests handled (lowlevel Server, MCPServer, fastmcp 4.x: one runner per connection).
             Patch("mcp.server.runner", "ServerRunner._on_request", self._on_request, optional=True),
             Patch("mcp.client.session", "ClientSession._on_request", self._client_on_request, optional=True),
@@ -360,6 +372,12 @@ class Mcp2FrontEnd(SdkFrontEnd):
 
     def _client_on_request(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self._handle(_client_handled_request, wrapped, instance, args, kwargs)
+
+    def _on_notify(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self._server.notified(server_request, wrapped, instance, args, kwargs)
+
+    def _client_on_notify(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self._server.notified(client_received_request, wrapped, instance, args, kwargs)
 
     def _handle(
         self, facts: RequestFacts, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]

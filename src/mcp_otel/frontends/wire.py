@@ -66,7 +66,14 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Link, SpanKind, Tracer
 
 from mcp_otel import messages
-from mcp_otel.attributes import AttributeCache, Attributes, Request, round_attributes, session_attributes
+from mcp_otel.attributes import (
+    AttributeCache,
+    Attributes,
+    Request,
+    round_attributes,
+    session_attributes,
+    traced_notification,
+)
 from mcp_otel.classify import (
     RpcError,
     classify_client_error,
@@ -440,6 +447,7 @@ class WireSession:
             if key is not None:
                 call = self._request(key, method, message.params, from_client, attributes, context)
                 return key if call is not None else None
+            self._notified(method, message.params, from_client, context)  # while a cancelled call is in flight
             if method == METHOD_CANCELLED:
                 self._cancelled(message.params, from_client)
         elif key is not None and (message.result is not msgspec.UNSET or message.error is not msgspec.UNSET):
@@ -538,6 +546,28 @@ class WireSession:
         if not self._settings.trust_remote_context:
             return Context(), [Link(span_context)]
         return remote, []
+
+    def _notified(self, method: str, params: Any, from_client: bool, context: Mapping[str, str] | None = None) -> None:
+        """A notification: its span, as the side we stand in for would make it (a SERVER span
+        where it receives it, a CLIENT span where it sends it), ended at once. Its parent: the
+        sender's context in ``_meta`` (received), else the request it concerns (a cancel names its
+        sender's request, a progress report the other side's), else none (never the proxy's)."""
+        if not traced_notification(method, self._settings):
+            return
+        params = params if isinstance(params, dict) else None
+        request = Request.of(method, params, self._settings)
+        receives = self._receives(from_client)
+        parent, links = self._parent(params, context) if receives else (None, [])
+        if parent is None and not links:
+            key = _key(messages.concerned_request_id(method, params))
+            calls = self._from_client if (method == METHOD_CANCELLED) == from_client else self._from_server
+            call = None if key is None else calls.get(key)
+            if call is not None:
+                parent = trace.set_span_in_context(call.span, Context())
+        version = messages.envelope_protocol_version(params) if params and "_meta" in params else None
+        attributes, _ = self._request_attributes(request, version)
+        kind = SpanKind.SERVER if receives else SpanKind.CLIENT
+        self._lifecycle.notification(kind, request, attributes, parent=parent or Context(), links=links).end()
 
     def _cancelled(self, params: Any, from_client: bool) -> None:
         """A ``notifications/cancelled`` from a request's sender (the client's for its own
