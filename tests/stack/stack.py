@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, MCP_METHOD_NAME, METHOD_CANCELLED, ToolOutcome
+from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, MCP_METHOD_NAME, NOTIFICATION_PREFIX, ToolOutcome
 from tests.harness import REPO_ROOT
 from tests.processes import LOOPBACK, free_port, missing, running, wait_until
 
@@ -183,7 +183,7 @@ def span_tags(span: dict[str, Any]) -> dict[str, Any]:
 
 
 # How MCP's notification methods begin (notifications/cancelled, notifications/initialized ...).
-NOTIFICATIONS = METHOD_CANCELLED.split("/")[0] + "/"
+NOTIFICATIONS = NOTIFICATION_PREFIX
 
 
 def is_notification(span: dict[str, Any]) -> bool:
