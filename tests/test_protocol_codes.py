@@ -720,6 +720,7 @@ async def test_a_typescript_servers_method_not_found_to_the_probe_is_negotiation
     spans = telemetry.spans()
     (probe,) = ours(spans, CLIENT, DISCOVER)
     assert_side(probe, not_done("negotiation", -32601))
+    assert probe["attributes"]["mcp.server.name"] == EVERYTHING_NAME  # learnt from the handshake after
     (handshake,) = ours(spans, CLIENT, INITIALIZE)
     assert handshake["attributes"][OUTCOME] == "ok"
     assert telemetry.points(CLIENT_POINTS, DISCOVER) == []
@@ -796,6 +797,10 @@ async def test_the_probe_to_an_mcp1_server_is_negotiation_not_a_failure(
     await _fall_back_and_call(transport, telemetry, tmp_path)
     (probe,) = ours(telemetry.spans(), CLIENT, DISCOVER)
     assert_side(probe, not_done("negotiation", MCP1_PROBE_ANSWER[transport]))
+    # Named once the handshake that followed named the server; ended when its answer came.
+    assert probe["attributes"]["mcp.server.name"] == SERVER_NAME
+    (handshake,) = ours(telemetry.spans(), CLIENT, INITIALIZE)
+    assert probe["end_time"] <= handshake["start_time"]
     assert telemetry.points(CLIENT_POINTS, DISCOVER) == []
     assert_reported_without_the_probe(telemetry.file, capsys, SERVER_NAME)
 

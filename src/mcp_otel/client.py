@@ -26,6 +26,7 @@ The verdict comes from :mod:`mcp_otel.classify`, and the request is opened and f
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from functools import partial
@@ -59,11 +60,14 @@ from mcp_otel.semconv import (
     MCP_PROTOCOL_VERSION,
     MCP_REQUEST_INPUT_METHODS,
     MCP_REQUEST_ROUNDS,
+    MCP_SERVER_NAME,
+    MCP_SERVER_VERSION,
     METHOD_CANCELLED,
     METHOD_ELICITATION_CREATE,
     METHOD_INITIALIZE,
     METHOD_SERVER_DISCOVER,
     METHOD_TOOLS_CALL,
+    NEGOTIATION_CODES,
     NETWORK_TRANSPORT,
     SERVER_ADDRESS,
     SERVER_PORT,
@@ -135,6 +139,9 @@ class ClientInstrumentation:
         self._tasks = TaskFollower(self._lifecycle.finish)
         self._cache = AttributeCache()
         self._settled = SettledSessions()
+        # id(session) -> a server/discover probe the server refused, held (answered, not yet
+        # ended) until the handshake that follows names the server: (call, late, facts, when).
+        self._negotiated: dict[int, tuple[ClientCall, dict[str, Any], tuple[Any, ...], int]] = {}
 
     def patches(self) -> list[Patch]:
         return [
@@ -370,7 +377,32 @@ class ClientInstrumentation:
             if call.input_methods:
                 late[MCP_REQUEST_INPUT_METHODS] = sorted(call.input_methods)
         facts = (call, result, exc, answer, self.settings.capture_content)
+        if call.method == METHOD_SERVER_DISCOVER and exc is not None and self._negotiates(call, exc):
+            # Named by the handshake that follows (or ended as it is when the session closes).
+            self._negotiated[id(call.session)] = (call, late, facts, time.time_ns())
+            return
         self._lifecycle.finish(call, self._classify, late, facts)
+
+    @staticmethod
+    def _negotiates(call: ClientCall, exc: BaseException) -> bool:
+        """A probe refused as a version negotiation step, its server not known yet."""
+        rpc_error = messages.rpc_error_of(exc)
+        return (
+            rpc_error is not None
+            and rpc_error.code in NEGOTIATION_CODES
+            and MCP_SERVER_NAME not in call.metric_attributes
+        )
+
+    def _end_negotiated(self, session: Any, learnt: Mapping[str, Any] | None = None) -> None:
+        """The session's refused probe ends, at the time its answer came, with the server's name
+        and version the handshake that followed learnt (``learnt``), if any."""
+        held = self._negotiated.pop(id(session), None)
+        if held is None:
+            return
+        call, late, facts, answered = held
+        if learnt:
+            late.update({key: learnt[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in learnt})
+        self._lifecycle.finish(call, self._classify, late, facts, end_time=answered)
 
     def _learnt_from_handshake(self, call: ClientCall, result: Any) -> dict[str, Any]:
         """``initialize`` (``server/discover``) names the server only in its answer: its span and
@@ -380,6 +412,7 @@ class ClientInstrumentation:
             facts = messages.handshake_facts(result)
             learnt = session_attributes(Request(call.method), self.settings, facts)
             self._lifecycle.relearn(call, learnt)
+            self._end_negotiated(call.session, learnt)
             return learnt
         except Exception as exc:
             report_once("could not read the handshake's result", exc)
@@ -436,6 +469,7 @@ class ClientInstrumentation:
         """A client session closed: tasks it still followed end with what is known of them."""
         self._settled.forget(session)
         self._tasks.session_closed(session)
+        self._end_negotiated(session)
 
     # --- session facts and cancel tracking (the front ends patch their send_notification) -----
 

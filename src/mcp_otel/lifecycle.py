@@ -115,13 +115,19 @@ class Lifecycle:
         return {**attributes, GEN_AI_CONVERSATION_ID: bounded(str(conversation), MAX_CONVERSATION_ID)}
 
     def finish(
-        self, call: Call, classify: Classify, late: Mapping[str, Any] | None = None, facts: tuple[Any, ...] = ()
+        self,
+        call: Call,
+        classify: Classify,
+        late: Mapping[str, Any] | None = None,
+        facts: tuple[Any, ...] = (),
+        end_time: int | None = None,
     ) -> None:
         """Classify ``call`` once (``classify(*facts)``: no ``partial`` per request, which costs
         about three plain calls), write the outcome (and ``late`` attributes, learnt since it
-        opened) onto its span and end it, then record the same outcome as its point. A second
-        finish changes nothing. Fails open: whatever fails here, the span is ended and the
-        failure is logged once."""
+        opened) onto its span and end it (at ``end_time``, nanoseconds since the epoch, for a
+        request answered earlier than it is written; else now), then record the same outcome as
+        its point. A second finish changes nothing. Fails open: whatever fails here, the span is
+        ended and the failure is logged once."""
         if call.finished:
             return
         call.finished = True
@@ -134,13 +140,13 @@ class Lifecycle:
             return
         if isinstance(outcome, (ResultType, Unfinished)):
             try:
-                finish_unfinished(span, outcome, late)
+                finish_unfinished(span, outcome, late, end_time)
             except Exception as exc:
                 report_once("could not finish a span", exc)
                 span.end()
             return
         try:
-            finish_span(span, outcome, late, call.method)
+            finish_span(span, outcome, late, call.method, end_time)
         except Exception as exc:
             report_once("could not finish a span", exc)
             span.end()

@@ -159,7 +159,11 @@ OK = CallOutcome(Outcome.OK)  # the outcome of most requests: one object, compar
 
 
 def finish_span(
-    span: Span, outcome: CallOutcome, extra: Mapping[str, Any] | None = None, method: str = METHOD_TOOLS_CALL
+    span: Span,
+    outcome: CallOutcome,
+    extra: Mapping[str, Any] | None = None,
+    method: str = METHOD_TOOLS_CALL,
+    end_time: int | None = None,
 ) -> None:
     """Write ``outcome`` (and any late ``extra`` attributes) onto the span of a ``method`` request
     and end it.
@@ -171,7 +175,7 @@ def finish_span(
     span.set_attributes({**attributes, **extra} if extra else attributes)
     if outcome.is_error:
         span.set_status(Status(StatusCode.ERROR, outcome.description))
-    span.end()
+    span.end(end_time)
 
 
 @dataclass(frozen=True)
@@ -190,7 +194,9 @@ class Unfinished:
 Verdict = CallOutcome | ResultType | Unfinished
 
 
-def finish_unfinished(span: Span, answer: ResultType | Unfinished, extra: Mapping[str, Any] | None = None) -> None:
+def finish_unfinished(
+    span: Span, answer: ResultType | Unfinished, extra: Mapping[str, Any] | None = None, end_time: int | None = None
+) -> None:
     """End the span of a request answered with no result yet (an input round, a task, a
     negotiation step): it states what it was answered with and no outcome (ADR-191 rule 1: the
     outcome stays tri-state, and a request that has not finished has none)."""
@@ -202,7 +208,7 @@ def finish_unfinished(span: Span, answer: ResultType | Unfinished, extra: Mappin
     if extra:
         attributes.update(extra)
     span.set_attributes(attributes)
-    span.end()
+    span.end(end_time)
 
 
 def outcome_of_span(attributes: Mapping[str, Any], status_is_error: bool) -> Outcome | None:

@@ -377,3 +377,51 @@ def test_results_of_any_shape_are_answers(exporter: InMemorySpanExporter) -> Non
         session.from_server(line({"jsonrpc": "2.0", "id": request_id, "result": result}))
     session.end(server_exited_first=False, exit_status=0)
     assert outcomes(exporter) == [(str(request_id), "ok", None) for request_id in range(6)]
+
+
+def test_a_refused_probe_is_negotiation_named_by_the_handshake_after(exporter: InMemorySpanExporter) -> None:
+    """A 2026-07-28 client probes server/discover; an older server refuses it (-32601) and the
+    client falls back to initialize: the probe has no outcome (negotiation), and carries the
+    server's name that initialize's answer gives, its span ended when its own answer came."""
+    session = wire()
+    session.from_client(line({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}))
+    session.from_server(line({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}}))
+    assert [span.name for span in exporter.get_finished_spans()] == []  # held until the server is named
+    initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    session.from_client(line({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": initialize}))
+    info = {"name": "old-server", "version": "1.2"}
+    answer = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": info}
+    session.from_server(line({"jsonrpc": "2.0", "id": 2, "result": answer}))
+    probe, handshake = sorted(exporter.get_finished_spans(), key=lambda span: span.start_time or 0)
+    assert (probe.name, handshake.name) == ("server/discover", "initialize")
+    assert probe.attributes is not None
+    assert {
+        key: probe.attributes.get(key)
+        for key in (
+            "mcp.request.result_type",
+            "mcp.request.outcome",
+            "rpc.response.status_code",
+            "mcp.server.name",
+            "mcp.server.version",
+        )
+    } == {
+        "mcp.request.result_type": "negotiation",
+        "mcp.request.outcome": None,
+        "rpc.response.status_code": "-32601",
+        "mcp.server.name": "old-server",
+        "mcp.server.version": "1.2",
+    }
+    assert probe.end_time is not None
+    assert handshake.start_time is not None
+    assert probe.end_time <= handshake.start_time
+
+
+def test_a_refused_probe_ends_with_its_session_when_nothing_named_the_server(exporter: InMemorySpanExporter) -> None:
+    session = wire()
+    session.from_client(line({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}))
+    session.from_server(line({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "no"}}))
+    session.end(server_exited_first=False, exit_status=0)
+    (probe,) = exporter.get_finished_spans()
+    assert probe.attributes is not None
+    assert probe.attributes["mcp.request.result_type"] == "negotiation"
+    assert "mcp.server.name" not in probe.attributes

@@ -105,6 +105,7 @@ from mcp_otel.semconv import (
     METHOD_INITIALIZE,
     METHOD_SERVER_DISCOVER,
     METHOD_TOOLS_CALL,
+    NEGOTIATION_CODES,
     NETWORK_TRANSPORT,
     TRANSPORT_PIPE,
     CancelReason,
@@ -251,6 +252,9 @@ class WireSession:
         self._facts = messages.NO_FACTS
         self._ended = False
         self._attributes = AttributeCache() if attribute_cache is None else attribute_cache
+        # A server/discover probe the server refused, held (answered, not yet ended) until the
+        # handshake that follows names the server: (call, how to classify it, late, facts, when).
+        self._negotiated: tuple[_WireCall, Classify, dict[str, Any], tuple[Any, ...], int] | None = None
 
     @property
     def as_client(self) -> bool:
@@ -402,6 +406,7 @@ class WireSession:
         """An HTTP exchange outside any session is over (its answer relayed): a request it left
         unanswered is answered elsewhere, if at all (a 202); it is no session of its own to record."""
         self._ended = True
+        self._end_negotiated()
         self._end_unobserved(UnobservedReason.ANSWER_ELSEWHERE)
 
     def _finish_client_requests(
@@ -602,7 +607,28 @@ class WireSession:
             late[MCP_ELICITATION_ACTION] = action
         receives = self._receives(not from_client)  # the request came from the other side
         facts = (result, error, declined, call.input_declined, self._settings.capture_content, call.method)
-        self._lifecycle.finish(call, _receiver_outcome if receives else _sender_outcome, late, facts)
+        classify = _receiver_outcome if receives else _sender_outcome
+        if (
+            call.method == METHOD_SERVER_DISCOVER
+            and error is not None
+            and error.code in NEGOTIATION_CODES
+            and MCP_SERVER_NAME not in call.metric_attributes
+        ):  # named by the handshake that follows (or ended as it is with the session)
+            self._end_negotiated()
+            self._negotiated = (call, classify, late, facts, time.time_ns())
+            return
+        self._lifecycle.finish(call, classify, late, facts)
+
+    def _end_negotiated(self, learnt: Mapping[str, Any] | None = None) -> None:
+        """The refused probe ends, at the time its answer came, with the server's name and version
+        the handshake that followed learnt (``learnt``), if any."""
+        held, self._negotiated = self._negotiated, None
+        if held is None:
+            return
+        call, classify, late, facts, answered = held
+        if learnt:
+            late.update({key: learnt[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in learnt})
+        self._lifecycle.finish(call, classify, late, facts, end_time=answered)
 
     def _names_server(self, method: str, result: dict[str, Any]) -> bool:
         """Whether an answer names the server: the handshake's (``initialize``,
@@ -621,6 +647,7 @@ class WireSession:
         if self._known is not None:
             self._known.learnt(self._facts)
         learnt = session_attributes(Request(call.method), self._settings, self._facts)
+        self._end_negotiated(learnt)
         if call.method not in _HANDSHAKES:  # its own attributes stand
             learnt = {key: learnt[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in learnt}
         self._lifecycle.relearn(call, learnt)
@@ -656,6 +683,7 @@ class WireSession:
     def _end_all(self, client_requests: Classify, server_requests: Classify) -> None:
         """What is in flight when a side left ends as that says, but a request whose answer could
         only come on a stream not held here (its stream ended unanswered; a server's, over HTTP)."""
+        self._end_negotiated()
         elsewhere = UnobservedReason.ANSWER_ELSEWHERE
         for calls, outcome in ((self._from_client, client_requests), (self._from_server, server_requests)):
             streams = self._streams and calls is self._from_server
