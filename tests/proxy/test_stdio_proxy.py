@@ -424,15 +424,26 @@ async def test_the_file_rotates_under_a_long_run_and_every_span_is_kept_once(tmp
     assert memory_after - memory_before < 8 * 1024
 
 
+# As _ROTATING, every generation kept however many there could be: a rotation costs what is
+# there, not what --keep-files allows.
+_KEEPING_ALL = ("--max-file-size", "0.0625", "--keep-files", str(10**9))
+
+
 async def test_two_proxies_of_one_name_write_one_file_at_once(tmp_path: Path) -> None:
     """Two clients (two desktop apps) each start the same server behind its own proxy, both
-    writing one rotating file: every span of both is there once, no line torn."""
+    writing one rotating file: every span of both is there once, no line torn. Each proxy's
+    last spans are written by the flush at the client's hang-up, which the client's stdio
+    transport cuts short 4 s later (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL). Rotations once
+    cost a stat call for every generation --keep-files allows, under the lock both proxies
+    wait on: 100,000 took seconds a rotation on loaded cores, both proxies' exports fell
+    hundreds of spans behind, and their exit flushes were killed with them still queued;
+    with 10**9 kept, the first rotation never ends and every span after it is lost."""
     from mcp.client.stdio import stdio_client
 
     output = tmp_path / "proxy.jsonl"
 
     async def client(calls: int) -> None:
-        parameters = proxied(output, None, None, "--name", "tools", *_ROTATING)
+        parameters = proxied(output, None, None, "--name", "tools", *_KEEPING_ALL)
         parameters.env = {**(parameters.env or {}), "OTEL_BSP_SCHEDULE_DELAY": "50"}
         async with stdio_client(parameters, errlog=sys.stderr) as streams, ClientSession(*streams) as session:
             await session.initialize()
