@@ -329,6 +329,22 @@ def server_spans(transport: str, telemetry: Telemetry, span_file: Path, http: Ht
     return file_spans(http.span_file if http is not None else span_file)
 
 
+async def _answered_with_an_error(
+    tool: str, transport: str, telemetry: Telemetry, tmp_path: Path, request: pytest.FixtureRequest
+) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """A call of ``tool``, which the server answers with a JSON-RPC error: the error the client
+    raised (``.code``, ``.data``), the client's span and the server's (its child)."""
+    http = request.getfixturevalue("codes_http") if transport == HTTP else None
+    span_file = tmp_path / "server-spans.jsonl"
+    async with connected(transport, span_file=span_file, http=http) as client:
+        with pytest.raises(SdkError) as raised:
+            await client.call_tool(tool, {})
+        (sender,) = ours(telemetry.spans(), CLIENT, TOOLS_CALL)
+        await eventually(lambda: bool(children(server_spans(transport, telemetry, span_file, http), sender)))
+    (receiver,) = ours(children(server_spans(transport, telemetry, span_file, http), sender), SERVER, TOOLS_CALL)
+    return raised.value.error, sender, receiver
+
+
 # --- -32042: URL elicitation required (both majors) -----------------------------------------------
 
 URL_TRANSPORTS = [MEMORY, STDIO, HTTP] if MCP_MAJOR == 1 else [MEMORY, LEGACY, DIRECT, STDIO, HTTP]
@@ -340,16 +356,9 @@ async def test_url_elicitation_required_is_input_required_on_both_sides(
 ) -> None:
     """The SDK's UrlElicitationRequiredError from a tool: -32042 on the wire; neither side failed
     (the person opens the URL, the caller retries), no duration point on either side."""
-    http = request.getfixturevalue("codes_http") if transport == HTTP else None
-    span_file = tmp_path / "server-spans.jsonl"
-    async with connected(transport, span_file=span_file, http=http) as client:
-        with pytest.raises(SdkError) as raised:
-            await client.call_tool("link_account", {})
-        (sender,) = ours(telemetry.spans(), CLIENT, TOOLS_CALL)
-        await eventually(lambda: bool(children(server_spans(transport, telemetry, span_file, http), sender)))
-    assert raised.value.error.code == -32042
-    assert [elicitation["url"] for elicitation in raised.value.error.data["elicitations"]] == [LINK_URL]
-    (receiver,) = ours(children(server_spans(transport, telemetry, span_file, http), sender), SERVER, TOOLS_CALL)
+    error, sender, receiver = await _answered_with_an_error("link_account", transport, telemetry, tmp_path, request)
+    assert error.code == -32042
+    assert [elicitation["url"] for elicitation in error.data["elicitations"]] == [LINK_URL]
     assert sender["name"] == receiver["name"] == "tools/call link_account"
     expect = not_done("input_required", -32042)
     assert_side(sender, expect)
@@ -414,16 +423,9 @@ async def test_missing_client_capability_is_the_callers_fault(
 ) -> None:
     """MCPServer's resolver asks for the client's roots; the client declared no roots capability:
     -32021. The sender failed; on the receiver it is the caller's fault (UNSET, no error.type)."""
-    http = request.getfixturevalue("codes_http") if transport == HTTP else None
-    span_file = tmp_path / "server-spans.jsonl"
-    async with connected(transport, span_file=span_file, http=http) as client:
-        with pytest.raises(SdkError) as raised:
-            await client.call_tool("needs_roots", {})
-        (sender,) = ours(telemetry.spans(), CLIENT, TOOLS_CALL)
-        await eventually(lambda: bool(children(server_spans(transport, telemetry, span_file, http), sender)))
-    assert raised.value.error.code == -32021
-    assert "roots" in raised.value.error.data["requiredCapabilities"]
-    (receiver,) = ours(children(server_spans(transport, telemetry, span_file, http), sender), SERVER, TOOLS_CALL)
+    error, sender, receiver = await _answered_with_an_error("needs_roots", transport, telemetry, tmp_path, request)
+    assert error.code == -32021
+    assert "roots" in error.data["requiredCapabilities"]
     assert_side(sender, sender_failed(-32021))
     assert_side(receiver, receiver_refused(-32021))
     assert telemetry.points(CLIENT_POINTS, TOOLS_CALL) == sender_failed(-32021).point()
