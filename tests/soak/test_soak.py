@@ -130,7 +130,7 @@ async def test_soak(instrument: Callable[..., Any]) -> None:
     # Metric counts equal span counts, per side and outcome.
     for kind, name in (("CLIENT", "mcp.client.operation.duration"), ("SERVER", "mcp.server.operation.duration")):
         by_outcome: Counter[str] = Counter()
-        for (_tool, outcome, _error), count in counts(tool_call_points(reader, name)).items():
+        for (_tool, outcome, _error, _code), count in counts(tool_call_points(reader, name)).items():
             by_outcome[outcome] += count
         spans = Counter({outcome: count for (side, outcome), count in processor.ended.items() if side == kind})
         assert by_outcome == spans, kind
