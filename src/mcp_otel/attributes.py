@@ -127,6 +127,12 @@ def _request(method: Any, target: Any, uri: Any, name_limit: int, content_limit:
     return Request(method, target, uri, _span_name(method, target))
 
 
+def server_identity(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """The server's name and version among ``attributes``: what a span that opened without them
+    learns later."""
+    return {key: attributes[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in attributes}
+
+
 def traced_notification(method: Any, settings: Settings) -> bool:
     """Whether a notification of ``method`` gets a span: every one, but progress and log messages
     only with ``trace_progress_and_logs`` (they come by the hundred)."""

@@ -26,7 +26,6 @@ The verdict comes from :mod:`mcp_otel.classify`, and the request is opened and f
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from functools import partial
@@ -47,7 +46,8 @@ from mcp_otel.classify import (
 from mcp_otel.config import Settings
 from mcp_otel.content import arguments_attributes, result_attributes
 from mcp_otel.fields import field
-from mcp_otel.lifecycle import Call, Lifecycle
+from mcp_otel.lifecycle import Answered, Call, Lifecycle, unnamed_negotiation
+from mcp_otel.messages import rpc_error_of
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import Verdict
 from mcp_otel.patching import Patch
@@ -60,14 +60,11 @@ from mcp_otel.semconv import (
     MCP_PROTOCOL_VERSION,
     MCP_REQUEST_INPUT_METHODS,
     MCP_REQUEST_ROUNDS,
-    MCP_SERVER_NAME,
-    MCP_SERVER_VERSION,
     METHOD_CANCELLED,
     METHOD_ELICITATION_CREATE,
     METHOD_INITIALIZE,
     METHOD_SERVER_DISCOVER,
     METHOD_TOOLS_CALL,
-    NEGOTIATION_CODES,
     NETWORK_TRANSPORT,
     SERVER_ADDRESS,
     SERVER_PORT,
@@ -140,8 +137,8 @@ class ClientInstrumentation:
         self._cache = AttributeCache()
         self._settled = SettledSessions()
         # id(session) -> a server/discover probe the server refused, held (answered, not yet
-        # ended) until the handshake that follows names the server: (call, late, facts, when).
-        self._negotiated: dict[int, tuple[ClientCall, dict[str, Any], tuple[Any, ...], int]] = {}
+        # ended) until the handshake that follows names the server.
+        self._negotiated: dict[int, Answered] = {}
 
     def patches(self) -> list[Patch]:
         return [
@@ -377,32 +374,18 @@ class ClientInstrumentation:
             if call.input_methods:
                 late[MCP_REQUEST_INPUT_METHODS] = sorted(call.input_methods)
         facts = (call, result, exc, answer, self.settings.capture_content)
-        if call.method == METHOD_SERVER_DISCOVER and exc is not None and self._negotiates(call, exc):
+        if call.method == METHOD_SERVER_DISCOVER and exc is not None and unnamed_negotiation(call, rpc_error_of(exc)):
             # Named by the handshake that follows (or ended as it is when the session closes).
-            self._negotiated[id(call.session)] = (call, late, facts, time.time_ns())
+            self._negotiated[id(call.session)] = Answered(call, self._classify, late, facts)
             return
         self._lifecycle.finish(call, self._classify, late, facts)
 
-    @staticmethod
-    def _negotiates(call: ClientCall, exc: BaseException) -> bool:
-        """A probe refused as a version negotiation step, its server not known yet."""
-        rpc_error = messages.rpc_error_of(exc)
-        return (
-            rpc_error is not None
-            and rpc_error.code in NEGOTIATION_CODES
-            and MCP_SERVER_NAME not in call.metric_attributes
-        )
-
     def _end_negotiated(self, session: Any, learnt: Mapping[str, Any] | None = None) -> None:
-        """The session's refused probe ends, at the time its answer came, with the server's name
-        and version the handshake that followed learnt (``learnt``), if any."""
+        """The session's refused probe ends, with the server's identity the handshake that
+        followed learnt (``learnt``), if any."""
         held = self._negotiated.pop(id(session), None)
-        if held is None:
-            return
-        call, late, facts, answered = held
-        if learnt:
-            late.update({key: learnt[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in learnt})
-        self._lifecycle.finish(call, self._classify, late, facts, end_time=answered)
+        if held is not None:
+            held.finish(self._lifecycle, learnt)
 
     def _learnt_from_handshake(self, call: ClientCall, result: Any) -> dict[str, Any]:
         """``initialize`` (``server/discover``) names the server only in its answer: its span and

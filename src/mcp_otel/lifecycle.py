@@ -20,11 +20,19 @@ from opentelemetry import baggage
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
-from mcp_otel.attributes import Request
+from mcp_otel.attributes import Request, server_identity
+from mcp_otel.classify import RpcError
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import Unfinished, Verdict, bounded, finish_span, finish_unfinished
 from mcp_otel.safety import report_once
-from mcp_otel.semconv import GEN_AI_CONVERSATION_ID, ResultType, UnobservedReason
+from mcp_otel.semconv import (
+    GEN_AI_CONVERSATION_ID,
+    MCP_SERVER_NAME,
+    METHOD_SERVER_DISCOVER,
+    NEGOTIATION_CODES,
+    ResultType,
+    UnobservedReason,
+)
 
 # A baggage value is the application's (or, received, a peer's): bounded like a name.
 MAX_CONVERSATION_ID = 256
@@ -51,6 +59,35 @@ class Call:
 
 
 C = TypeVar("C", bound=Call)
+
+
+def unnamed_negotiation(call: Call, rpc_error: RpcError | None) -> bool:
+    """A ``server/discover`` probe the server refused (a version negotiation step), its span not
+    naming the server yet: the handshake that follows will."""
+    return (
+        call.method == METHOD_SERVER_DISCOVER
+        and rpc_error is not None
+        and rpc_error.code in NEGOTIATION_CODES
+        and MCP_SERVER_NAME not in call.metric_attributes
+    )
+
+
+class Answered:
+    """A request answered whose span is written later, once what it lacks is learnt (a refused
+    probe's server, named by the handshake after it): :meth:`Lifecycle.finish`'s arguments, and
+    when its answer came."""
+
+    __slots__ = ("at", "call", "classify", "facts", "late")
+
+    def __init__(self, call: Call, classify: Classify, late: dict[str, Any], facts: tuple[Any, ...]) -> None:
+        self.call, self.classify, self.late, self.facts = call, classify, late, facts
+        self.at = time.time_ns()
+
+    def finish(self, lifecycle: Lifecycle, learnt: Mapping[str, Any] | None = None) -> None:
+        """Finish it as answered, at the time it was, with the server's identity ``learnt``."""
+        if learnt:
+            self.late.update(server_identity(learnt))
+        lifecycle.finish(self.call, self.classify, self.late, self.facts, end_time=self.at)
 
 
 class Lifecycle:

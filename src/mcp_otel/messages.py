@@ -107,15 +107,10 @@ def is_client_session(session: Any) -> bool:
 
 
 def cancelled_request_id(notification: Any) -> Any:
-    """The request id a ``notifications/cancelled`` names, or ``None`` for other notifications."""
-    root = getattr(notification, "root", notification)  # mcp 1.x wraps it in ClientNotification
-    if getattr(root, "method", None) != METHOD_CANCELLED:
-        return None
-    params = getattr(root, "params", None)
-    request_id = getattr(params, "request_id", None)  # mcp 2.x
-    if request_id is None:
-        request_id = getattr(params, "requestId", None)  # mcp 1.x
-    return request_id
+    """The request id a typed ``notifications/cancelled`` names, or ``None`` for other
+    notifications."""
+    method, params = notification_of(notification)
+    return concerned_request_id(method, params) if method == METHOD_CANCELLED else None
 
 
 def notification_of(notification: Any) -> tuple[Any, Any]:

@@ -71,6 +71,7 @@ from mcp_otel.attributes import (
     Attributes,
     Request,
     round_attributes,
+    server_identity,
     session_attributes,
     traced_notification,
 )
@@ -86,7 +87,7 @@ from mcp_otel.classify import (
     unfinished,
 )
 from mcp_otel.config import Settings
-from mcp_otel.lifecycle import Call, Classify, Lifecycle
+from mcp_otel.lifecycle import Answered, Call, Classify, Lifecycle, unnamed_negotiation
 from mcp_otel.messages import SessionFacts
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import CallOutcome, Verdict, bounded
@@ -99,13 +100,11 @@ from mcp_otel.semconv import (
     MCP_ELICITATION_ACTION,
     MCP_PROTOCOL_VERSION,
     MCP_SERVER_NAME,
-    MCP_SERVER_VERSION,
     METHOD_CANCELLED,
     METHOD_ELICITATION_CREATE,
     METHOD_INITIALIZE,
     METHOD_SERVER_DISCOVER,
     METHOD_TOOLS_CALL,
-    NEGOTIATION_CODES,
     NETWORK_TRANSPORT,
     TRANSPORT_PIPE,
     CancelReason,
@@ -253,8 +252,8 @@ class WireSession:
         self._ended = False
         self._attributes = AttributeCache() if attribute_cache is None else attribute_cache
         # A server/discover probe the server refused, held (answered, not yet ended) until the
-        # handshake that follows names the server: (call, how to classify it, late, facts, when).
-        self._negotiated: tuple[_WireCall, Classify, dict[str, Any], tuple[Any, ...], int] | None = None
+        # handshake that follows names the server.
+        self._negotiated: Answered | None = None
 
     @property
     def as_client(self) -> bool:
@@ -608,27 +607,18 @@ class WireSession:
         receives = self._receives(not from_client)  # the request came from the other side
         facts = (result, error, declined, call.input_declined, self._settings.capture_content, call.method)
         classify = _receiver_outcome if receives else _sender_outcome
-        if (
-            call.method == METHOD_SERVER_DISCOVER
-            and error is not None
-            and error.code in NEGOTIATION_CODES
-            and MCP_SERVER_NAME not in call.metric_attributes
-        ):  # named by the handshake that follows (or ended as it is with the session)
+        if unnamed_negotiation(call, error):  # named by the handshake that follows (or the session's end)
             self._end_negotiated()
-            self._negotiated = (call, classify, late, facts, time.time_ns())
+            self._negotiated = Answered(call, classify, late, facts)
             return
         self._lifecycle.finish(call, classify, late, facts)
 
     def _end_negotiated(self, learnt: Mapping[str, Any] | None = None) -> None:
-        """The refused probe ends, at the time its answer came, with the server's name and version
-        the handshake that followed learnt (``learnt``), if any."""
+        """The refused probe ends, with the server's identity the handshake that followed learnt
+        (``learnt``), if any."""
         held, self._negotiated = self._negotiated, None
-        if held is None:
-            return
-        call, classify, late, facts, answered = held
-        if learnt:
-            late.update({key: learnt[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in learnt})
-        self._lifecycle.finish(call, classify, late, facts, end_time=answered)
+        if held is not None:
+            held.finish(self._lifecycle, learnt)
 
     def _names_server(self, method: str, result: dict[str, Any]) -> bool:
         """Whether an answer names the server: the handshake's (``initialize``,
@@ -649,7 +639,7 @@ class WireSession:
         learnt = session_attributes(Request(call.method), self._settings, self._facts)
         self._end_negotiated(learnt)
         if call.method not in _HANDSHAKES:  # its own attributes stand
-            learnt = {key: learnt[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in learnt}
+            learnt = server_identity(learnt)
         self._lifecycle.relearn(call, learnt)
         return learnt
 
@@ -666,8 +656,7 @@ class WireSession:
 
     def _named_late(self, call: _WireCall) -> dict[str, Any]:
         """The server's name and version, on a span (and its point) that opened without them."""
-        learnt = session_attributes(Request(call.method), self._settings, self._server_facts())
-        learnt = {key: learnt[key] for key in (MCP_SERVER_NAME, MCP_SERVER_VERSION) if key in learnt}
+        learnt = server_identity(session_attributes(Request(call.method), self._settings, self._server_facts()))
         self._lifecycle.relearn(call, learnt)
         return learnt
 
