@@ -1,0 +1,210 @@
+/**
+ * The sender side: every request a process sends becomes one CLIENT span (the Python package's
+ * `client.py`). That is every request a client sends its server and every request a server sends
+ * its client (`elicitation/create`, `sampling/createMessage`, `roots/list`, `ping`).
+ *
+ * Which SDK function sends a request is each front end's to know; they hand each request here with
+ * the function that sends it. Here, for both SDK generations:
+ * - a caller whose signal is already aborted sends nothing, so gets no span;
+ * - the span carries the connection's facts and the JSON-RPC id the SDK gives the request;
+ * - the propagator's fields go into a copy of `params._meta` (the caller's object is never changed);
+ * - the caller's abort is told apart from the SDK's timeout precisely: our own abort listener,
+ *   added before the SDK's, notes the abort while the request is pending, and the rejection is the
+ *   SDK's timeout error made of that very abort reason (or the reason itself);
+ * - the application gets the SDK's own promise back: the same result, the same rejection object,
+ *   the same timing.
+ */
+import { context, trace, type Attributes } from '@opentelemetry/api';
+import { requestAttributes, requestOf, type Request } from './attributes.js';
+import {
+  classifyClientRejection,
+  classifyClientResult,
+  elicitationAction,
+  isDeclinedAnswer,
+  type RpcError,
+} from './classify.js';
+import type { Settings } from './config.js';
+import type { Message, Protocol, SdkFacts } from './facts.js';
+import { field, stringOf } from './fields.js';
+import type { Call, Lifecycle } from './lifecycle.js';
+import type { Verdict } from './outcome.js';
+import { injected } from './propagation.js';
+import { reportOnce } from './safety.js';
+import {
+  JSONRPC_REQUEST_ID,
+  MCP_ELICITATION_ACTION,
+  MCP_PROTOCOL_VERSION,
+  MCP_SERVER_NAME,
+  MCP_SERVER_VERSION,
+  METHOD_ELICITATION_CREATE,
+  METHOD_INITIALIZE,
+  METHOD_SERVER_DISCOVER,
+} from './semconv.js';
+import type { Connections } from './sessions.js';
+
+/** The options a caller passes with a request (only the signal is read). */
+export interface SendOptions {
+  readonly signal?: AbortSignal;
+}
+
+export class ClientSide {
+  constructor(
+    private readonly lifecycle: Lifecycle,
+    private readonly settings: () => Settings,
+    private readonly connections: Connections,
+  ) {}
+
+  /**
+   * Send `message` on `protocol` with `send` (the SDK's own function, given the message to send),
+   * as one CLIENT span. Returns exactly what `send` returns.
+   */
+  send<T>(
+    facts: SdkFacts,
+    protocol: Protocol,
+    message: Message,
+    options: SendOptions | undefined,
+    send: (message: Message) => Promise<T>,
+  ): Promise<T> {
+    const signal = options?.signal;
+    if (signal?.aborted) return send(message); // never sent: no request, no span
+    let call: Call;
+    let request: Request;
+    let outgoing = message;
+    try {
+      const settings = this.settings();
+      request = requestOf(message.method, message.params, settings);
+      const attributes: Attributes = {
+        ...requestAttributes(request, settings, this.connections.facts(facts, protocol, 'client')),
+        ...facts.transportAttributes(protocol, 'client'),
+      };
+      const id = facts.nextRequestId(protocol);
+      if (typeof id === 'number' || typeof id === 'string') attributes[JSONRPC_REQUEST_ID] = String(id);
+      call = this.lifecycle.open('client', request, attributes);
+      call.requestId = id;
+      if (settings.propagate) {
+        const params = field(message, 'params');
+        const kept = typeof params === 'object' && params !== null ? params : {};
+        outgoing = { ...message, params: { ...kept, _meta: injected(field(params, '_meta'), call.span) } };
+      }
+    } catch (error) {
+      reportOnce('could not start a request span', error);
+      return send(message);
+    }
+    this.connections.sending(protocol, call);
+    let settled = false;
+    let abortedWhilePending = false;
+    const onAbort = (): void => {
+      if (!settled) abortedWhilePending = true;
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const done = (): void => {
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      this.connections.sent(protocol, call);
+    };
+    let promise: Promise<T>;
+    try {
+      promise = context.with(trace.setSpan(context.active(), call.span), () => send(outgoing));
+    } catch (error) {
+      done();
+      this.finishRejected(facts, call, request, error, false, signal);
+      throw error;
+    }
+    promise.then(
+      (result) => {
+        done();
+        this.finishAnswered(protocol, call, request, result);
+      },
+      (error: unknown) => {
+        done();
+        this.finishRejected(facts, call, request, error, abortedWhilePending, signal);
+      },
+    );
+    return promise;
+  }
+
+  private finishAnswered(protocol: Protocol, call: Call, request: Request, result: unknown): void {
+    const late: Attributes = {};
+    try {
+      if (request.method === METHOD_INITIALIZE || request.method === METHOD_SERVER_DISCOVER) {
+        this.learnServer(protocol, call, result, late);
+      }
+      const action = request.method === METHOD_ELICITATION_CREATE ? elicitationAction(result) : undefined;
+      if (action !== undefined) late[MCP_ELICITATION_ACTION] = action;
+    } catch (error) {
+      reportOnce('could not read an answer', error);
+    }
+    const answerDeclined = isDeclinedAnswer(request.method, result);
+    if (answerDeclined) this.connections.inputDeclined(call);
+    const inputDeclined = this.connections.wasInputDeclined(call);
+    this.lifecycle.finish(call, () => classifyClientResult(result, { answerDeclined, inputDeclined }), late);
+  }
+
+  /** The handshake's answer names the server and the protocol version: the span and the point learn them. */
+  private learnServer(protocol: Protocol, call: Call, result: unknown, late: Attributes): void {
+    const info = field(result, 'serverInfo');
+    const version = stringOf(field(result, 'protocolVersion'));
+    this.connections.learnt(protocol, version);
+    const settings = this.settings();
+    const learnt: [string, string | undefined][] = [
+      [MCP_SERVER_NAME, settings.serverName ?? stringOf(field(info, 'name'))],
+      [MCP_SERVER_VERSION, settings.serverVersion ?? stringOf(field(info, 'version'))],
+      [MCP_PROTOCOL_VERSION, version],
+    ];
+    for (const [key, value] of learnt) {
+      if (value !== undefined) late[key] = value.slice(0, settings.maxNameLength);
+    }
+    this.lifecycle.relearn(call, late);
+  }
+
+  private finishRejected(
+    facts: SdkFacts,
+    call: Call,
+    request: Request,
+    error: unknown,
+    abortedWhilePending: boolean,
+    signal: AbortSignal | undefined,
+  ): void {
+    this.lifecycle.finish(call, (): Verdict => {
+      const rpcError: RpcError | undefined = facts.rpcErrorOf(error);
+      const failure = facts.sdkFailureOf(error);
+      const answerDeclined = isDeclinedAnswer(request.method, undefined, rpcError);
+      if (answerDeclined) this.connections.inputDeclined(call);
+      return classifyClientRejection({
+        callerAborted: abortedWhilePending && isAbortOf(error, signal, rpcError, failure),
+        rpcError,
+        timedOut: failure === 'timeout',
+        transportClosed: failure === 'connection_closed',
+        errorName: errorName(error),
+        keepMessage: this.settings().captureContent,
+        answerDeclined,
+        inputDeclined: this.connections.wasInputDeclined(call),
+        method: request.method,
+      });
+    });
+  }
+}
+
+/**
+ * Whether a rejection is the caller's abort itself: the abort reason, or the SDK's timeout error
+ * made of it (v1 `McpError(-32001, String(reason))`, v2 `SdkError(RequestTimeout, String(reason))`),
+ * not an error that raced it.
+ */
+function isAbortOf(
+  error: unknown,
+  signal: AbortSignal | undefined,
+  rpcError: RpcError | undefined,
+  failure: string | undefined,
+): boolean {
+  if (signal === undefined || !signal.aborted) return false;
+  if (error === signal.reason) return true;
+  const sdkTimeout = failure === 'timeout' || rpcError?.code === -32001;
+  const message = field(error, 'message');
+  return sdkTimeout && typeof message === 'string' && message.endsWith(String(signal.reason));
+}
+
+/** An error's class name (error.type of an error that is no JSON-RPC error). */
+export function errorName(error: unknown): string {
+  const name = field(field(error, 'constructor'), 'name');
+  return typeof name === 'string' && name ? name : typeof error;
+}

@@ -1,0 +1,38 @@
+/**
+ * What the sides (`client.ts`, `server.ts`) ask of an SDK front end: the facts only the SDK's own
+ * shapes hold. One front end per SDK generation (`frontends/sdk1.ts`, `frontends/sdk2.ts`)
+ * implements it; only they know the SDK's error classes, private fields and codes.
+ */
+import type { Attributes } from '@opentelemetry/api';
+import type { ConnectionFacts } from './attributes.js';
+import type { RpcError } from './classify.js';
+
+/** The SDK's `Protocol` object: a `Client` or a `Server` (either sends and handles requests). */
+export type Protocol = object;
+
+/** A JSON-RPC request or notification as the SDK hands it over. */
+export interface Message {
+  readonly method?: unknown;
+  readonly params?: unknown;
+  readonly id?: unknown;
+}
+
+/** How the SDK ended a request it sent, told by an error class of its own (no JSON-RPC code). */
+export type SdkFailure = 'timeout' | 'connection_closed';
+
+export type SideName = 'client' | 'server';
+
+export interface SdkFacts {
+  /** The JSON-RPC error of a rejection (a peer's answer, or the SDK's own coded error). */
+  rpcErrorOf(error: unknown): RpcError | undefined;
+  /** The SDK's own timeout or closed connection, told by its error class. */
+  sdkFailureOf(error: unknown): SdkFailure | undefined;
+  /** What a protocol object's connection says of its server, protocol version and session. */
+  connection(protocol: Protocol, side: SideName): ConnectionFacts;
+  /** The connection's transport attributes (network.transport, server.* or client.*). */
+  transportAttributes(protocol: Protocol, side: SideName, extra?: unknown): Attributes;
+  /** The JSON-RPC id the next request sent will take, when the SDK numbers them. */
+  nextRequestId(protocol: Protocol): unknown;
+  /** The abort controllers of the requests being handled, by request id. */
+  handlerControllers(protocol: Protocol): Map<unknown, AbortController> | undefined;
+}

@@ -1,0 +1,187 @@
+/**
+ * What an SDK front end is: the patch table of the SDK's `Protocol` class, the base of its
+ * `Client` and `Server` (each generation has one, and v2 one per package). Every request either
+ * sends or handles passes through these methods; each front end (`sdk1.ts`, `sdk2.ts`) says which
+ * method is its send funnel and gives the facts only its shapes hold (`SdkFacts`).
+ *
+ * | method | what it is | the side told |
+ * |---|---|---|
+ * | the send funnel (`request` v1, `_requestWithSchemaViaCodec` v2) | a request sent | `ClientSide.send` |
+ * | `_onrequest` | a request received, dispatched to its handler | `ServerSide.receive` |
+ * | `_onnotification` | a notification received | `NotificationSide.received` |
+ * | `_oncancel` | the peer's `notifications/cancelled`, about to abort a handler | `ServerSide.cancelling` |
+ * | `_onclose` | the connection closed, about to abort every handler | `ServerSide.closed` |
+ * | `close` | the application closing its own object | `ServerSide.closingByApplication` |
+ * | `connect` | the transport given: its `send` is watched (answers, notifications sent) | `Transports.watch` |
+ */
+import type { Attributes } from '@opentelemetry/api';
+import type { ConnectionFacts } from '../attributes.js';
+import type { Message, Protocol, SdkFacts, SideName } from '../facts.js';
+import { field, stringOf } from '../fields.js';
+import {
+  NETWORK_TRANSPORT,
+  SERVER_ADDRESS,
+  SERVER_PORT,
+  TRANSPORT_PIPE,
+  TRANSPORT_TCP,
+} from '../semconv.js';
+import type { Sides } from '../sides.js';
+
+/** What tells one SDK generation's `Protocol` apart. */
+export interface ProtocolShape {
+  /** The method every request sent goes through. */
+  readonly sendFunnel: string;
+  /** Its arguments: where the request and the caller's options are. */
+  readonly messageIndex: number;
+  readonly optionsIndex: number;
+  readonly facts: SdkFacts;
+}
+
+type Method = (this: Protocol, ...args: unknown[]) => unknown;
+/** How a front end wraps a method of a prototype (the instrumentation's own `_wrap`). */
+export type Wrap = (target: object, name: string, wrapper: (original: Method) => Method) => void;
+export type Unwrap = (target: object, name: string) => void;
+
+const METHODS = ['_onrequest', '_onnotification', '_oncancel', '_onclose', 'close', 'connect'];
+
+/** The names a `Protocol` prototype is patched at. */
+export function patchedMethods(shape: ProtocolShape): string[] {
+  return [shape.sendFunnel, ...METHODS];
+}
+
+/** Whether `prototype` is a `Protocol` prototype of this shape (it owns every patched method). */
+export function isProtocol(prototype: unknown, shape: ProtocolShape): prototype is object {
+  return (
+    typeof prototype === 'object' &&
+    prototype !== null &&
+    patchedMethods(shape).every((name) => Object.prototype.hasOwnProperty.call(prototype, name))
+  );
+}
+
+/** The `Protocol` prototype of a class (`Client`, `Server`) or an instance, by its prototype chain. */
+export function protocolOf(classOrInstance: unknown, shape: ProtocolShape): object | undefined {
+  let prototype: unknown =
+    typeof classOrInstance === 'function' ? (classOrInstance as { prototype: unknown }).prototype : classOrInstance;
+  for (let depth = 0; prototype !== null && prototype !== undefined && depth < 8; depth++) {
+    if (isProtocol(prototype, shape)) return prototype;
+    prototype = Object.getPrototypeOf(prototype);
+  }
+  return undefined;
+}
+
+/** Patch a `Protocol` prototype for `sides`. */
+export function patchProtocol(prototype: object, shape: ProtocolShape, sides: Sides, wrap: Wrap): void {
+  const { facts } = shape;
+  wrap(prototype, shape.sendFunnel, (original) =>
+    function (this: Protocol, ...args: unknown[]) {
+      const message = args[shape.messageIndex] as Message;
+      const options = args[shape.optionsIndex] as { signal?: AbortSignal } | undefined;
+      return sides.client.send(facts, this, message, options, (sent) => {
+        const forwarded = args.slice();
+        forwarded[shape.messageIndex] = sent;
+        return original.apply(this, forwarded) as Promise<unknown>;
+      });
+    },
+  );
+  wrap(prototype, '_onrequest', (original) =>
+    function (this: Protocol, ...args: unknown[]) {
+      let returned: unknown;
+      sides.server.receive(facts, this, args[0] as Message, args[1], () => {
+        returned = original.apply(this, args);
+      });
+      return returned;
+    },
+  );
+  wrap(prototype, '_onnotification', (original) =>
+    function (this: Protocol, ...args: unknown[]) {
+      let returned: unknown;
+      sides.notifications.received(facts, this, args[0] as Message, args[1], () => {
+        returned = original.apply(this, args);
+      });
+      return returned;
+    },
+  );
+  wrap(prototype, '_oncancel', (original) =>
+    function (this: Protocol, ...args: unknown[]) {
+      sides.guard('a cancel', () => { sides.server.cancelling(facts, this, field(field(args[0], 'params'), 'requestId')); });
+      return original.apply(this, args);
+    },
+  );
+  wrap(prototype, '_onclose', (original) =>
+    function (this: Protocol, ...args: unknown[]) {
+      sides.guard('a close', () => {
+        sides.server.closed(facts, this);
+        sides.connections.closed(facts, this);
+      });
+      return original.apply(this, args);
+    },
+  );
+  wrap(prototype, 'close', (original) =>
+    function (this: Protocol, ...args: unknown[]) {
+      sides.guard('a close', () => { sides.server.closingByApplication(this); });
+      return original.apply(this, args);
+    },
+  );
+  wrap(prototype, 'connect', (original) =>
+    function (this: Protocol, ...args: unknown[]) {
+      sides.guard('a connection', () => { sides.connected(facts, this, args[0]); });
+      return original.apply(this, args);
+    },
+  );
+}
+
+/** Restore a `Protocol` prototype. */
+export function unpatchProtocol(prototype: object, shape: ProtocolShape, unwrap: Unwrap): void {
+  for (const name of patchedMethods(shape)) unwrap(prototype, name);
+}
+
+/** The transport a `Protocol` object is connected to (both generations keep it here). */
+function transportOf(protocol: Protocol): unknown {
+  return field(protocol, '_transport');
+}
+
+/** What both generations' `Client` and `Server` say of their connection (the same fields). */
+export function connectionFacts(protocol: Protocol): ConnectionFacts {
+  const getServerVersion = field(protocol, 'getServerVersion');
+  // A Client knows its server from the handshake; a Server is the server.
+  const info =
+    typeof getServerVersion === 'function'
+      ? (getServerVersion as () => unknown).call(protocol)
+      : field(protocol, '_serverInfo');
+  return {
+    serverName: stringOf(field(info, 'name')),
+    serverVersion: stringOf(field(info, 'version')),
+    protocolVersion: stringOf(field(protocol, '_negotiatedProtocolVersion')),
+    sessionId: stringOf(field(transportOf(protocol), 'sessionId')),
+  };
+}
+
+/**
+ * The connection's transport attributes, from the transport's class (stdio: `pipe`; HTTP: `tcp`
+ * and, for a client, the server's address and port from its URL).
+ */
+export function transportAttributes(protocol: Protocol, side: SideName): Attributes {
+  const transport = transportOf(protocol);
+  const kind = stringOf(field(field(transport, 'constructor'), 'name')) ?? '';
+  if (/stdio/i.test(kind)) return { [NETWORK_TRANSPORT]: TRANSPORT_PIPE };
+  if (!/http|sse/i.test(kind)) return {}; // in memory, or a transport of the application's own
+  const attributes: Attributes = { [NETWORK_TRANSPORT]: TRANSPORT_TCP };
+  const url = field(transport, '_url');
+  if (side === 'client' && url instanceof URL) {
+    attributes[SERVER_ADDRESS] = url.hostname;
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    attributes[SERVER_PORT] = port;
+  }
+  return attributes;
+}
+
+/** The JSON-RPC id the next request sent will take (both generations count them here). */
+export function nextRequestId(protocol: Protocol): unknown {
+  return field(protocol, '_requestMessageId');
+}
+
+/** The abort controllers of the requests being handled, by id (both generations). */
+export function handlerControllers(protocol: Protocol): Map<unknown, AbortController> | undefined {
+  const controllers = field(protocol, '_requestHandlerAbortControllers');
+  return controllers instanceof Map ? (controllers as Map<unknown, AbortController>) : undefined;
+}

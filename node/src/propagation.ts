@@ -1,0 +1,36 @@
+/**
+ * Trace context in a request's `params._meta`: what the configured (global) propagator injects for
+ * the sender's span (W3C `traceparent`, `tracestate`, `baggage` by default), and what it extracts
+ * on the receiver. A peer's `_meta` is hostile input: only string values of the propagator's own
+ * fields are read, each bounded.
+ */
+import { ROOT_CONTEXT, context, propagation, trace, type Context, type Span } from '@opentelemetry/api';
+
+// W3C caps baggage at 8192 bytes; a longer value is not a header any propagator should parse.
+const MAX_FIELD_LENGTH = 8192;
+
+/** A copy of `meta` (the caller's, never changed) with the propagator's fields for `span`. */
+export function injected(meta: unknown, span: Span): Record<string, unknown> {
+  const carrier: Record<string, string> = {};
+  propagation.inject(trace.setSpan(context.active(), span), carrier);
+  const kept = typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? meta : {};
+  return { ...kept, ...carrier };
+}
+
+/**
+ * The sender's context in `meta`, when a valid span context came (a malformed or hostile carrier
+ * is none). Baggage comes along with it.
+ */
+export function extracted(meta: unknown): Context | undefined {
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  const entries = meta as Record<string, unknown>;
+  const carrier: Record<string, string> = {};
+  for (const field of propagation.fields()) {
+    const value = entries[field];
+    if (typeof value === 'string' && value.length <= MAX_FIELD_LENGTH) carrier[field] = value;
+  }
+  if (Object.keys(carrier).length === 0) return undefined;
+  const remote = propagation.extract(ROOT_CONTEXT, carrier);
+  const spanContext = trace.getSpanContext(remote);
+  return spanContext !== undefined && trace.isSpanContextValid(spanContext) ? remote : undefined;
+}

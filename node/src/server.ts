@@ -1,0 +1,155 @@
+/**
+ * The receiver side: every request a process handles becomes one SERVER span (the Python package's
+ * `server.py`): a server's handling of its client's requests, and an agent's callbacks for its
+ * server's requests (elicitation, sampling, roots, ping).
+ *
+ * A request is opened when the SDK dispatches it (its handler runs with the span current, so what
+ * the handler sends is its child) and finished by what the SDK answered, as it leaves on the
+ * transport (`transport.ts` shows each message sent here): a result, a JSON-RPC error (the SDK's
+ * own -32601 for an unknown method and the code it turns a handler's throw into included). A
+ * request the SDK aborts is finished at the abort, as the SDK then answers nothing: the client's
+ * `notifications/cancelled` is `cancelled` / `client`, the connection closing with it in flight
+ * `cancelled` / `disconnect`, the application closing its own server `failed` / `shutdown`.
+ */
+import { context, trace, type Attributes, type Link } from '@opentelemetry/api';
+import { requestAttributes, requestOf } from './attributes.js';
+import { classifyServerCall, elicitationAction, isDeclinedAnswer, type RpcError, type ServerEnd } from './classify.js';
+import type { Settings } from './config.js';
+import type { Message, Protocol, SdkFacts } from './facts.js';
+import { field, stringOf } from './fields.js';
+import type { Call, Lifecycle } from './lifecycle.js';
+import { extracted } from './propagation.js';
+import { reportOnce } from './safety.js';
+import {
+  JSONRPC_REQUEST_ID,
+  MCP_ELICITATION_ACTION,
+  METHOD_ELICITATION_CREATE,
+  METHOD_INITIALIZE,
+} from './semconv.js';
+import { HANDLED_CALL, type Connections } from './sessions.js';
+
+/** Why the SDK aborted a handler, as the protocol object's own calls told us. */
+type AbortCause = 'cancelled' | 'closed' | 'shutdown';
+
+export class ServerSide {
+  private readonly causes = new WeakMap<AbortSignal, AbortCause>();
+  private readonly closing = new WeakSet();
+
+  constructor(
+    private readonly lifecycle: Lifecycle,
+    private readonly settings: () => Settings,
+    private readonly connections: Connections,
+  ) {}
+
+  /** A request `message` arrived on `protocol`; `dispatch` runs the SDK's own handling of it. */
+  receive(facts: SdkFacts, protocol: Protocol, message: Message, extra: unknown, dispatch: () => void): void {
+    let call: Call;
+    let parent = context.active();
+    try {
+      const settings = this.settings();
+      const request = requestOf(message.method, message.params, settings);
+      const attributes: Attributes = {
+        ...requestAttributes(request, settings, this.connections.facts(facts, protocol, 'server')),
+        ...facts.transportAttributes(protocol, 'server', extra),
+      };
+      if (typeof message.id === 'number' || typeof message.id === 'string') {
+        attributes[JSONRPC_REQUEST_ID] = String(message.id);
+      }
+      const remote = extracted(field(message.params, '_meta'));
+      const ambient = trace.getSpanContext(parent);
+      const links: Link[] = [];
+      if (remote !== undefined && settings.trustRemoteContext) {
+        // An HTTP server span, say (not the sender's own span: in memory it is the current one).
+        if (ambient !== undefined && ambient.spanId !== trace.getSpanContext(remote)?.spanId) links.push({ context: ambient });
+        parent = remote;
+      } else if (remote !== undefined) {
+        const sender = trace.getSpanContext(remote);
+        if (sender !== undefined) links.push({ context: sender });
+      }
+      call = this.lifecycle.open('server', request, attributes, parent, links.length ? links : undefined);
+      this.connections.of(protocol).handling.set(message.id, call);
+    } catch (error) {
+      reportOnce('could not start a request span', error);
+      dispatch();
+      return;
+    }
+    const handling = trace.setSpan(parent, call.span).setValue(HANDLED_CALL, call);
+    context.with(handling, dispatch);
+    if (call.finished) return; // answered at once (method not found, an invalid envelope)
+    const controller = facts.handlerControllers(protocol)?.get(message.id);
+    if (controller === undefined) {
+      // Neither answered nor handled: the SDK dropped it (another protocol era's request). No
+      // answer was seen, so no outcome: the span is never ended, so never exported.
+      this.connections.of(protocol).handling.delete(message.id);
+      return;
+    }
+    const { signal } = controller;
+    signal.addEventListener('abort', () => { this.aborted(protocol, message.id, call, signal); }, { once: true });
+  }
+
+  /** The SDK sends `message` on `protocol`'s transport: a response ends the request it answers. */
+  answered(protocol: Protocol, message: Message & { result?: unknown; error?: unknown }): void {
+    const handling = this.connections.of(protocol).handling;
+    const call = handling.get(message.id);
+    if (call === undefined) return;
+    handling.delete(message.id);
+    const code = field(message.error, 'code');
+    const rpcError: RpcError | undefined =
+      message.error === undefined
+        ? undefined
+        : { code: typeof code === 'number' ? code : NaN, message: stringOf(field(message.error, 'message')) ?? '' };
+    const { result } = message;
+    const late: Attributes = {};
+    if (call.method === METHOD_INITIALIZE && rpcError === undefined) {
+      this.connections.learnt(protocol, stringOf(field(result, 'protocolVersion')));
+    }
+    const action = call.method === METHOD_ELICITATION_CREATE ? elicitationAction(result) : undefined;
+    if (action !== undefined) late[MCP_ELICITATION_ACTION] = action;
+    const answerDeclined = isDeclinedAnswer(call.method, result, rpcError);
+    if (answerDeclined) this.connections.inputDeclined(call, protocol);
+    this.finish(call, {
+      answer: result,
+      rpcError,
+      answerDeclined,
+      inputDeclined: this.connections.wasInputDeclined(call),
+      keepMessage: this.settings().captureContent,
+      method: call.method,
+    }, late);
+  }
+
+  /** The client's `notifications/cancelled` for request `id` is about to abort its handler. */
+  cancelling(facts: SdkFacts, protocol: Protocol, id: unknown): void {
+    const controller = facts.handlerControllers(protocol)?.get(id);
+    if (controller !== undefined && !controller.signal.aborted) this.causes.set(controller.signal, 'cancelled');
+  }
+
+  /** The application closes its own `protocol` object (a server shutting down). */
+  closingByApplication(protocol: Protocol): void {
+    this.closing.add(protocol);
+  }
+
+  /** `protocol`'s connection closed: every handler in flight is about to be aborted. */
+  closed(facts: SdkFacts, protocol: Protocol): void {
+    const cause: AbortCause = this.closing.has(protocol) ? 'shutdown' : 'closed';
+    this.closing.delete(protocol);
+    for (const controller of facts.handlerControllers(protocol)?.values() ?? []) {
+      if (!controller.signal.aborted && !this.causes.has(controller.signal)) this.causes.set(controller.signal, cause);
+    }
+  }
+
+  private aborted(protocol: Protocol, id: unknown, call: Call, signal: AbortSignal): void {
+    const handling = this.connections.of(protocol).handling;
+    if (handling.get(id) === call) handling.delete(id);
+    const cause = this.causes.get(signal);
+    this.finish(call, {
+      peerCancelled: cause === 'cancelled',
+      isCancellation: cause !== 'cancelled',
+      transportClosed: cause === 'closed',
+      method: call.method,
+    });
+  }
+
+  private finish(call: Call, facts: ServerEnd, late?: Attributes): void {
+    this.lifecycle.finish(call, () => classifyServerCall(facts), late);
+  }
+}

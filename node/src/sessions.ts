@@ -1,0 +1,110 @@
+/**
+ * What mcp-otel keeps per connection (a `Client` or `Server` object), held weakly: the protocol
+ * version its handshake settled (v1 keeps none itself), its requests in flight both ways, the
+ * person's no to an input request (which makes the call it belongs to `input_declined`), and its
+ * session's duration (mcp.client.session.duration / mcp.server.session.duration).
+ */
+import { createContextKey, context, type Attributes } from '@opentelemetry/api';
+import type { ConnectionFacts } from './attributes.js';
+import type { Protocol, SdkFacts, SideName } from './facts.js';
+import type { Call } from './lifecycle.js';
+import type { CallMetrics } from './metrics.js';
+import { reportOnce } from './safety.js';
+import { MCP_PROTOCOL_VERSION, MCP_SERVER_NAME } from './semconv.js';
+
+// The request being handled, in its handler's context: a request its handler sends (an
+// elicitation) belongs to it.
+export const HANDLED_CALL = createContextKey('mcp_otel.handled_call');
+
+interface Connection {
+  protocolVersion?: string;
+  opened?: number; // performance.now() at connect
+  role?: SideName;
+  readonly sending: Set<Call>; // requests sent, unanswered
+  readonly handling: Map<unknown, Call>; // requests handled, unanswered, by JSON-RPC id
+}
+
+export class Connections {
+  private readonly connections = new WeakMap<Protocol, Connection>();
+  // A request sent while handling another: the handled one.
+  private readonly within = new WeakMap<Call, Call>();
+  private readonly declined = new WeakSet<Call>();
+
+  constructor(private readonly metrics: () => CallMetrics) {}
+
+  of(protocol: Protocol): Connection {
+    let connection = this.connections.get(protocol);
+    if (connection === undefined) {
+      connection = { sending: new Set(), handling: new Map() };
+      this.connections.set(protocol, connection);
+    }
+    return connection;
+  }
+
+  /** The connection's facts: the front end's, with the protocol version its handshake settled. */
+  facts(facts: SdkFacts, protocol: Protocol, side: SideName): ConnectionFacts {
+    const found = facts.connection(protocol, side);
+    const learnt = this.connections.get(protocol)?.protocolVersion;
+    return found.protocolVersion !== undefined || learnt === undefined ? found : { ...found, protocolVersion: learnt };
+  }
+
+  /** The handshake settled `protocolVersion` (from its answer, either side). */
+  learnt(protocol: Protocol, protocolVersion: string | undefined): void {
+    if (protocolVersion !== undefined) this.of(protocol).protocolVersion = protocolVersion;
+  }
+
+  sending(protocol: Protocol, call: Call): void {
+    this.of(protocol).sending.add(call);
+    const handled = context.active().getValue(HANDLED_CALL) as Call | undefined;
+    if (handled !== undefined) this.within.set(call, handled);
+  }
+
+  sent(protocol: Protocol, call: Call): void {
+    this.connections.get(protocol)?.sending.delete(call);
+  }
+
+  /** A request in flight that `protocol` sent, by the span's JSON-RPC id attribute. */
+  inFlight(protocol: Protocol): Iterable<Call> {
+    return this.connections.get(protocol)?.sending ?? [];
+  }
+
+  /**
+   * The person said no to an input request: on its sender's CLIENT span (a server's elicitation),
+   * the request handled that sent it; on its receiver's SERVER span (an agent's callback), the
+   * calls the agent has in flight on that connection.
+   */
+  inputDeclined(call: Call, protocol?: Protocol): void {
+    const handled = this.within.get(call);
+    if (handled !== undefined) this.declined.add(handled);
+    if (protocol !== undefined) for (const sent of this.inFlight(protocol)) this.declined.add(sent);
+  }
+
+  wasInputDeclined(call: Call): boolean {
+    return this.declined.has(call);
+  }
+
+  /** The connection started (`connect`): its session's clock runs. */
+  opened(protocol: Protocol, role: SideName): void {
+    const connection = this.of(protocol);
+    connection.opened = performance.now();
+    connection.role = role;
+  }
+
+  /** The connection closed: its session's duration is recorded, with what it knew of its server. */
+  closed(facts: SdkFacts, protocol: Protocol): void {
+    const connection = this.connections.get(protocol);
+    if (connection?.opened === undefined || connection.role === undefined) return;
+    const seconds = (performance.now() - connection.opened) / 1000;
+    connection.opened = undefined;
+    try {
+      const known = this.facts(facts, protocol, 'client');
+      const attributes: Attributes = {};
+      if (known.protocolVersion) attributes[MCP_PROTOCOL_VERSION] = known.protocolVersion;
+      if (known.serverName) attributes[MCP_SERVER_NAME] = known.serverName;
+      const metrics = this.metrics();
+      metrics.recordSession(connection.role, seconds, metrics.attributes(attributes));
+    } catch (error) {
+      reportOnce('could not record a session', error);
+    }
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * The messages an SDK object sends, as they leave: each `Client` or `Server` is given its transport
+ * at `connect`, and mcp-otel watches that transport's `send` (the SDK itself takes over the
+ * transport's callbacks the same way). That is where the SDK's answers to the requests it handles
+ * are seen exactly as sent, and the notifications it sends, its own `notifications/cancelled`
+ * included (the SDK writes those to the transport directly).
+ *
+ * A watched transport forwards every call unchanged (the same arguments, the same returned
+ * promise); what it may replace is a traced notification's message, by a copy whose `_meta` has
+ * the trace context. Every watched transport is restored when the instrumentation is disabled.
+ */
+import { reportOnce } from './safety.js';
+
+/** What a watcher does with a message about to be sent: nothing, or a copy to send instead. */
+export type Watcher = (message: unknown) => unknown;
+
+type Send = (this: unknown, message: unknown, ...rest: unknown[]) => unknown;
+
+const WATCHED = Symbol('mcp_otel.watched_send');
+
+export class Transports {
+  // Transports watched, held weakly: restored on disable, forgotten when collected.
+  private readonly watched = new Set<WeakRef<Record<PropertyKey, unknown>>>();
+
+  /** Watch `transport.send` with `watcher` (once per transport). */
+  watch(transport: unknown, watcher: Watcher): void {
+    if (typeof transport !== 'object' || transport === null) return;
+    const target = transport as Record<PropertyKey, unknown>;
+    const send = target.send;
+    if (typeof send !== 'function' || (send as unknown as Record<symbol, unknown>)[WATCHED] !== undefined) return;
+    const own = Object.prototype.hasOwnProperty.call(target, 'send');
+    const original = send as Send;
+    const watchedSend = function (this: unknown, message: unknown, ...rest: unknown[]): unknown {
+      let sent = message;
+      try {
+        sent = watcher(message) ?? message;
+      } catch (error) {
+        reportOnce('could not read a message sent', error);
+      }
+      return original.call(this, sent, ...rest);
+    };
+    (watchedSend as unknown as Record<symbol, unknown>)[WATCHED] = { original, own };
+    target.send = watchedSend;
+    for (const ref of this.watched) if (ref.deref() === undefined) this.watched.delete(ref);
+    this.watched.add(new WeakRef(target));
+  }
+
+  /** Restore every watched transport's own `send`. */
+  restoreAll(): void {
+    for (const ref of this.watched) {
+      const target = ref.deref();
+      const send = target?.send as Record<symbol, unknown> | undefined;
+      const saved = send?.[WATCHED] as { original: Send; own: boolean } | undefined;
+      if (target === undefined || saved === undefined) continue;
+      if (saved.own) target.send = saved.original;
+      else delete target.send;
+    }
+    this.watched.clear();
+  }
+}
