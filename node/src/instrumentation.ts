@@ -8,6 +8,7 @@
 import {
   InstrumentationBase,
   InstrumentationNodeModuleDefinition,
+  InstrumentationNodeModuleFile,
   isWrapped,
 } from '@opentelemetry/instrumentation';
 import { Hook as RequireHook } from 'require-in-the-middle';
@@ -60,25 +61,23 @@ export class McpInstrumentation extends InstrumentationBase<McpInstrumentationCo
   }
 
   protected init(): InstrumentationNodeModuleDefinition[] {
-    // v1 by file, each its own definition (its ESM copy is seen through it); its CommonJS copy by
-    // our own require hook (`enable`).
+    // v1's ESM copy of Protocol by its file (import-in-the-middle names a package's files after
+    // the package); its CommonJS copy by our own require hook (`enable`).
+    const esmFile = new InstrumentationNodeModuleFile(
+      `${SDK1_PACKAGE}/${SDK1_ESM_FILE}`,
+      SDK1_VERSIONS,
+      (exports: Record<string, unknown>) => this.patchExports(exports, ['Protocol'], SDK1),
+      () => undefined,
+    );
     return [
-      ...[SDK1_ESM_FILE].map(
-        (file) =>
-          new InstrumentationNodeModuleDefinition(
-            `${SDK1_PACKAGE}/${file}`,
-            SDK1_VERSIONS,
-            (exports: Record<string, unknown>) => this.patchExports(exports, ['Protocol'], SDK1),
-            (exports?: Record<string, unknown>) => { this.unpatchExports(exports, ['Protocol'], SDK1); },
-          ),
-      ),
+      new InstrumentationNodeModuleDefinition(SDK1_PACKAGE, SDK1_VERSIONS, undefined, undefined, [esmFile]),
       ...SDK2_PACKAGES.map(
         (name) =>
           new InstrumentationNodeModuleDefinition(
             name,
             SDK2_VERSIONS,
             (exports: Record<string, unknown>) => this.patchExports(exports, SDK2_EXPORTS, SDK2),
-            (exports?: Record<string, unknown>) => { this.unpatchExports(exports, SDK2_EXPORTS, SDK2); },
+            () => undefined,
           ),
       ),
     ];
@@ -125,25 +124,12 @@ export class McpInstrumentation extends InstrumentationBase<McpInstrumentationCo
     this.sidesValue?.transports.restoreAll();
   }
 
+  /** Patch the Protocol the first of `names` among `exports` leads to. */
   private patchExports<T>(exports: T, names: readonly string[], shape: ProtocolShape): T {
-    for (const name of names) {
-      const prototype = protocolOf(field(exports, name), shape);
-      if (prototype === undefined) {
-        reportOnce(`${name} of the MCP SDK has no Protocol to patch`);
-        continue;
-      }
-      this.patchPrototype(prototype, shape);
-    }
+    const prototype = names.map((name) => protocolOf(field(exports, name), shape)).find((found) => found !== undefined);
+    if (prototype === undefined) reportOnce(`the MCP SDK exports no ${names.join(' or ')} to patch`);
+    else this.patchPrototype(prototype, shape);
     return exports;
-  }
-
-  private unpatchExports(exports: unknown, names: readonly string[], shape: ProtocolShape): void {
-    for (const name of names) {
-      const prototype = protocolOf(field(exports, name), shape);
-      if (prototype !== undefined) {
-        unpatchProtocol(prototype, shape, (target, method) => { this._unwrap(target, method as never); });
-      }
-    }
   }
 
   private patchPrototype(prototype: object, shape: ProtocolShape): void {

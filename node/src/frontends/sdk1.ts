@@ -17,10 +17,10 @@ import { field } from '../fields.js';
 import { connectionFacts, handlerControllers, nextRequestId, transportAttributes, type ProtocolShape } from './protocol.js';
 
 export const SDK1_PACKAGE = '@modelcontextprotocol/sdk';
-export const SDK1_VERSIONS = ['>=1.20.0 <2'];
+export const SDK1_VERSIONS = ['>=1.26.0 <2'];
 export const SDK1_CJS_FILE = 'dist/cjs/shared/protocol.js';
 export const SDK1_ESM_FILE = 'dist/esm/shared/protocol.js';
-const LOWEST_MINOR = 20;
+const LOWEST_MINOR = 26;
 
 /** Whether the v1 package in `baseDir` is a version we support (SDK1_VERSIONS). */
 export function supportedSdk1(baseDir: string | undefined): boolean {

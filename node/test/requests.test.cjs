@@ -1,0 +1,247 @@
+// Every outcome, both sides, both SDK generations, in memory: the span each side makes, the point
+// it records, and what the application sees (the same with the instrumentation disabled).
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { SpanKind, SpanStatusCode } = require('@opentelemetry/api');
+const mcpOtel = require('../dist/cjs/index.js');
+const { setup, until } = require('./support/telemetry.cjs');
+const { load, connect } = require('./support/sdk.cjs');
+
+const telemetry = setup(mcpOtel);
+const { semconv } = mcpOtel;
+
+/** The CLIENT and SERVER span named `name` (the latest of each). */
+function sides(name) {
+  const spans = telemetry.spans().filter((span) => span.name === name);
+  const of = (kind) => spans.filter((span) => span.kind === kind).at(-1);
+  return { client: of(SpanKind.CLIENT), server: of(SpanKind.SERVER) };
+}
+
+/** What a span states: its outcome attributes and status, exactly. */
+function stated(span) {
+  const keys = [
+    semconv.MCP_REQUEST_OUTCOME,
+    semconv.MCP_REQUEST_CANCEL_REASON,
+    semconv.TOOL_OUTCOME,
+    semconv.TOOL_CANCEL_REASON,
+    semconv.ERROR_TYPE,
+    semconv.RPC_RESPONSE_STATUS_CODE,
+    semconv.MCP_REQUEST_RESULT_TYPE,
+    semconv.MCP_ELICITATION_ACTION,
+  ];
+  const attributes = Object.fromEntries(keys.filter((key) => key in span.attributes).map((key) => [key, span.attributes[key]]));
+  return { ...attributes, status: span.status.code === SpanStatusCode.ERROR ? 'ERROR' : 'UNSET' };
+}
+
+/** What the application saw: a result, or a rejection's class, code and message. */
+async function seen(promise) {
+  try {
+    return { result: await promise };
+  } catch (error) {
+    return { rejected: error.constructor.name, code: error.code, message: error.message };
+  }
+}
+
+/** Run `action(connection)` instrumented, then with the instrumentation disabled: the same seen. */
+async function transparently(sdk, action, options) {
+  const instrumented = await connect(sdk, options);
+  const withUs = await seen(action(instrumented));
+  telemetry.instrumentation.disable();
+  let without;
+  try {
+    without = await seen(action(await connect(sdk, options)));
+  } finally {
+    telemetry.instrumentation.enable();
+  }
+  assert.deepEqual(withUs, without, 'the application sees the same with and without mcp-otel');
+  return { seen: withUs, connection: instrumented };
+}
+
+const ok = (tool = false) => ({ [semconv.MCP_REQUEST_OUTCOME]: 'ok', ...(tool ? { [semconv.TOOL_OUTCOME]: 'ok' } : {}), status: 'UNSET' });
+const cancelled = (reason) => ({
+  [semconv.MCP_REQUEST_OUTCOME]: 'cancelled',
+  [semconv.TOOL_OUTCOME]: 'cancelled',
+  [semconv.MCP_REQUEST_CANCEL_REASON]: reason,
+  [semconv.TOOL_CANCEL_REASON]: reason,
+  status: 'UNSET',
+});
+const failed = (errorType, { tool = true, code } = {}) => ({
+  [semconv.MCP_REQUEST_OUTCOME]: 'failed',
+  ...(tool ? { [semconv.TOOL_OUTCOME]: 'failed' } : {}),
+  [semconv.ERROR_TYPE]: errorType,
+  ...(code === undefined ? {} : { [semconv.RPC_RESPONSE_STATUS_CODE]: String(code) }),
+  status: 'ERROR',
+});
+
+for (const generation of ['v1', 'v2']) {
+  const sdk = load(generation);
+
+  test(`${generation} ${sdk.version}: a result is ok on both sides, one trace, the same point attributes`, async () => {
+    telemetry.reset();
+    const { seen: got } = await transparently(sdk, ({ client }) => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
+    assert.deepEqual(got.result.content, [{ type: 'text', text: 'hi' }]);
+    await until(() => sides('tools/call echo').server && sides('tools/call echo').client, 'both spans');
+    const { client, server } = sides('tools/call echo');
+    assert.deepEqual(stated(client), ok(true));
+    assert.deepEqual(stated(server), ok(true));
+    assert.equal(server.spanContext().traceId, client.spanContext().traceId);
+    assert.equal(server.parentSpanContext.spanId, client.spanContext().spanId);
+    for (const span of [client, server]) {
+      assert.equal(span.attributes[semconv.MCP_METHOD_NAME], 'tools/call');
+      assert.equal(span.attributes[semconv.GEN_AI_TOOL_NAME], 'echo');
+      assert.equal(span.attributes[semconv.GEN_AI_OPERATION_NAME], 'execute_tool');
+      assert.equal(span.attributes[semconv.MCP_SERVER_NAME], 'outcomes');
+      assert.equal(span.attributes[semconv.MCP_SERVER_VERSION], '2.1.0');
+      assert.equal(span.attributes[semconv.JSONRPC_REQUEST_ID], client.attributes[semconv.JSONRPC_REQUEST_ID]);
+      assert.equal(span.attributes[semconv.MCP_PROTOCOL_VERSION], client.attributes[semconv.MCP_PROTOCOL_VERSION]);
+      assert.ok(!(semconv.GEN_AI_TOOL_CALL_ARGUMENTS in span.attributes), 'no arguments unless opted in');
+    }
+    const points = await telemetry.points(semconv.MCP_CLIENT_OPERATION_DURATION);
+    const point = points.find((p) => p.attributes[semconv.GEN_AI_TOOL_NAME] === 'echo');
+    assert.deepEqual(point.attributes, {
+      [semconv.MCP_METHOD_NAME]: 'tools/call',
+      [semconv.GEN_AI_OPERATION_NAME]: 'execute_tool',
+      [semconv.GEN_AI_TOOL_NAME]: 'echo',
+      [semconv.MCP_SERVER_NAME]: 'outcomes',
+      [semconv.MCP_PROTOCOL_VERSION]: client.attributes[semconv.MCP_PROTOCOL_VERSION],
+      [semconv.MCP_REQUEST_OUTCOME]: 'ok',
+      [semconv.TOOL_OUTCOME]: 'ok',
+    });
+    assert.deepEqual(point.value.buckets.boundaries, [...semconv.DURATION_BUCKETS]);
+    assert.equal(point.scope.name, 'mcp_otel');
+  });
+
+  test(`${generation}: isError is a tool error on both sides`, async () => {
+    telemetry.reset();
+    const { seen: got } = await transparently(sdk, ({ client }) => client.callTool({ name: 'fail', arguments: {} }));
+    assert.equal(got.result.isError, true);
+    await until(() => sides('tools/call fail').server, 'server span');
+    const { client, server } = sides('tools/call fail');
+    assert.deepEqual(stated(client), failed('tool_error'));
+    assert.deepEqual(stated(server), failed('tool_error'));
+  });
+
+  test(`${generation}: the caller's abort is cancelled/caller, the server's cancelled/client, never a timeout`, async () => {
+    telemetry.reset();
+    const { seen: got, connection } = await transparently(sdk, ({ client }) => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 30);
+      return sdk.callTool(client, { name: 'slow', arguments: {} }, { signal: controller.signal });
+    });
+    // What the SDK itself rejects a caller's abort with: its request-timeout error.
+    assert.equal(got.code, generation === 'v1' ? -32001 : 'REQUEST_TIMEOUT');
+    await until(() => connection.handled.slowAborted === true, 'the handler aborted');
+    await until(() => sides('tools/call slow').server, 'server span');
+    const { client, server } = sides('tools/call slow');
+    assert.deepEqual(stated(client), cancelled('caller'));
+    assert.deepEqual(stated(server), cancelled('client'));
+    const cancel = sides('notifications/cancelled');
+    assert.equal(cancel.client.parentSpanContext.spanId, client.spanContext().spanId, 'the cancel sent is the request it cancels');
+    assert.equal(cancel.server.parentSpanContext.spanId, cancel.client.spanContext().spanId);
+    for (const span of [cancel.client, cancel.server]) assert.ok(!(semconv.MCP_REQUEST_OUTCOME in span.attributes));
+  });
+
+  test(`${generation}: the SDK's own timeout is failed/timeout for the caller, a cancel for the server`, async () => {
+    telemetry.reset();
+    const { seen: got } = await transparently(sdk, ({ client }) =>
+      sdk.callTool(client, { name: 'slow', arguments: {} }, { timeout: 30 }),
+    );
+    assert.match(got.message, /Request timed out/);
+    await until(() => sides('tools/call slow').server, 'server span');
+    const { client, server } = sides('tools/call slow');
+    assert.deepEqual(stated(client), failed('timeout'));
+    assert.deepEqual(stated(server), cancelled('client'));
+  });
+
+  test(`${generation}: a server's JSON-RPC error is its code, ERROR on both sides`, async () => {
+    telemetry.reset();
+    const { seen: got } = await transparently(sdk, ({ client }) => client.listResources());
+    assert.equal(got.code, -32603);
+    await until(() => sides('resources/list').server, 'server span');
+    const { client, server } = sides('resources/list');
+    assert.deepEqual(stated(client), failed('-32603', { tool: false, code: -32603 }));
+    assert.deepEqual(stated(server), failed('-32603', { tool: false, code: -32603 }));
+  });
+
+  test(`${generation}: a caller's fault (-32602) fails the caller only: the server's span is UNSET, no error.type`, async () => {
+    telemetry.reset();
+    const { seen: got } = await transparently(sdk, ({ client }) => client.getPrompt({ name: 'no-such-prompt' }));
+    assert.equal(got.code, -32602);
+    await until(() => sides('prompts/get no-such-prompt').server, 'server span');
+    const { client, server } = sides('prompts/get no-such-prompt');
+    assert.deepEqual(stated(client), failed('-32602', { tool: false, code: -32602 }));
+    assert.deepEqual(stated(server), {
+      [semconv.MCP_REQUEST_OUTCOME]: 'failed',
+      [semconv.RPC_RESPONSE_STATUS_CODE]: '-32602',
+      status: 'UNSET',
+    });
+    const points = await telemetry.points(semconv.MCP_SERVER_OPERATION_DURATION);
+    const point = points.find((p) => p.attributes[semconv.MCP_METHOD_NAME] === 'prompts/get');
+    assert.equal(point.attributes[semconv.RPC_RESPONSE_STATUS_CODE], '-32602');
+    assert.ok(!(semconv.ERROR_TYPE in point.attributes));
+  });
+
+  test(`${generation}: an unknown method is the SDK's -32601, a caller's fault on the server`, async () => {
+    telemetry.reset();
+    const { seen: got } = await transparently(sdk, ({ client }) => client.complete({ ref: { type: 'ref/prompt', name: 'greeting' }, argument: { name: 'x', value: 'y' } }));
+    assert.equal(got.code, -32601);
+    await until(() => sides('completion/complete').server, 'server span');
+    const { client, server } = sides('completion/complete');
+    assert.deepEqual(stated(client), failed('-32601', { tool: false, code: -32601 }));
+    assert.deepEqual(stated(server), { [semconv.MCP_REQUEST_OUTCOME]: 'failed', [semconv.RPC_RESPONSE_STATUS_CODE]: '-32601', status: 'UNSET' });
+  });
+
+  test(`${generation}: a person's decline is input_declined on the elicitation's spans and the call's, never a failure`, async () => {
+    telemetry.reset();
+    const { seen: got } = await transparently(sdk, ({ client }) => client.callTool({ name: 'ask', arguments: {} }));
+    assert.equal(got.result.isError, true);
+    await until(() => sides('tools/call ask').server && sides('tools/call ask').client, 'the call spans');
+    const elicitation = sides('elicitation/create');
+    const declined = { ...cancelled('input_declined') };
+    delete declined[semconv.TOOL_OUTCOME];
+    delete declined[semconv.TOOL_CANCEL_REASON];
+    assert.deepEqual(stated(elicitation.client), { ...declined, [semconv.MCP_ELICITATION_ACTION]: 'decline' });
+    assert.deepEqual(stated(elicitation.server), { ...declined, [semconv.MCP_ELICITATION_ACTION]: 'decline' });
+    const call = sides('tools/call ask');
+    assert.deepEqual(stated(call.server), cancelled('input_declined'));
+    assert.deepEqual(stated(call.client), cancelled('input_declined'));
+    // One trace: the elicitation is the child of the call's SERVER span.
+    assert.equal(elicitation.client.parentSpanContext.spanId, call.server.spanContext().spanId);
+    assert.equal(elicitation.server.parentSpanContext.spanId, elicitation.client.spanContext().spanId);
+  });
+
+  test(`${generation}: an accepted elicitation leaves the call ok`, async () => {
+    telemetry.reset();
+    await transparently(sdk, ({ client }) => client.callTool({ name: 'ask', arguments: {} }), {
+      elicitAnswer: { action: 'accept', content: { name: 'Ada' } },
+    });
+    await until(() => sides('tools/call ask').client, 'the call span');
+    assert.deepEqual(stated(sides('tools/call ask').client), ok(true));
+    assert.deepEqual(stated(sides('elicitation/create').client), { ...ok(), [semconv.MCP_ELICITATION_ACTION]: 'accept' });
+  });
+
+  test(`${generation}: the connection closing mid-call is failed/connection_closed for the caller, cancelled/disconnect for the server`, async () => {
+    telemetry.reset();
+    const { seen: got } = await transparently(sdk, ({ client, clientTransport }) => {
+      const call = client.callTool({ name: 'slow', arguments: {} });
+      setTimeout(() => void clientTransport.close(), 30);
+      return call;
+    });
+    assert.equal(got.code, generation === 'v1' ? -32000 : 'CONNECTION_CLOSED');
+    await until(() => sides('tools/call slow').server, 'server span');
+    const { client, server } = sides('tools/call slow');
+    assert.deepEqual(stated(client), failed('connection_closed'));
+    assert.deepEqual(stated(server), cancelled('disconnect'));
+  });
+
+  test(`${generation}: a caller whose signal is already aborted sends nothing, so has no span`, async () => {
+    telemetry.reset();
+    const { seen: got } = await transparently(sdk, ({ client }) =>
+      sdk.callTool(client, { name: 'echo', arguments: { text: 'x' } }, { signal: AbortSignal.abort() }),
+    );
+    assert.ok(got.rejected);
+    assert.equal(sides('tools/call echo').client, undefined);
+    assert.equal(sides('tools/call echo').server, undefined);
+  });
+}
