@@ -6,7 +6,7 @@ SDKS := mcp1 mcp2
 # one (pyenv's, or python3.10 on PATH), so both ends of the range are tested; else on $(PYTHON).
 PYTHON_mcp1 ?= $(or $(wildcard $(shell pyenv prefix 3.10 2>/dev/null)/bin/python3.10),$(shell command -v python3.10 2>/dev/null),$(PYTHON))
 
-.PHONY: demo one-trace test lint typecheck unit lowest docs docs-check bench valgrind haproxy clean collector goproxy jaeger prometheus stack stack-up stack-demo stack-down conformance third-party
+.PHONY: demo one-trace test lint typecheck unit lowest docs docs-check bench valgrind haproxy clean collector goproxy jaeger prometheus stack stack-up stack-demo stack-down conformance third-party node node-test
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt requirements/test.txt pyproject.toml
@@ -54,7 +54,7 @@ typecheck: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 	@for sdk in $(SDKS); do echo ">> mypy against $$sdk"; $(VENV)/$$sdk/bin/mypy || exit 1; done
 
 # Each run also gets the other major's Python, for the cross-major tests.
-unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
+unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS))) $(NODE_DIST)
 	@echo ">> pytest with mcp 1.x"
 	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp2/bin/python $(VENV)/mcp1/bin/pytest $(PYTEST_ARGS)
 	@echo ">> pytest with mcp 2.x"
@@ -76,7 +76,29 @@ docs: $(VENV)/docs/.installed
 docs-check: $(VENV)/docs/.installed
 	$(DOCS_ENV) $(VENV)/docs/bin/mkdocs build --strict --quiet
 
-test: lint typecheck docs-check stack goproxy conformance third-party haproxy unit lowest
+test: lint typecheck docs-check stack goproxy conformance third-party haproxy node-test unit lowest
+
+# The TypeScript package (node/, npm package mcp-otel): its dependencies from npm, its ESM and
+# CommonJS builds (node/dist), then its lint (tsc, eslint) and tests (the Node test runner) on the
+# newest SDKs, again on the lowest ones (node/test/lowest), and with the agent frameworks
+# (node/test/frameworks). The Python suites' cross-language tests use the build.
+NODE_MODULES := node/node_modules/.package-lock.json
+$(NODE_MODULES): node/package.json node/package-lock.json
+	cd node && npm ci --no-audit --no-fund --loglevel=error
+NODE_DIST := node/dist/esm/index.js
+$(NODE_DIST): $(NODE_MODULES) $(wildcard node/src/*.ts node/src/*/*.ts) node/tsconfig.json node/tsconfig.cjs.json node/scripts/build.mjs
+	cd node && npm run build
+NODE_LOWEST := node/test/lowest/node_modules/.package-lock.json
+$(NODE_LOWEST): node/test/lowest/package.json node/test/lowest/package-lock.json
+	cd node/test/lowest && npm ci --no-audit --no-fund --loglevel=error
+node: $(NODE_DIST)
+
+node-test: $(NODE_DIST) $(NODE_LOWEST)
+	cd node && npm run lint
+	@echo ">> node --test, newest SDKs"
+	cd node && npm test
+	@echo ">> node --test, lowest SDKs (node/test/lowest)"
+	cd node && npm run test:lowest
 
 # Per-call overhead against the floor and the peers in instructions (cachegrind) and wall clock,
 # mcp-otel report's cost per call, the scale figures (docs/benchmarks.md, plots in docs/img/), a gateway's cost per

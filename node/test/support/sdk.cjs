@@ -5,7 +5,7 @@ const path = require('node:path');
 const { createRequire } = require('node:module');
 
 // The directory whose node_modules hold the SDKs under test (the lowest versions' project too).
-const SDK_DIR = process.env.MCP_OTEL_SDK_DIR ?? path.join(__dirname, '..', '..');
+const SDK_DIR = path.resolve(process.env.MCP_OTEL_SDK_DIR ?? path.join(__dirname, '..', '..'));
 const sdkRequire = createRequire(path.join(SDK_DIR, 'package.json'));
 
 function versionOf(name) {

@@ -1,0 +1,145 @@
+"""One set of names in every language (ADR-191 rule 3): the TypeScript package's names module
+(``node/src/semconv.ts``, loaded from its build) defines each name under the constant name
+``mcp_otel.semconv`` uses, with the same value, and defines every name a span or a point carries;
+its settings read the same environment variables. A name changed in one language fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import fields
+from enum import Enum
+from typing import Any
+
+import pytest
+
+from mcp_otel import semconv
+from mcp_otel.config import ENV_PREFIX, Settings
+from tests.harness import REPO_ROOT
+
+NODE_DIST = REPO_ROOT / "node" / "dist" / "cjs"
+
+# Every name a request's span or point carries, and the values they take: what each language must
+# define exactly as the Python package does.
+SHARED = [
+    "MCP_METHOD_NAME",
+    "MCP_PROTOCOL_VERSION",
+    "MCP_SESSION_ID",
+    "GEN_AI_OPERATION_NAME",
+    "GEN_AI_TOOL_NAME",
+    "GEN_AI_PROMPT_NAME",
+    "MCP_RESOURCE_URI",
+    "GEN_AI_CONVERSATION_ID",
+    "GEN_AI_TOOL_CALL_ARGUMENTS",
+    "GEN_AI_TOOL_CALL_RESULT",
+    "ERROR_TYPE",
+    "JSONRPC_REQUEST_ID",
+    "RPC_RESPONSE_STATUS_CODE",
+    "NETWORK_TRANSPORT",
+    "SERVER_ADDRESS",
+    "SERVER_PORT",
+    "CLIENT_ADDRESS",
+    "CLIENT_PORT",
+    "MCP_CLIENT_OPERATION_DURATION",
+    "MCP_SERVER_OPERATION_DURATION",
+    "MCP_CLIENT_SESSION_DURATION",
+    "MCP_SERVER_SESSION_DURATION",
+    "DURATION_UNIT",
+    "DURATION_BUCKETS",
+    "OTHER_VALUE",
+    "MCP_REQUEST_OUTCOME",
+    "MCP_REQUEST_CANCEL_REASON",
+    "TOOL_OUTCOME",
+    "TOOL_CANCEL_REASON",
+    "MCP_REQUEST_RESULT_TYPE",
+    "MCP_ELICITATION_ACTION",
+    "MCP_SERVER_NAME",
+    "MCP_SERVER_VERSION",
+    "METHOD_TOOLS_CALL",
+    "METHOD_CANCELLED",
+    "METHOD_PROGRESS",
+    "METHOD_LOG_MESSAGE",
+    "NOTIFICATION_PREFIX",
+    "FREQUENT_NOTIFICATIONS",
+    "KNOWN_METHODS",
+    "RESOURCE_URI_METHODS",
+    "OPERATION_EXECUTE_TOOL",
+    "TRANSPORT_PIPE",
+    "TRANSPORT_TCP",
+    "CALLER_FAULT_CODES",
+    "URL_ELICITATION_REQUIRED_CODE",
+    "NEGOTIATION_CODES",
+    "USER_REJECTED_CODE",
+    "DECLINING_ACTIONS",
+    "ELICITATION_ACTIONS",
+    "INSTRUMENTATION_SCOPE",
+    "Outcome",
+    "CancelReason",
+    "ResultType",
+    "ErrorType",
+]
+
+
+def comparable(value: Any) -> Any:
+    """A Python name's value as JSON carries it: sets sorted, enums and ErrorType as their members."""
+    if isinstance(value, type) and issubclass(value, Enum):
+        return {member.name: member.value for member in value}
+    if isinstance(value, type):  # ErrorType: a namespace of constants
+        return {key: item for key, item in vars(value).items() if key.isupper()}
+    if isinstance(value, (frozenset, set)):
+        return sorted(value, key=str)
+    if isinstance(value, tuple):
+        return [float(item) if isinstance(item, float) else item for item in value]
+    return value
+
+
+def node_module(path: str) -> dict[str, Any]:
+    """The exports of a built module of the TypeScript package, as JSON (sets as sorted arrays)."""
+    script = (
+        f"const m = require({json.dumps(str(NODE_DIST / path))});"
+        "const out = {};"
+        "const sorted = (v) => [...v].sort((a, b) => (String(a) < String(b) ? -1 : 1));"
+        "for (const [k, v] of Object.entries(m)) out[k] = v instanceof Set ? sorted(v) : v;"
+        "process.stdout.write(JSON.stringify(out));"
+    )
+    node = shutil.which("node")
+    assert node is not None
+    exports: dict[str, Any] = json.loads(
+        subprocess.run([node, "-e", script], check=True, capture_output=True, text=True).stdout
+    )
+    return exports
+
+
+needs_node_build = pytest.mark.skipif(
+    shutil.which("node") is None or not (NODE_DIST / "semconv.js").exists(),
+    reason="the TypeScript package is not built (make node builds it)",
+)
+
+
+@needs_node_build
+def test_typescript_names_are_the_python_names() -> None:
+    typescript = node_module("semconv.js")
+    missing = [name for name in SHARED if name not in typescript]
+    assert missing == [], f"names the TypeScript package does not define: {missing}"
+    differing = {
+        name: (comparable(getattr(semconv, name, None)), value)
+        for name, value in typescript.items()
+        if comparable(getattr(semconv, name, None)) != value
+    }
+    assert differing == {}, "TypeScript names whose Python name has another value, or none (python, typescript)"
+
+
+@needs_node_build
+def test_typescript_settings_read_the_python_variables() -> None:
+    variables = node_module("config.js")["SETTING_VARIABLES"]
+    python = {ENV_PREFIX + field.name.upper() for field in fields(Settings)}
+    assert set(variables) <= python
+    assert len(variables) == len(set(variables))
+
+
+@needs_node_build
+def test_typescript_package_version_is_its_scope_version() -> None:
+    package = json.loads((REPO_ROOT / "node" / "package.json").read_text())
+    assert node_module("version.js")["VERSION"] == package["version"]
