@@ -24,6 +24,7 @@ import {
   type RpcError,
 } from './classify.js';
 import type { Settings } from './config.js';
+import { argumentsAttributes, resultAttributes } from './content.js';
 import type { Message, Protocol, SdkFacts } from './facts.js';
 import { field, stringOf } from './fields.js';
 import type { Call, Lifecycle } from './lifecycle.js';
@@ -39,6 +40,7 @@ import {
   METHOD_ELICITATION_CREATE,
   METHOD_INITIALIZE,
   METHOD_SERVER_DISCOVER,
+  METHOD_TOOLS_CALL,
 } from './semconv.js';
 import type { Connections } from './sessions.js';
 
@@ -77,6 +79,9 @@ export class ClientSide {
         ...requestAttributes(request, settings, this.connections.facts(facts, protocol, 'client')),
         ...facts.transportAttributes(protocol, 'client'),
       };
+      if (request.method === METHOD_TOOLS_CALL) {
+        Object.assign(attributes, argumentsAttributes(field(message.params, 'arguments'), settings));
+      }
       const id = facts.nextRequestId(protocol);
       if (typeof id === 'number' || typeof id === 'string') attributes[JSONRPC_REQUEST_ID] = String(id);
       call = this.lifecycle.open('client', request, attributes);
@@ -131,6 +136,7 @@ export class ClientSide {
       }
       const action = request.method === METHOD_ELICITATION_CREATE ? elicitationAction(result) : undefined;
       if (action !== undefined) late[MCP_ELICITATION_ACTION] = action;
+      if (request.method === METHOD_TOOLS_CALL) Object.assign(late, resultAttributes(result, this.settings()));
     } catch (error) {
       reportOnce('could not read an answer', error);
     }

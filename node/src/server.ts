@@ -15,6 +15,7 @@ import { context, trace, type Attributes, type Link } from '@opentelemetry/api';
 import { requestAttributes, requestOf } from './attributes.js';
 import { classifyServerCall, elicitationAction, isDeclinedAnswer, type RpcError, type ServerEnd } from './classify.js';
 import type { Settings } from './config.js';
+import { argumentsAttributes, resultAttributes } from './content.js';
 import type { Message, Protocol, SdkFacts } from './facts.js';
 import { field, stringOf } from './fields.js';
 import type { Call, Lifecycle } from './lifecycle.js';
@@ -25,6 +26,7 @@ import {
   MCP_ELICITATION_ACTION,
   METHOD_ELICITATION_CREATE,
   METHOD_INITIALIZE,
+  METHOD_TOOLS_CALL,
 } from './semconv.js';
 import { HANDLED_CALL, type Connections } from './sessions.js';
 
@@ -54,6 +56,9 @@ export class ServerSide {
       };
       if (typeof message.id === 'number' || typeof message.id === 'string') {
         attributes[JSONRPC_REQUEST_ID] = String(message.id);
+      }
+      if (request.method === METHOD_TOOLS_CALL) {
+        Object.assign(attributes, argumentsAttributes(field(message.params, 'arguments'), settings));
       }
       const remote = extracted(field(message.params, '_meta'));
       const ambient = trace.getSpanContext(parent);
@@ -105,6 +110,7 @@ export class ServerSide {
     }
     const action = call.method === METHOD_ELICITATION_CREATE ? elicitationAction(result) : undefined;
     if (action !== undefined) late[MCP_ELICITATION_ACTION] = action;
+    if (call.method === METHOD_TOOLS_CALL) Object.assign(late, resultAttributes(result, this.settings()));
     const answerDeclined = isDeclinedAnswer(call.method, result, rpcError);
     if (answerDeclined) this.connections.inputDeclined(call, protocol);
     this.finish(call, {

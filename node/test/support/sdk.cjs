@@ -76,8 +76,8 @@ function waitForAbort(signal, ms = 10000) {
   });
 }
 
-/** A server with one tool per outcome, and a connected client whose elicitation callback answers `elicitAnswer`. */
-async function connect(sdk, { elicitAnswer = { action: 'decline' }, clientOptions = {} } = {}) {
+/** A server with one tool per outcome (not connected), and what its handlers saw. */
+function makeServer(sdk) {
   const z = sdkRequire('zod');
   const server = new sdk.McpServer({ name: 'outcomes', version: '2.1.0' }, { capabilities: { tools: {}, resources: {}, prompts: {} } });
   const handled = { slowAborted: undefined };
@@ -106,6 +106,12 @@ async function connect(sdk, { elicitAnswer = { action: 'decline' }, clientOption
   sdk.setRequestHandler(server, 'resources_list', async () => {
     throw new sdk.RpcError(-32603, 'the store is down');
   });
+  return { server, handled };
+}
+
+/** `makeServer`'s server and a connected client whose elicitation callback answers `elicitAnswer`. */
+async function connect(sdk, { elicitAnswer = { action: 'decline' }, clientOptions = {} } = {}) {
+  const { server, handled } = makeServer(sdk);
   const [clientTransport, serverTransport] = sdk.InMemoryTransport.createLinkedPair();
   await server.connect(serverTransport);
   const client = new sdk.Client({ name: 'agent', version: '1.0.0' }, { capabilities: sdk.elicitCapability, ...clientOptions });
@@ -114,4 +120,4 @@ async function connect(sdk, { elicitAnswer = { action: 'decline' }, clientOption
   return { client, server, handled, clientTransport, serverTransport };
 }
 
-module.exports = { load, connect, waitForAbort, SDK_DIR };
+module.exports = { load, connect, makeServer, waitForAbort, SDK_DIR };

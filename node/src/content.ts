@@ -1,0 +1,58 @@
+/**
+ * Opt-in capture of tool arguments and results (`gen_ai.tool.call.arguments` / `.result`), as the
+ * Python package's `content.py` does it.
+ *
+ * Off by default: nothing a tool is given or answers is recorded unless the user asks
+ * (`captureContent`, or `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`). When on, the value is
+ * written as JSON, values under secret-looking keys replaced by `[REDACTED]` at any depth, and the
+ * text cut to `maxContentLength` characters.
+ */
+import type { Attributes } from '@opentelemetry/api';
+import type { Settings } from './config.js';
+import { bounded } from './outcome.js';
+import { reportOnce } from './safety.js';
+import { GEN_AI_TOOL_CALL_ARGUMENTS, GEN_AI_TOOL_CALL_RESULT } from './semconv.js';
+
+export const REDACTED = '[REDACTED]';
+// Keys whose values are credentials more often than not (the Python package's pattern).
+const SECRET_KEY =
+  /pass(word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|cookie|session|bearer|signature/i;
+const MAX_DEPTH = 32;
+
+/** `value` as plain JSON data, with every secret-looking key's value replaced. */
+export function redacted(value: unknown, depth = 0): unknown {
+  if (depth > MAX_DEPTH) return '…';
+  if (Array.isArray(value)) return value.map((item) => redacted(item, depth + 1));
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, SECRET_KEY.test(key) ? REDACTED : redacted(item, depth + 1)]),
+    );
+  }
+  if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) return value;
+  // undefined, a bigint, a function: what JSON would make of it, or its text.
+  return typeof value === 'bigint' ? value.toString() : null;
+}
+
+function captured(key: string, value: unknown, settings: Settings, isContent: (value: unknown) => boolean): Attributes {
+  if (!settings.captureContent || value === undefined || value === null) return {};
+  try {
+    if (!isContent(value)) return {};
+    return { [key]: bounded(JSON.stringify(redacted(value)), settings.maxContentLength) };
+  } catch (error) {
+    reportOnce('could not capture tool content', error);
+    return {};
+  }
+}
+
+/** A tool result (content, structured content); a JSON-RPC error is no result. */
+function isResult(result: unknown): boolean {
+  return typeof result === 'object' && result !== null && ('content' in result || 'structuredContent' in result);
+}
+
+export function argumentsAttributes(args: unknown, settings: Settings): Attributes {
+  return captured(GEN_AI_TOOL_CALL_ARGUMENTS, args, settings, () => true);
+}
+
+export function resultAttributes(result: unknown, settings: Settings): Attributes {
+  return captured(GEN_AI_TOOL_CALL_RESULT, result, settings, isResult);
+}
