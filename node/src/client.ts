@@ -14,7 +14,7 @@
  * - the application gets the SDK's own promise back: the same result, the same rejection object,
  *   the same timing.
  */
-import { context, trace, type Attributes } from '@opentelemetry/api';
+import { context, createContextKey, trace, type Attributes } from '@opentelemetry/api';
 import { requestAttributes, requestOf, type Request } from './attributes.js';
 import {
   classifyClientRejection,
@@ -43,6 +43,22 @@ import {
   METHOD_TOOLS_CALL,
 } from './semconv.js';
 import type { Connections } from './sessions.js';
+
+/** A logical call in progress: its request's end, once answered, waits for the call's end. */
+interface LogicalCall {
+  claimed: boolean;
+  settle?: (value: unknown, error: unknown, rejected: boolean) => void;
+}
+
+const LOGICAL_CALL = createContextKey('mcp_otel.logical_call');
+
+/** The logical call the current request is the request of (its first: a retry is a request of its own). */
+function claimLogicalCall(): LogicalCall | undefined {
+  const scope = context.active().getValue(LOGICAL_CALL) as LogicalCall | undefined;
+  if (scope === undefined || scope.claimed) return undefined;
+  scope.claimed = true;
+  return scope;
+}
 
 /** The options a caller passes with a request (only the signal is read). */
 export interface SendOptions {
@@ -115,15 +131,37 @@ export class ClientSide {
       this.finishRejected(facts, call, request, error, false, signal);
       throw error;
     }
+    // A logical call's request (callTool's tools/call) ends with the call: as what the
+    // application gets, the request's answer or the call's own check of it.
+    const logical = request.method === METHOD_TOOLS_CALL ? claimLogicalCall() : undefined;
     promise.then(
       (result) => {
         done();
-        this.finishAnswered(protocol, call, request, result);
+        if (logical === undefined) this.finishAnswered(protocol, call, request, result);
+        else logical.settle = (value, error, rejected) => {
+          // The SDK's own check of an answer: no code of a peer's, whatever code it carries.
+          if (rejected) this.finishRejected(facts, call, request, error, false, signal, true);
+          else this.finishAnswered(protocol, call, request, value);
+        };
       },
       (error: unknown) => {
         done();
-        this.finishRejected(facts, call, request, error, abortedWhilePending, signal);
+        if (logical === undefined) this.finishRejected(facts, call, request, error, abortedWhilePending, signal);
+        else logical.settle = (_value, callError) => {
+          this.finishRejected(facts, call, request, callError, abortedWhilePending, signal);
+        };
       },
+    );
+    return promise;
+  }
+
+  /** Run `call` (the SDK's `callTool`) as one logical call: the request it sends ends with it. */
+  logical<T>(call: () => Promise<T>): Promise<T> {
+    const scope: LogicalCall = { claimed: false };
+    const promise = context.with(context.active().setValue(LOGICAL_CALL, scope), call);
+    promise.then(
+      (value) => scope.settle?.(value, undefined, false),
+      (error: unknown) => scope.settle?.(undefined, error, true),
     );
     return promise;
   }
@@ -170,10 +208,11 @@ export class ClientSide {
     error: unknown,
     abortedWhilePending: boolean,
     signal: AbortSignal | undefined,
+    local = false,
   ): void {
     this.lifecycle.finish(call, (): Verdict => {
-      const rpcError: RpcError | undefined = facts.rpcErrorOf(error);
-      const failure = facts.sdkFailureOf(error);
+      const rpcError: RpcError | undefined = local ? undefined : facts.rpcErrorOf(error);
+      const failure = local ? undefined : facts.sdkFailureOf(error);
       const answerDeclined = isDeclinedAnswer(request.method, undefined, rpcError);
       if (answerDeclined) this.connections.inputDeclined(call);
       return classifyClientRejection({

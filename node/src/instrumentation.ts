@@ -13,9 +13,17 @@ import {
 } from '@opentelemetry/instrumentation';
 import { Hook as RequireHook } from 'require-in-the-middle';
 import { loadSettings, type McpInstrumentationConfig, type Settings } from './config.js';
-import { SDK1, SDK1_CJS_FILE, SDK1_ESM_FILE, SDK1_PACKAGE, SDK1_VERSIONS, supportedSdk1 } from './frontends/sdk1.js';
-import { SDK2, SDK2_EXPORTS, SDK2_PACKAGES, SDK2_VERSIONS } from './frontends/sdk2.js';
-import { patchProtocol, protocolOf, unpatchProtocol, type ProtocolShape } from './frontends/protocol.js';
+import { SDK1, SDK1_CJS_FILES, SDK1_ESM_FILES, SDK1_PACKAGE, SDK1_VERSIONS, supportedSdk1 } from './frontends/sdk1.js';
+import { SDK2, SDK2_PACKAGES, SDK2_VERSIONS } from './frontends/sdk2.js';
+import {
+  LOGICAL_CALLS,
+  clientOf,
+  patchClient,
+  patchProtocol,
+  patchedMethods,
+  protocolOf,
+  type ProtocolShape,
+} from './frontends/protocol.js';
 import { field } from './fields.js';
 import { CallMetrics } from './metrics.js';
 import { reportOnce } from './safety.js';
@@ -23,14 +31,21 @@ import { INSTRUMENTATION_SCOPE } from './semconv.js';
 import { Sides } from './sides.js';
 import { VERSION } from './version.js';
 
+/** A prototype patched: a `Protocol` (of a shape) or a `Client` (its logical calls). */
+interface Patched {
+  readonly shape?: ProtocolShape;
+  readonly methods: readonly string[];
+}
+
 export class McpInstrumentation extends InstrumentationBase<McpInstrumentationConfig> {
-  // Both are made on first use: the base class's constructor asks for metric instruments before
-  // this class's fields exist.
+  // Made on first use: the base class's constructor asks for metric instruments before this
+  // class's fields exist.
   private settingsValue?: Settings;
   private metricsValue?: CallMetrics;
   private sidesValue?: Sides;
-  // Every Protocol prototype patched, and the shape it was patched as.
-  private readonly patched = new Map<object, ProtocolShape>();
+  // Every prototype patched, however it was found: enable() and disable() patch and restore them
+  // all (so the module definitions need no unpatch of their own).
+  private readonly patched = new Map<object, Patched>();
   // v1's CommonJS files, hooked by name (set by `enable`, which the base constructor calls).
   declare private requireHook: RequireHook | undefined;
 
@@ -61,26 +76,53 @@ export class McpInstrumentation extends InstrumentationBase<McpInstrumentationCo
   }
 
   protected init(): InstrumentationNodeModuleDefinition[] {
-    // v1's ESM copy of Protocol by its file (import-in-the-middle names a package's files after
-    // the package); its CommonJS copy by our own require hook (`enable`).
-    const esmFile = new InstrumentationNodeModuleFile(
-      `${SDK1_PACKAGE}/${SDK1_ESM_FILE}`,
-      SDK1_VERSIONS,
-      (exports: Record<string, unknown>) => this.patchExports(exports, ['Protocol'], SDK1),
-      () => undefined,
+    // v1's ESM files through import-in-the-middle, which names a package's files after the
+    // package; its CommonJS copies by our own require hook (`enable`).
+    const esmFiles = SDK1_ESM_FILES.map(
+      (file) =>
+        new InstrumentationNodeModuleFile(
+          `${SDK1_PACKAGE}/${file}`,
+          SDK1_VERSIONS,
+          (exports: unknown) => this.patchModule(exports, SDK1),
+          () => undefined,
+        ),
     );
     return [
-      new InstrumentationNodeModuleDefinition(SDK1_PACKAGE, SDK1_VERSIONS, undefined, undefined, [esmFile]),
+      new InstrumentationNodeModuleDefinition(SDK1_PACKAGE, SDK1_VERSIONS, undefined, undefined, esmFiles),
       ...SDK2_PACKAGES.map(
         (name) =>
           new InstrumentationNodeModuleDefinition(
             name,
             SDK2_VERSIONS,
-            (exports: Record<string, unknown>) => this.patchExports(exports, SDK2_EXPORTS, SDK2),
+            (exports: unknown) => this.patchModule(exports, SDK2),
             () => undefined,
           ),
       ),
     ];
+  }
+
+  override enable(): void {
+    super.enable();
+    // The base class's require hook asks Node to resolve a package's main module before it looks
+    // at its files, and 1.32.2's does not resolve: its CommonJS files are hooked by their full
+    // names instead (require-in-the-middle names them without `/index` and `.js`), which it
+    // matches without resolving anything.
+    const names = SDK1_CJS_FILES.map((file) => `${SDK1_PACKAGE}/${file.replace(/(\/index)?(\.js)?$/, '')}`);
+    this.requireHook ??= new RequireHook(names, { internals: true }, (exports, _name, baseDir) => {
+      if (this.isEnabled() && supportedSdk1(baseDir)) this.patchModule(exports, SDK1);
+      return exports;
+    });
+    for (const [prototype, patched] of this.patched ?? []) this.patch(prototype, patched);
+  }
+
+  override disable(): void {
+    super.disable();
+    for (const [prototype, { methods }] of this.patched ?? []) {
+      for (const name of methods) {
+        if (isWrapped((prototype as Record<string, unknown>)[name])) this._unwrap(prototype, name as never);
+      }
+    }
+    this.sidesValue?.transports.restoreAll();
   }
 
   /**
@@ -95,7 +137,7 @@ export class McpInstrumentation extends InstrumentationBase<McpInstrumentationCo
       for (const candidate of [target, field(target, 'server')]) {
         const shape = [SDK2, SDK1].find((each) => protocolOf(candidate, each) !== undefined);
         if (shape === undefined) continue;
-        this.patchPrototype(protocolOf(candidate, shape) as object, shape);
+        this.patchClasses(candidate, shape);
         found++;
         break;
       }
@@ -103,42 +145,29 @@ export class McpInstrumentation extends InstrumentationBase<McpInstrumentationCo
     return found;
   }
 
-  override enable(): void {
-    super.enable();
-    // The base class's require hook asks Node to resolve a package's main module before it looks
-    // at its files, and 1.32.2's does not resolve: the CommonJS copy of Protocol is hooked by its
-    // full name instead (require-in-the-middle names it without its extension), which it matches
-    // without resolving anything.
-    this.requireHook ??= new RequireHook([`${SDK1_PACKAGE}/${SDK1_CJS_FILE.replace(/\.js$/, '')}`], { internals: true }, (exports, _name, baseDir) => {
-      if (this.isEnabled() && supportedSdk1(baseDir)) this.patchExports(exports, ['Protocol'], SDK1);
-      return exports;
-    });
-    for (const [prototype, shape] of this.patched ?? []) this.patchPrototype(prototype, shape);
-  }
-
-  override disable(): void {
-    super.disable();
-    for (const [prototype, shape] of this.patched ?? []) {
-      unpatchProtocol(prototype, shape, (target, name) => { this._unwrap(target, name as never); });
-    }
-    this.sidesValue?.transports.restoreAll();
-  }
-
-  /** Patch the Protocol the first of `names` among `exports` leads to. */
-  private patchExports<T>(exports: T, names: readonly string[], shape: ProtocolShape): T {
-    const prototype = names.map((name) => protocolOf(field(exports, name), shape)).find((found) => found !== undefined);
-    if (prototype === undefined) reportOnce(`the MCP SDK exports no ${names.join(' or ')} to patch`);
-    else this.patchPrototype(prototype, shape);
+  /** Patch what a module of the SDK exports: its Protocol, and its Client's logical calls. */
+  private patchModule<T>(exports: T, shape: ProtocolShape): T {
+    let found = false;
+    for (const name of ['Protocol', 'Client', 'Server']) found = this.patchClasses(field(exports, name), shape) || found;
+    if (!found) reportOnce('an MCP SDK module exports no Protocol, Client or Server to patch');
     return exports;
   }
 
-  private patchPrototype(prototype: object, shape: ProtocolShape): void {
-    this.patched.set(prototype, shape);
-    patchProtocol(prototype, shape, this.sides, (target, name, wrapper) => {
-      const record = target as Record<string, unknown>;
-      if (isWrapped(record[name])) return;
-      this._wrap(record, name, wrapper as never);
-    });
+  /** Patch the Protocol (and Client) a class or an instance leads to; whether there was one. */
+  private patchClasses(classOrInstance: unknown, shape: ProtocolShape): boolean {
+    const protocol = protocolOf(classOrInstance, shape);
+    if (protocol !== undefined) this.patch(protocol, { shape, methods: patchedMethods(shape) });
+    const client = clientOf(classOrInstance);
+    if (client !== undefined) this.patch(client, { methods: LOGICAL_CALLS });
+    return protocol !== undefined || client !== undefined;
+  }
+
+  private patch(prototype: object, patched: Patched): void {
+    this.patched.set(prototype, patched);
+    const wrap = (target: object, name: string, wrapper: unknown): void => {
+      if (!isWrapped((target as Record<string, unknown>)[name])) this._wrap(target as never, name as never, wrapper as never);
+    };
+    if (patched.shape !== undefined) patchProtocol(prototype, patched.shape, this.sides, wrap);
+    else patchClient(prototype, this.sides, wrap);
   }
 }
-

@@ -245,3 +245,23 @@ for (const generation of ['v1', 'v2']) {
     assert.equal(sides('tools/call echo').server, undefined);
   });
 }
+
+for (const generation of ['v1', 'v2']) {
+  const sdk = load(generation);
+  test(`${generation}: callTool's own check of the answer (the tool's output schema) is on the call's span`, async () => {
+    telemetry.reset();
+    const z = require('zod');
+    const { client, server } = await connect(sdk);
+    // The server lists a tool with an output schema, then answers the call without structured
+    // content: the client's own check rejects what the server answered.
+    server.registerTool('typed', { outputSchema: sdk.schema({ n: z.number() }) }, async () => ({ content: [], structuredContent: { n: 1 } }));
+    server.server.setRequestHandler(...sdk.callToolHandler(async () => ({ content: [{ type: 'text', text: 'no structure' }] })));
+    await client.listTools();
+    const got = await seen(client.callTool({ name: 'typed', arguments: {} }));
+    assert.ok(got.rejected, JSON.stringify(got));
+    await until(() => sides('tools/call typed').client && sides('tools/call typed').server, 'both spans');
+    const { client: callSpan, server: handled } = sides('tools/call typed');
+    assert.deepEqual(stated(handled), ok(true), 'the server answered');
+    assert.deepEqual(stated(callSpan), failed(got.rejected), 'the caller got an error');
+  });
+}

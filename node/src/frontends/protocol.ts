@@ -130,9 +130,35 @@ export function patchProtocol(prototype: object, shape: ProtocolShape, sides: Si
   );
 }
 
-/** Restore a `Protocol` prototype. */
-export function unpatchProtocol(prototype: object, shape: ProtocolShape, unwrap: Unwrap): void {
-  for (const name of patchedMethods(shape)) unwrap(prototype, name);
+/**
+ * The `Client` methods that make a logical call of one request, whose span they end: `callTool`
+ * checks the result against the tool's output schema after the answer came, and what the
+ * application gets (the result, or that check's error) is what the span states.
+ */
+export const LOGICAL_CALLS = ['callTool'];
+
+/** The `Client` prototype of a class or an instance (the one that owns `callTool`). */
+export function clientOf(classOrInstance: unknown): object | undefined {
+  let prototype: unknown =
+    typeof classOrInstance === 'function' ? (classOrInstance as { prototype: unknown }).prototype : classOrInstance;
+  for (let depth = 0; prototype !== null && prototype !== undefined && depth < 8; depth++) {
+    if (typeof prototype === 'object' && LOGICAL_CALLS.every((name) => Object.prototype.hasOwnProperty.call(prototype, name))) {
+      return prototype;
+    }
+    prototype = Object.getPrototypeOf(prototype);
+  }
+  return undefined;
+}
+
+/** Patch a `Client` prototype's logical calls for `sides`. */
+export function patchClient(prototype: object, sides: Sides, wrap: Wrap): void {
+  for (const name of LOGICAL_CALLS) {
+    wrap(prototype, name, (original) =>
+      function (this: Protocol, ...args: unknown[]) {
+        return sides.client.logical(() => original.apply(this, args) as Promise<unknown>);
+      },
+    );
+  }
 }
 
 /** The transport a `Protocol` object is connected to (both generations keep it here). */

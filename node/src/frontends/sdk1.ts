@@ -18,8 +18,9 @@ import { connectionFacts, handlerControllers, nextRequestId, transportAttributes
 
 export const SDK1_PACKAGE = '@modelcontextprotocol/sdk';
 export const SDK1_VERSIONS = ['>=1.26.0 <2'];
-export const SDK1_CJS_FILE = 'dist/cjs/shared/protocol.js';
-export const SDK1_ESM_FILE = 'dist/esm/shared/protocol.js';
+// Its Protocol class, and its Client class (whose callTool is a logical call), in each format.
+export const SDK1_CJS_FILES = ['dist/cjs/shared/protocol.js', 'dist/cjs/client/index.js'];
+export const SDK1_ESM_FILES = ['dist/esm/shared/protocol.js', 'dist/esm/client/index.js'];
 const LOWEST_MINOR = 26;
 
 /** Whether the v1 package in `baseDir` is a version we support (SDK1_VERSIONS). */

@@ -17,10 +17,6 @@ import { connectionFacts, handlerControllers, nextRequestId, transportAttributes
 
 export const SDK2_PACKAGES = ['@modelcontextprotocol/client', '@modelcontextprotocol/server'];
 export const SDK2_VERSIONS = ['>=2.0.0 <3'];
-// What each package exports that leads to its Protocol: the class itself (both packages export
-// it), else the Client or Server class whose prototype chain holds it.
-export const SDK2_EXPORTS = ['Protocol', 'Client', 'Server'];
-
 const SDK_FAILURES: Record<string, SdkFailure> = {
   REQUEST_TIMEOUT: 'timeout',
   CONNECTION_CLOSED: 'connection_closed',

@@ -38,6 +38,7 @@ function load(generation) {
       elicit: (server, extra, params) => server.server.elicitInput(params),
       onElicit: (client, handler) => client.setRequestHandler(types.ElicitRequestSchema, handler),
       elicitCapability: { elicitation: {} },
+      callToolHandler: (handler) => [types.CallToolRequestSchema, handler],
       setRequestHandler: (server, method, handler) =>
         server.server.setRequestHandler(
           { resources_list: types.ListResourcesRequestSchema, prompts_list: types.ListPromptsRequestSchema }[method],
@@ -60,6 +61,7 @@ function load(generation) {
     elicit: (_server, ctx, params) => ctx.mcpReq.elicitInput(params),
     onElicit: (client, handler) => client.setRequestHandler('elicitation/create', handler),
     elicitCapability: { elicitation: { form: {} } },
+    callToolHandler: (handler) => ['tools/call', handler],
     setRequestHandler: (mcp, method, handler) =>
       mcp.server.setRequestHandler({ resources_list: 'resources/list', prompts_list: 'prompts/list' }[method], handler),
   };
