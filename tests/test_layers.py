@@ -1,7 +1,8 @@
 """The layers stay as docs/architecture.md draws them, read from the code's own imports (ast):
 every module of the package is in one layer of the page's table, none imports a module of a
 layer above its own, and there is no import cycle in ``src/`` or ``benchmarks/`` (imports inside
-functions count: they run too)."""
+functions count: they run too). The TypeScript package (``node/src``) is held to its own table
+the same way, from its ``import ... from './x.js'`` lines."""
 
 from __future__ import annotations
 
@@ -74,11 +75,24 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def _table(page: str, heading: str) -> list[str]:
+    """The lines of the first table after ``heading`` (a ``##`` line of the page)."""
+    lines = page.splitlines()
+    start = lines.index(heading)
+    table = []
+    for line in lines[start + 1 :]:
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+    return table
+
+
 def _layers(page: str, modules: set[str]) -> list[set[str]]:
     """The modules of each row of the page's table of layers, top first: a cell's `x/y.py` is
     module ``mcp_otel.x.y``, `x/` the package ``mcp_otel.x`` and all in it, `mcp_otel` the root."""
     layers = []
-    for line in page.splitlines():
+    for line in _table(page, "## The layers"):
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if not line.startswith("|") or len(cells) < 3 or cells[0] in ("Layer", "---"):
             continue
@@ -99,6 +113,48 @@ def _climbing(graph: dict[str, set[str]], layers: list[set[str]]) -> set[tuple[s
     """Every import of ``graph`` into a layer above the importer's."""
     depth = {module: index for index, layer in enumerate(layers) for module in layer}
     return {(name, target) for name, targets in graph.items() for target in targets if depth[target] < depth[name]}
+
+
+NODE_SRC = REPO_ROOT / "node" / "src"
+_TS_IMPORT = re.compile(r"""^(?:import|export)\b[^;]*?from\s+'(\.{1,2}/[^']+)\.js';""", re.MULTILINE | re.DOTALL)
+
+
+def _ts_graph() -> dict[str, set[str]]:
+    """``node/src``'s modules (``client``, ``frontends/sdk1``) and the modules each imports."""
+    graph = {}
+    for path in NODE_SRC.rglob("*.ts"):
+        name = path.relative_to(NODE_SRC).with_suffix("").as_posix()
+        targets = {(path.parent / found).resolve() for found in _TS_IMPORT.findall(path.read_text())}
+        graph[name] = {target.relative_to(NODE_SRC.resolve()).as_posix() for target in targets}
+    return graph
+
+
+def _ts_layers(page: str, modules: set[str]) -> list[set[str]]:
+    """The modules of each row of the TypeScript table: `x.ts`, or `x/` for every module in it."""
+    layers = []
+    for line in _table(page, "## The TypeScript package"):
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if cells[0] in ("Layer", "---"):
+            continue
+        layer = set()
+        for name in _CODE.findall(cells[1]):
+            if name.endswith("/"):
+                layer |= {module for module in modules if module.startswith(name)}
+            else:
+                layer.add(name.removesuffix(".ts"))
+        layers.append(layer)
+    return layers
+
+
+def test_the_typescript_package_keeps_its_layers() -> None:
+    graph = _ts_graph()
+    assert graph, "node/src has modules"
+    layers = _ts_layers(ARCHITECTURE.read_text(), set(graph))
+    placed = [module for layer in layers for module in layer]
+    assert sorted(placed) == sorted(graph), "each TypeScript module in exactly one layer"
+    assert _climbing(graph, layers) == set()
+    assert _cycle(graph) is None, "no import cycle among the TypeScript modules"
+    assert "sides" in graph["frontends/protocol"]  # the checks see the imports: a front end feeds the sides
 
 
 def test_no_import_cycle_in_the_package() -> None:
