@@ -143,3 +143,119 @@ def test_typescript_settings_read_the_python_variables() -> None:
 def test_typescript_package_version_is_its_scope_version() -> None:
     package = json.loads((REPO_ROOT / "node" / "package.json").read_text())
     assert node_module("version.js")["VERSION"] == package["version"]
+
+
+# The same facts through both classifiers: the receiver's end of a request, and an error answer as
+# its sender sees it. Each case: the facts, in the TypeScript names (the Python ones are the same
+# words in snake case).
+SERVER_CASES: list[dict[str, Any]] = [
+    {"method": "tools/call", "answer": {"content": []}},
+    {"method": "tools/call", "answer": {"content": [], "isError": True}},
+    {"method": "tools/call", "answer": {"content": [], "isError": True}, "inputDeclined": True},
+    {"method": "elicitation/create", "answer": {"action": "decline"}, "answerDeclined": True},
+    {"method": "tools/call", "answer": {"resultType": "input_required"}},
+    {"method": "tools/call", "peerCancelled": True},
+    {"method": "tools/call", "isCancellation": True, "transportClosed": True},
+    {"method": "tools/call", "isCancellation": True},
+    *(
+        {"method": method, "rpcError": {"code": code, "message": "m"}}
+        for method in ("tools/call", "resources/list", "server/discover")
+        for code in (-32700, -32600, -32601, -32602, -32603, -32002, -32020, -32021, -32022, -32042, -32000, 0, 7)
+    ),
+    {"method": "tools/call", "rpcError": {"code": -32603, "message": "m"}, "inputDeclined": True},
+]
+CLIENT_ERROR_CASES: list[dict[str, Any]] = [
+    *(
+        {"method": method, "error": {"code": code, "message": "m"}}
+        for method in ("tools/call", "prompts/get", "server/discover")
+        for code in (-32700, -32600, -32601, -32602, -32603, -32002, -32022, -32042, -32001, -32000, -32800, 0, 7)
+    ),
+    {"method": "tools/call", "error": {"code": -32603, "message": "m"}, "inputDeclined": True},
+    {"method": "sampling/createMessage", "error": {"code": -1, "message": "m"}, "answerDeclined": True},
+    {"method": "tools/call", "error": {"code": -32603, "message": "the tool's text"}, "keepMessage": True},
+]
+
+
+def verdict(found: Any) -> dict[str, Any]:
+    """What a classified verdict writes: its span and point attributes and status, or its result type."""
+    from mcp_otel.outcome import CallOutcome, Unfinished
+
+    if isinstance(found, Unfinished):
+        return {"resultType": found.result_type.value, "code": found.rpc_code}
+    if not isinstance(found, CallOutcome):
+        return {"resultType": found.value, "code": None}
+    return {"attributes": dict(found.point_attributes[1]), "error": found.is_error, "description": found.description}
+
+
+def python_verdicts() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    from mcp_otel.classify import RpcError, classify_client_error, classify_server_call, unfinished
+
+    def rpc(facts: dict[str, Any] | None) -> RpcError | None:
+        return None if facts is None else RpcError(facts["code"], facts["message"])
+
+    # (The Python server side asks `unfinished` of an answer first; TypeScript's classifier does.)
+    server = [
+        verdict(
+            ("answer" in case and unfinished(case["answer"]))
+            or classify_server_call(
+                answer=case.get("answer"),
+                rpc_error=rpc(case.get("rpcError")),
+                peer_cancelled=case.get("peerCancelled", False),
+                is_cancellation=case.get("isCancellation", False),
+                transport_closed=case.get("transportClosed", False),
+                answer_declined=case.get("answerDeclined", False),
+                input_declined=case.get("inputDeclined", False),
+                keep_message=case.get("keepMessage", False),
+                method=case["method"],
+            )
+        )
+        for case in SERVER_CASES
+    ]
+    client = [
+        verdict(
+            classify_client_error(
+                rpc(case["error"]),  # type: ignore[arg-type]
+                keep_message=case.get("keepMessage", False),
+                answer_declined=case.get("answerDeclined", False),
+                input_declined=case.get("inputDeclined", False),
+                method=case["method"],
+            )
+        )
+        for case in CLIENT_ERROR_CASES
+    ]
+    return server, client
+
+
+def typescript_verdicts() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    script = f"""
+const {{ classifyServerCall, classifyClientError }} = require({json.dumps(str(NODE_DIST / "classify.js"))});
+const {{ Unfinished }} = require({json.dumps(str(NODE_DIST / "outcome.js"))});
+const verdict = (found) => found instanceof Unfinished
+  ? {{ resultType: found.resultType, code: found.rpcCode ?? null }}
+  : {{ attributes: found.pointAttributes[1], error: found.isError, description: found.description ?? null }};
+const server = {json.dumps(SERVER_CASES)}.map((facts) => verdict(classifyServerCall(facts)));
+const client = {json.dumps(CLIENT_ERROR_CASES)}.map(
+  ({{ error, ...facts }}) => verdict(classifyClientError(error, facts)));
+process.stdout.write(JSON.stringify([server, client]));
+"""
+    node = shutil.which("node")
+    assert node is not None
+    server, client = json.loads(subprocess.run([node, "-e", script], check=True, capture_output=True, text=True).stdout)
+    return server, client
+
+
+@needs_node_build
+def test_both_classifiers_give_the_same_verdict_for_the_same_facts() -> None:
+    python_server, python_client = python_verdicts()
+    typescript_server, typescript_client = typescript_verdicts()
+    differing = [
+        (case, python, typescript)
+        for case, python, typescript in zip(
+            SERVER_CASES + CLIENT_ERROR_CASES,
+            python_server + python_client,
+            typescript_server + typescript_client,
+            strict=True,
+        )
+        if python != typescript
+    ]
+    assert differing == []

@@ -23,11 +23,12 @@ import {
 } from './semconv.js';
 
 // The TypeScript SDK's own codes (both generations): its request timeout (also what it rejects a
-// caller's abort with) and its closed connection. Not a server's verdict on the call, so never in
-// rpc.response.status_code.
+// caller's abort with) and its closed connection. With the Python SDKs' answers to a cancel or a
+// handler's exception (0, -32800) they are not a server's verdict on the call, so never in
+// rpc.response.status_code: the same set as the Python package's (tests/test_languages.py).
 export const SDK_TIMEOUT_CODE = -32001;
 export const CONNECTION_CLOSED_CODE = -32000;
-const SDK_LOCAL_CODES: ReadonlySet<number> = new Set([SDK_TIMEOUT_CODE, CONNECTION_CLOSED_CODE]);
+const SDK_LOCAL_CODES: ReadonlySet<number> = new Set([SDK_TIMEOUT_CODE, CONNECTION_CLOSED_CODE, 0, -32800]);
 
 /** The code and message of a JSON-RPC error: a peer's answer, or the SDK's own error. */
 export interface RpcError {
