@@ -91,14 +91,20 @@ $(NODE_DIST): $(NODE_MODULES) $(wildcard node/src/*.ts node/src/*/*.ts) node/tsc
 NODE_LOWEST := node/test/lowest/node_modules/.package-lock.json
 $(NODE_LOWEST): node/test/lowest/package.json node/test/lowest/package-lock.json
 	cd node/test/lowest && npm ci --no-audit --no-fund --loglevel=error
+NODE_FRAMEWORKS := node/test/frameworks/node_modules/.package-lock.json
+$(NODE_FRAMEWORKS): node/test/frameworks/package.json node/test/frameworks/package-lock.json
+	cd node/test/frameworks && npm ci --no-audit --no-fund --loglevel=error
 node: $(NODE_DIST)
 
-node-test: $(NODE_DIST) $(NODE_LOWEST)
+# The frameworks' tests put `mcp-otel proxy` (the mcp 2.x environment's) in front of @ai-sdk/mcp.
+node-test: $(NODE_DIST) $(NODE_LOWEST) $(NODE_FRAMEWORKS) $(VENV)/mcp2/.installed
 	cd node && npm run lint
 	@echo ">> node --test, newest SDKs"
 	cd node && npm test
 	@echo ">> node --test, lowest SDKs (node/test/lowest)"
 	cd node && npm run test:lowest
+	@echo ">> node --test, agent frameworks (node/test/frameworks)"
+	cd node/test/frameworks && node --test --test-concurrency=1
 
 # Per-call overhead against the floor and the peers in instructions (cachegrind) and wall clock,
 # mcp-otel report's cost per call, the scale figures (docs/benchmarks.md, plots in docs/img/), a gateway's cost per

@@ -24,6 +24,7 @@ import { reportOnce } from './safety.js';
 import {
   JSONRPC_REQUEST_ID,
   MCP_ELICITATION_ACTION,
+  MCP_PROTOCOL_VERSION,
   METHOD_ELICITATION_CREATE,
   METHOD_INITIALIZE,
   METHOD_TOOLS_CALL,
@@ -106,7 +107,13 @@ export class ServerSide {
     const { result } = message;
     const late: Attributes = {};
     if (call.method === METHOD_INITIALIZE && rpcError === undefined) {
-      this.connections.learnt(protocol, stringOf(field(result, 'protocolVersion')));
+      // The version the server answered the handshake with: this span's, and the connection's.
+      const version = stringOf(field(result, 'protocolVersion'));
+      this.connections.learnt(protocol, version);
+      if (version !== undefined) {
+        late[MCP_PROTOCOL_VERSION] = version;
+        this.lifecycle.relearn(call, late);
+      }
     }
     const action = call.method === METHOD_ELICITATION_CREATE ? elicitationAction(result) : undefined;
     if (action !== undefined) late[MCP_ELICITATION_ACTION] = action;

@@ -1,11 +1,16 @@
 /**
- * What mcp-otel keeps per connection (a `Client` or `Server` object), held weakly: the protocol
- * version its handshake settled (v1 keeps none itself), its requests in flight both ways, the
- * person's no to an input request (which makes the call it belongs to `input_declined`), and its
- * session's duration (mcp.client.session.duration / mcp.server.session.duration).
+ * What mcp-otel keeps per connection, held weakly: the protocol version its handshake settled (v1
+ * keeps none itself), its requests in flight both ways, the person's no to an input request
+ * (which makes the call it belongs to `input_declined`), and its session's duration
+ * (mcp.client.session.duration / mcp.server.session.duration).
+ *
+ * A connection is its transport, not the `Client` or `Server` object: the SDK's methods may be
+ * called on a `Proxy` of that object (LangChain's adapters wrap the `Client` in one), which reads
+ * the same transport but is another object.
  */
 import { createContextKey, context, type Attributes } from '@opentelemetry/api';
 import type { ConnectionFacts } from './attributes.js';
+import { field } from './fields.js';
 import type { Protocol, SdkFacts, SideName } from './facts.js';
 import type { Call } from './lifecycle.js';
 import type { CallMetrics } from './metrics.js';
@@ -25,26 +30,31 @@ interface Connection {
 }
 
 export class Connections {
-  private readonly connections = new WeakMap<Protocol, Connection>();
+  private readonly connections = new WeakMap<object, Connection>();
   // A request sent while handling another: the handled one.
   private readonly within = new WeakMap<Call, Call>();
   private readonly declined = new WeakSet<Call>();
 
   constructor(private readonly metrics: () => CallMetrics) {}
 
-  of(protocol: Protocol): Connection {
-    let connection = this.connections.get(protocol);
+  of(protocol: Protocol, transport: unknown = transportOf(protocol)): Connection {
+    const key = keyOf(protocol, transport);
+    let connection = this.connections.get(key);
     if (connection === undefined) {
       connection = { sending: new Set(), handling: new Map() };
-      this.connections.set(protocol, connection);
+      this.connections.set(key, connection);
     }
     return connection;
+  }
+
+  private find(protocol: Protocol): Connection | undefined {
+    return this.connections.get(keyOf(protocol, transportOf(protocol)));
   }
 
   /** The connection's facts: the front end's, with the protocol version its handshake settled. */
   facts(facts: SdkFacts, protocol: Protocol, side: SideName): ConnectionFacts {
     const found = facts.connection(protocol, side);
-    const learnt = this.connections.get(protocol)?.protocolVersion;
+    const learnt = this.find(protocol)?.protocolVersion;
     return found.protocolVersion !== undefined || learnt === undefined ? found : { ...found, protocolVersion: learnt };
   }
 
@@ -60,12 +70,12 @@ export class Connections {
   }
 
   sent(protocol: Protocol, call: Call): void {
-    this.connections.get(protocol)?.sending.delete(call);
+    this.find(protocol)?.sending.delete(call);
   }
 
   /** A request in flight that `protocol` sent, by the span's JSON-RPC id attribute. */
   inFlight(protocol: Protocol): Iterable<Call> {
-    return this.connections.get(protocol)?.sending ?? [];
+    return this.find(protocol)?.sending ?? [];
   }
 
   /**
@@ -83,16 +93,16 @@ export class Connections {
     return this.declined.has(call);
   }
 
-  /** The connection started (`connect`): its session's clock runs. */
-  opened(protocol: Protocol, role: SideName): void {
-    const connection = this.of(protocol);
+  /** `protocol` connects to `transport`: its session's clock runs. */
+  opened(protocol: Protocol, role: SideName, transport: unknown): void {
+    const connection = this.of(protocol, transport);
     connection.opened = performance.now();
     connection.role = role;
   }
 
   /** The connection closed: its session's duration is recorded, with what it knew of its server. */
   closed(facts: SdkFacts, protocol: Protocol): void {
-    const connection = this.connections.get(protocol);
+    const connection = this.find(protocol);
     if (connection?.opened === undefined || connection.role === undefined) return;
     const seconds = (performance.now() - connection.opened) / 1000;
     connection.opened = undefined;
@@ -107,4 +117,14 @@ export class Connections {
       reportOnce('could not record a session', error);
     }
   }
+}
+
+/** The transport a `Client` or `Server` is connected to (both generations keep it here). */
+function transportOf(protocol: Protocol): unknown {
+  return field(protocol, '_transport');
+}
+
+/** A connection's key: its transport, or the object itself before it connects. */
+function keyOf(protocol: Protocol, transport: unknown): object {
+  return typeof transport === 'object' && transport !== null ? transport : protocol;
 }

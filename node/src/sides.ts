@@ -43,7 +43,7 @@ export class Sides {
   /** `protocol` connects to `transport`: its session starts, and what it sends is watched. */
   connected(facts: SdkFacts, protocol: Protocol, transport: unknown): void {
     const role = typeof field(protocol, 'getServerVersion') === 'function' ? 'client' : 'server';
-    this.connections.opened(protocol, role);
+    this.connections.opened(protocol, role, transport);
     this.transports.watch(transport, (message) => this.sending(facts, protocol, message));
   }
 

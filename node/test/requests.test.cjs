@@ -109,6 +109,10 @@ for (const generation of ['v1', 'v2']) {
       [semconv.TOOL_OUTCOME]: 'ok',
     });
     assert.deepEqual(point.value.buckets.boundaries, [...semconv.DURATION_BUCKETS]);
+    // The handshake's spans: the version the server answered with, on both sides.
+    const handshake = sides('initialize');
+    assert.equal(handshake.server.attributes[semconv.MCP_PROTOCOL_VERSION], handshake.client.attributes[semconv.MCP_PROTOCOL_VERSION]);
+    assert.match(handshake.server.attributes[semconv.MCP_PROTOCOL_VERSION], /^\d{4}-\d{2}-\d{2}$/);
     assert.equal(point.scope.name, 'mcp_otel');
   });
 
@@ -263,5 +267,26 @@ for (const generation of ['v1', 'v2']) {
     const { client: callSpan, server: handled } = sides('tools/call typed');
     assert.deepEqual(stated(handled), ok(true), 'the server answered');
     assert.deepEqual(stated(callSpan), failed(got.rejected), 'the caller got an error');
+  });
+}
+
+for (const generation of ['v1', 'v2']) {
+  const sdk = load(generation);
+  test(`${generation}: a Client used through a Proxy (LangChain's adapters) keeps its connection's facts`, async () => {
+    telemetry.reset();
+    const { client } = await connect(sdk);
+    const proxied = new Proxy(client, { get: (target, name) => target[name] });
+    await proxied.callTool({ name: 'echo', arguments: { text: 'x' } });
+    await until(() => sides('tools/call echo').client, 'client span');
+    const { client: span } = sides('tools/call echo');
+    const handshake = telemetry.spans().find((s) => s.name === 'initialize' && s.kind === SpanKind.CLIENT);
+    assert.equal(span.attributes[semconv.MCP_PROTOCOL_VERSION], handshake.attributes[semconv.MCP_PROTOCOL_VERSION]);
+    assert.ok(span.attributes[semconv.MCP_PROTOCOL_VERSION]);
+    const controller = new AbortController();
+    const call = sdk.callTool(proxied, { name: 'slow', arguments: {} }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    await call.catch(() => undefined);
+    await until(() => sides('notifications/cancelled').client, 'the cancel sent');
+    assert.equal(sides('notifications/cancelled').client.parentSpanContext.spanId, sides('tools/call slow').client.spanContext().spanId);
   });
 }
