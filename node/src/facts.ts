@@ -35,4 +35,6 @@ export interface SdkFacts {
   nextRequestId(protocol: Protocol): unknown;
   /** The abort controllers of the requests being handled, by request id. */
   handlerControllers(protocol: Protocol): Map<unknown, AbortController> | undefined;
+  /** Whether the connection's transport has already closed (the peer went away first). */
+  transportClosed(protocol: Protocol): boolean;
 }

@@ -136,9 +136,12 @@ export class ServerSide {
     if (controller !== undefined && !controller.signal.aborted) this.causes.set(controller.signal, 'cancelled');
   }
 
-  /** The application closes its own `protocol` object (a server shutting down). */
-  closingByApplication(protocol: Protocol): void {
-    this.closing.add(protocol);
+  /**
+   * The application closes its own `protocol` object: a server shutting down, unless its
+   * transport had already closed (then the SDK closes it because its peer went away).
+   */
+  closingByApplication(facts: SdkFacts, protocol: Protocol): void {
+    if (!facts.transportClosed(protocol)) this.closing.add(protocol);
   }
 
   /** `protocol`'s connection closed: every handler in flight is about to be aborted. */

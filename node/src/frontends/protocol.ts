@@ -118,7 +118,7 @@ export function patchProtocol(prototype: object, shape: ProtocolShape, sides: Si
   );
   wrap(prototype, 'close', (original) =>
     function (this: Protocol, ...args: unknown[]) {
-      sides.guard('a close', () => { sides.server.closingByApplication(this); });
+      sides.guard('a close', () => { sides.server.closingByApplication(facts, this); });
       return original.apply(this, args);
     },
   );
@@ -210,4 +210,14 @@ export function nextRequestId(protocol: Protocol): unknown {
 export function handlerControllers(protocol: Protocol): Map<unknown, AbortController> | undefined {
   const controllers = field(protocol, '_requestHandlerAbortControllers');
   return controllers instanceof Map ? (controllers as Map<unknown, AbortController>) : undefined;
+}
+
+/**
+ * Whether the transport has already closed: its own `_closed`, or, for v2's `serveStdio`, that of
+ * the stdio transport its channel wraps (`_wire`), which closes at the end of input and then has
+ * the SDK close the server. A server closed after that was not shut down: its client went away.
+ */
+export function transportClosed(protocol: Protocol): boolean {
+  const transport = transportOf(protocol);
+  return field(transport, '_closed') === true || field(field(transport, '_wire'), '_closed') === true;
 }

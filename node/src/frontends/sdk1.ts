@@ -14,7 +14,14 @@ import { join } from 'node:path';
 import type { RpcError } from '../classify.js';
 import type { SdkFacts } from '../facts.js';
 import { field } from '../fields.js';
-import { connectionFacts, handlerControllers, nextRequestId, transportAttributes, type ProtocolShape } from './protocol.js';
+import {
+  connectionFacts,
+  handlerControllers,
+  nextRequestId,
+  transportAttributes,
+  transportClosed,
+  type ProtocolShape,
+} from './protocol.js';
 
 export const SDK1_PACKAGE = '@modelcontextprotocol/sdk';
 export const SDK1_VERSIONS = ['>=1.26.0 <2'];
@@ -46,6 +53,7 @@ const facts: SdkFacts = {
   transportAttributes,
   nextRequestId,
   handlerControllers,
+  transportClosed,
 };
 
 export const SDK1: ProtocolShape = { sendFunnel: 'request', messageIndex: 0, optionsIndex: 2, facts };

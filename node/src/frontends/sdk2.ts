@@ -13,7 +13,14 @@
 import type { RpcError } from '../classify.js';
 import type { SdkFacts, SdkFailure } from '../facts.js';
 import { field } from '../fields.js';
-import { connectionFacts, handlerControllers, nextRequestId, transportAttributes, type ProtocolShape } from './protocol.js';
+import {
+  connectionFacts,
+  handlerControllers,
+  nextRequestId,
+  transportAttributes,
+  transportClosed,
+  type ProtocolShape,
+} from './protocol.js';
 
 export const SDK2_PACKAGES = ['@modelcontextprotocol/client', '@modelcontextprotocol/server'];
 export const SDK2_VERSIONS = ['>=2.0.0 <3'];
@@ -36,6 +43,7 @@ const facts: SdkFacts = {
   transportAttributes,
   nextRequestId,
   handlerControllers,
+  transportClosed,
 };
 
 export const SDK2: ProtocolShape = { sendFunnel: '_requestWithSchemaViaCodec', messageIndex: 1, optionsIndex: 3, facts };
