@@ -1,7 +1,10 @@
 """One set of names in every language (ADR-191 rule 3): the TypeScript package's names module
-(``node/src/semconv.ts``, loaded from its build) defines each name under the constant name
-``mcp_otel.semconv`` uses, with the same value, and defines every name a span or a point carries;
-its settings read the same environment variables. A name changed in one language fails here.
+(``node/src/semconv.ts``, loaded from its build) and the Go module's (``go/internal/semconv``,
+printed by ``go run ./internal/cmd/names``) define each name under the constant name
+``mcp_otel.semconv`` uses (Go: in its ``Shared`` map), with the same value, and define every name
+a span or a point carries; the TypeScript settings read the same environment variables. The same
+facts through each language's classifier give the same verdict. A name or a rule changed in one
+language fails here.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from mcp_otel.config import ENV_PREFIX, Settings
 from tests.harness import REPO_ROOT
 
 NODE_DIST = REPO_ROOT / "node" / "dist" / "cjs"
+GO_MODULE = REPO_ROOT / "go"
 
 # Every name a request's span or point carries, and the values they take: what each language must
 # define exactly as the Python package does.
@@ -257,5 +261,45 @@ def test_both_classifiers_give_the_same_verdict_for_the_same_facts() -> None:
             strict=True,
         )
         if python != typescript
+    ]
+    assert differing == []
+
+
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
+
+
+def go_run(command: str, stdin: str = "") -> Any:
+    """The JSON a command of the Go module's ``internal/cmd`` prints (it needs no module download)."""
+    go = shutil.which("go")
+    assert go is not None
+    done = subprocess.run(
+        [go, "run", f"./internal/cmd/{command}"], cwd=GO_MODULE, input=stdin, check=True, capture_output=True, text=True
+    )
+    return json.loads(done.stdout)
+
+
+@needs_go
+def test_go_names_are_the_python_names() -> None:
+    go = go_run("names")
+    missing = [name for name in SHARED if name not in go]
+    assert missing == [], f"names the Go module does not define: {missing}"
+    differing = {
+        name: (comparable(getattr(semconv, name, None)), value)
+        for name, value in go.items()
+        if comparable(getattr(semconv, name, None)) != value
+    }
+    assert differing == {}, "Go names whose Python name has another value, or none (python, go)"
+
+
+@needs_go
+def test_the_go_classifier_gives_the_python_verdicts() -> None:
+    python_server, python_client = python_verdicts()
+    go_server, go_client = go_run("classify", json.dumps({"server": SERVER_CASES, "client": CLIENT_ERROR_CASES}))
+    differing = [
+        (case, python, go)
+        for case, python, go in zip(
+            SERVER_CASES + CLIENT_ERROR_CASES, python_server + python_client, go_server + go_client, strict=True
+        )
+        if python != go
     ]
     assert differing == []

@@ -1,0 +1,3 @@
+module github.com/mcp-otel/mcp-otel/go
+
+go 1.25.0
