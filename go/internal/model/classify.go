@@ -186,3 +186,16 @@ func ClassifyServerCall(f ServerEnd) Verdict {
 	}
 	return ClassifyAnswer(*f.Answer)
 }
+
+// ClassifyClientResult is a result on its sender's side: a person's no (the answer to an input
+// request it sent), a tool error unless the person declined an input request of the call, or ok.
+func ClassifyClientResult(a Answer, answerDeclined, inputDeclined bool) Verdict {
+	if answerDeclined {
+		return declined
+	}
+	verdict := ClassifyAnswer(a)
+	if verdict == toolError && inputDeclined {
+		return declined
+	}
+	return verdict
+}

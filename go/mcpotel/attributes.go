@@ -1,0 +1,76 @@
+package mcpotel
+
+import (
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/mcp-otel/mcp-otel/go/internal/model"
+	"github.com/mcp-otel/mcp-otel/go/internal/semconv"
+)
+
+// request is one request as both sides describe it: its method and what its parameters name.
+type request struct {
+	method string
+	target string // tool or prompt name (bounded)
+	uri    string // mcp.resource.uri (bounded)
+}
+
+// name is its spans' name: {method} {target}, or the method alone (never a URI).
+func (r request) name() string {
+	if r.target != "" {
+		return r.method + " " + r.target
+	}
+	return r.method
+}
+
+// newRequest bounds what a peer named: a method the specification does not define, a tool or
+// prompt name, a URI.
+func newRequest(method, target, uri string, c *config) request {
+	if !semconv.KnownMethods.Has(method) {
+		method = model.Bounded(method, c.maxNameLength)
+	}
+	return request{method: method, target: model.Bounded(target, c.maxNameLength), uri: model.Bounded(uri, c.maxContentLength)}
+}
+
+// connectionFacts are what a session knows of its server and protocol.
+type connectionFacts struct {
+	serverName, serverVersion, protocolVersion, sessionID string
+}
+
+// requestAttributes are the attributes of a request's span that do not depend on the side.
+func requestAttributes(r request, facts connectionFacts, c *config) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs, attribute.String(semconv.MCPMethodName, r.method))
+	switch {
+	case r.method == semconv.MethodToolsCall:
+		attrs = append(attrs, attribute.String(semconv.GenAIOperationName, semconv.OperationExecuteTool))
+		if r.target != "" {
+			attrs = append(attrs, attribute.String(semconv.GenAIToolName, r.target))
+		}
+	case r.method == semconv.MethodPromptsGet && r.target != "":
+		attrs = append(attrs, attribute.String(semconv.GenAIPromptName, r.target))
+	}
+	if r.uri != "" && semconv.ResourceURIMethods.Has(r.method) {
+		attrs = append(attrs, attribute.String(semconv.MCPResourceURI, r.uri))
+	}
+	name, version := facts.serverName, facts.serverVersion
+	if c.serverName != "" {
+		name, version = c.serverName, c.serverVersion
+	}
+	for _, kv := range []struct{ key, value string }{
+		{semconv.MCPProtocolVersion, facts.protocolVersion},
+		{semconv.MCPSessionID, facts.sessionID},
+		{semconv.MCPServerName, name},
+		{semconv.MCPServerVersion, version},
+	} {
+		if kv.value != "" {
+			attrs = append(attrs, attribute.String(kv.key, model.Bounded(kv.value, c.maxNameLength)))
+		}
+	}
+	return attrs
+}
+
+// tracedNotification reports whether a notification of method gets a span: every one, but progress
+// and log messages only when asked (they come by the hundred).
+func tracedNotification(method string, c *config) bool {
+	return !semconv.FrequentNotifications.Has(method) || c.traceProgressAndLogs
+}

@@ -1,0 +1,67 @@
+package mcpotel
+
+import (
+	"encoding/json"
+	"regexp"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/mcp-otel/mcp-otel/go/internal/model"
+)
+
+// Opt-in capture of tool arguments and results (gen_ai.tool.call.arguments / .result), as the
+// Python package's content.py does it: off unless WithContentCapture; written as JSON, values under
+// secret-looking keys replaced by [REDACTED] at any depth, cut to the configured length.
+
+const redactedValue = "[REDACTED]"
+
+var secretKey = regexp.MustCompile(`(?i)pass(word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|cookie|session|bearer|signature`)
+
+// captured is {key: JSON of value} when capture is on; nothing when it is off or value is none.
+func captured(key string, value any, c *config) []attribute.KeyValue {
+	if !c.captureContent || value == nil {
+		return nil
+	}
+	raw, ok := value.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(value); err != nil {
+			reportOnce("could not capture tool content", err)
+			return nil
+		}
+	}
+	var decoded any
+	if err := json.Unmarshal(raw, &decoded); err != nil {
+		return nil
+	}
+	text, err := json.Marshal(redact(decoded, 0))
+	if err != nil {
+		return nil
+	}
+	return []attribute.KeyValue{attribute.String(key, model.Bounded(string(text), c.maxContentLength))}
+}
+
+func redact(value any, depth int) any {
+	if depth > 32 {
+		return "…"
+	}
+	switch v := value.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for key, item := range v {
+			if secretKey.MatchString(key) {
+				out[key] = redactedValue
+			} else {
+				out[key] = redact(item, depth+1)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, item := range v {
+			out[i] = redact(item, depth+1)
+		}
+		return out
+	}
+	return value
+}

@@ -1,0 +1,19 @@
+// Package mcpotel instruments the official Go MCP SDK (github.com/modelcontextprotocol/go-sdk)
+// with OpenTelemetry: one CLIENT span for each request a client or server sends, one SERVER span
+// for each request it handles, in one trace across processes and languages, each stating its
+// outcome in mcp.request.outcome = ok | failed | cancelled, status ERROR only for failures, and one
+// duration point per request. A caller's cancel is cancelled, never a failure.
+//
+// Two calls add the SDK's sending and receiving middleware:
+//
+//	mcpotel.InstrumentClient(client)
+//	mcpotel.InstrumentServer(server)
+//
+// The names, attributes, outcomes and rules are the Python and TypeScript packages' (one model,
+// tested across languages): docs/go.md and docs/outcomes.md in the repository.
+//
+// The package's layers mirror the others': instrument.go (the host), middleware.go (the front end:
+// the only code that reads the SDK's types), lifecycle.go (a request opened and finished once),
+// attributes.go and propagation.go (what a request is read as), outcome.go and metrics.go (the one
+// writer of status and outcome, the duration points), and internal/model (the pure classifier).
+package mcpotel

@@ -1,0 +1,90 @@
+package mcpotel
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-otel/mcp-otel/go/internal/model"
+	"github.com/mcp-otel/mcp-otel/go/internal/semconv"
+)
+
+// A request's life on one side, as in the other languages: opened once (its span started, its
+// clock running), finished exactly once (classified, its outcome written on its span, the same
+// outcome recorded as its one point). A request answered with no result yet has no point.
+
+const (
+	sideClient = iota
+	sideServer
+)
+
+// maxConversationID bounds the conversation id from baggage (the application's, or a peer's).
+const maxConversationID = 256
+
+type call struct {
+	side     int
+	method   string
+	span     trace.Span
+	ctx      context.Context // the span's context
+	point    []attribute.KeyValue
+	started  time.Time
+	finished atomic.Bool
+	// The person declined an input request of this call (an elicitation it sent, or answered).
+	inputDeclined atomic.Bool
+}
+
+type lifecycle struct {
+	tracer  trace.Tracer
+	metrics *callMetrics
+}
+
+// open starts the span of a method request on side, a child of parent, all its attributes at once.
+func (l *lifecycle) open(parent context.Context, side int, method, name string, attrs []attribute.KeyValue, links []trace.Link) *call {
+	kind := trace.SpanKindClient
+	if side == sideServer {
+		kind = trace.SpanKindServer
+	}
+	spanAttrs := inConversation(parent, attrs)
+	ctx, span := l.tracer.Start(parent, name, trace.WithSpanKind(kind), trace.WithAttributes(spanAttrs...), trace.WithLinks(links...))
+	return &call{side: side, method: method, span: span, ctx: ctx, point: l.metrics.attributes(attrs), started: time.Now()}
+}
+
+// notification starts the span of a notification sent or received: no outcome, no point.
+func (l *lifecycle) notification(parent context.Context, side int, name string, attrs []attribute.KeyValue, links []trace.Link) (context.Context, trace.Span) {
+	kind := trace.SpanKindClient
+	if side == sideServer {
+		kind = trace.SpanKindServer
+	}
+	return l.tracer.Start(parent, name, trace.WithSpanKind(kind), trace.WithAttributes(inConversation(parent, attrs)...), trace.WithLinks(links...))
+}
+
+// finish writes the verdict and late attributes on the call's span and ends it, then records the
+// same outcome as its point. A second finish changes nothing.
+func (l *lifecycle) finish(c *call, verdict model.Verdict, late []attribute.KeyValue) {
+	if c.finished.Swap(true) {
+		return
+	}
+	finishSpan(c.span, verdict, c.method, late)
+	if outcome, ok := verdict.(*model.Outcome); ok {
+		point := c.point
+		if len(late) > 0 {
+			point = l.metrics.attributes(append(append([]attribute.KeyValue{}, late...), c.point...))
+		}
+		l.metrics.record(c.ctx, c.side, c.started, point, outcome, c.method == semconv.MethodToolsCall)
+	}
+}
+
+// inConversation adds the conversation in the context's baggage (gen_ai.conversation.id) to a
+// span's attributes: on spans only, never on points.
+func inConversation(ctx context.Context, attrs []attribute.KeyValue) []attribute.KeyValue {
+	member := baggage.FromContext(ctx).Member(semconv.GenAIConversationID)
+	if member.Value() == "" {
+		return attrs
+	}
+	return append(append(make([]attribute.KeyValue, 0, len(attrs)+1), attrs...),
+		attribute.String(semconv.GenAIConversationID, model.Bounded(member.Value(), maxConversationID)))
+}

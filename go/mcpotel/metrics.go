@@ -1,0 +1,105 @@
+package mcpotel
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/mcp-otel/mcp-otel/go/internal/model"
+	"github.com/mcp-otel/mcp-otel/go/internal/semconv"
+)
+
+// callMetrics holds the operation-duration histograms: one point per finished request, for every
+// outcome (cancelled included) and whether or not its span was sampled, with the span's own
+// outcome attributes. Names from peers are bounded: the first maxMetricNames distinct ones are
+// kept, later ones read _OTHER; the methods the specification defines always pass.
+type callMetrics struct {
+	durations [2]metric.Float64Histogram // [client, server]
+	bounds    map[attribute.Key]*nameBound
+}
+
+// The span attributes a point copies (besides the outcome's).
+var copiedKeys = []attribute.Key{
+	semconv.MCPMethodName, semconv.GenAIOperationName, semconv.GenAIToolName, semconv.GenAIPromptName,
+	semconv.MCPServerName, semconv.NetworkTransport, semconv.MCPProtocolVersion,
+}
+
+func newCallMetrics(meter metric.Meter, c *config) *callMetrics {
+	histogram := func(name, description string) metric.Float64Histogram {
+		h, err := meter.Float64Histogram(name, metric.WithUnit(semconv.DurationUnit), metric.WithDescription(description),
+			metric.WithExplicitBucketBoundaries(semconv.DurationBuckets...))
+		if err != nil {
+			reportOnce("could not create a histogram", err)
+		}
+		return h
+	}
+	return &callMetrics{
+		durations: [2]metric.Float64Histogram{
+			histogram(semconv.MCPClientOperationDuration, "Duration of MCP requests as their sender saw them."),
+			histogram(semconv.MCPServerOperationDuration, "Duration of MCP requests as their receiver handled them."),
+		},
+		bounds: map[attribute.Key]*nameBound{
+			semconv.MCPMethodName:   {limit: c.maxMetricNames, always: semconv.KnownMethods},
+			semconv.GenAIToolName:   {limit: c.maxMetricNames},
+			semconv.GenAIPromptName: {limit: c.maxMetricNames},
+			semconv.MCPServerName:   {limit: c.maxMetricNames},
+		},
+	}
+}
+
+// attributes are a request's point attributes, from its span's (names bounded).
+func (m *callMetrics) attributes(span []attribute.KeyValue) []attribute.KeyValue {
+	out := make([]attribute.KeyValue, 0, len(copiedKeys))
+	for _, key := range copiedKeys {
+		for _, kv := range span {
+			if kv.Key != key {
+				continue
+			}
+			if bound := m.bounds[key]; bound != nil {
+				kv = key.String(bound.admit(kv.Value.AsString()))
+			}
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// record records one request of side (0 client, 1 server) that started at started, in its span's
+// context (an exemplar links the point to its own request).
+func (m *callMetrics) record(ctx context.Context, side int, started time.Time, point []attribute.KeyValue, outcome *model.Outcome, toolCall bool) {
+	if m.durations[side] == nil {
+		return
+	}
+	all := append(append(make([]attribute.KeyValue, 0, len(point)+5), point...), pairs(outcome.Pairs(toolCall))...)
+	m.durations[side].Record(ctx, time.Since(started).Seconds(), metric.WithAttributes(all...))
+}
+
+// nameBound admits the first limit distinct names; any later one reads _OTHER.
+type nameBound struct {
+	limit  int
+	always semconv.Names
+	mu     sync.Mutex
+	names  map[string]struct{}
+}
+
+func (b *nameBound) admit(name string) string {
+	if b.always.Has(name) {
+		return name
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.names[name]; ok {
+		return name
+	}
+	if len(b.names) >= b.limit {
+		return semconv.OtherValue
+	}
+	if b.names == nil {
+		b.names = map[string]struct{}{}
+	}
+	b.names[name] = struct{}{}
+	return name
+}

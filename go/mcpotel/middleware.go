@@ -1,0 +1,462 @@
+package mcpotel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-otel/mcp-otel/go/internal/model"
+	"github.com/mcp-otel/mcp-otel/go/internal/semconv"
+)
+
+// The front end: the SDK's sending and receiving middleware, and the only code that reads the
+// SDK's types (its params, results, sessions and errors). Every request a Client or Server sends
+// passes its sending middleware, every request it handles its receiving middleware, on both
+// (a server's elicitation/create is sent; an agent's answer to it is handled).
+//
+// What the SDK keeps from middleware, and so from its spans: the JSON-RPC request id (no
+// jsonrpc.request.id), the transport (no network.transport or server.address), requests it
+// refuses before middleware runs (an unknown method, params it cannot decode: the caller sees
+// the error; the server has no span), and the notifications/cancelled it sends itself.
+
+// rejectedByTransport is the SDK's own code for a message its transport could not carry
+// (jsonrpc2.ErrRejected): a closed connection, not a peer's answer.
+const rejectedByTransport = -32005
+
+// telemetry is one instrumentation of one Client or Server.
+type telemetry struct {
+	config    *config
+	lifecycle *lifecycle
+	// The calls each client session has in flight: an elicitation its agent declines belongs to them.
+	inFlight sync.Map // *mcp.ClientSession -> *sync.Map of *call
+	// What each server session's handshake named (the SDK keeps the server's identity to itself).
+	servers sync.Map // *mcp.ServerSession -> connectionFacts
+}
+
+// handledKey holds, in a handler's context, the request being handled: a request its handler
+// sends (an elicitation) belongs to it.
+type handledKey struct{}
+
+func (t *telemetry) sending(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, semconv.NotificationPrefix) {
+			return t.notify(ctx, sideClient, method, req, next)
+		}
+		r, attrs := t.read(method, req)
+		c := t.lifecycle.open(ctx, sideClient, r.method, r.name(), attrs, nil)
+		handled, _ := ctx.Value(handledKey{}).(*call)
+		calls := t.track(req, c)
+		res, err := next(c.ctx, method, withMeta(c.ctx, t, method, req))
+		if calls != nil {
+			calls.Delete(c)
+		}
+		t.sent(ctx, c, handled, r.method, res, err)
+		return res, err
+	}
+}
+
+func (t *telemetry) receiving(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, semconv.NotificationPrefix) {
+			return t.notify(ctx, sideServer, method, req, next)
+		}
+		r, attrs := t.read(method, req)
+		parent, links := t.parent(ctx, req)
+		c := t.lifecycle.open(parent, sideServer, r.method, r.name(), attrs, links)
+		res, err := next(context.WithValue(c.ctx, handledKey{}, c), method, req)
+		t.handled(ctx, c, r.method, req, res, err)
+		return res, err
+	}
+}
+
+// sent finishes a request this side sent, from what the SDK returned to its caller.
+func (t *telemetry) sent(ctx context.Context, c *call, handled *call, method string, res mcp.Result, err error) {
+	var late []attribute.KeyValue
+	if err != nil {
+		var rpc *jsonrpc.Error
+		isRPC := errors.As(err, &rpc)
+		rejected := isRPC && rpc.Code == rejectedByTransport
+		facts := model.ClientFailure{
+			// The caller's own cancel: its context cancelled, and that is what the SDK returned.
+			CallerCancelled:  ctx.Err() != nil && errors.Is(err, context.Canceled),
+			TimedOut:         errors.Is(err, context.DeadlineExceeded),
+			ConnectionClosed: rejected || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, mcp.ErrConnectionClosed),
+			ErrorName:        errorName(err),
+			KeepMessage:      t.config.captureContent,
+			InputDeclined:    c.inputDeclined.Load(),
+			Method:           method,
+		}
+		if isRPC && !rejected {
+			facts.RPC = &model.RPCError{Code: int(rpc.Code), Message: rpc.Message}
+		}
+		facts.AnswerDeclined = model.IsDeclinedAnswer(method, model.Answer{}, facts.RPC)
+		if facts.AnswerDeclined && handled != nil {
+			handled.inputDeclined.Store(true)
+		}
+		t.lifecycle.finish(c, model.ClassifyClientFailure(facts), nil)
+		return
+	}
+	answer := answerOf(res)
+	if info, version := handshakeOf(res); info != nil || version != "" {
+		late = t.learnt(info, version)
+	}
+	if answer.Action != "" {
+		late = append(late, attribute.String(semconv.MCPElicitationAction, answer.Action))
+	}
+	if method == semconv.MethodToolsCall {
+		late = append(late, captured(semconv.GenAIToolCallResult, res, t.config)...)
+	}
+	declined := model.IsDeclinedAnswer(method, answer, nil)
+	if declined && handled != nil {
+		handled.inputDeclined.Store(true)
+	}
+	t.lifecycle.finish(c, model.ClassifyClientResult(answer, declined, c.inputDeclined.Load()), late)
+}
+
+// handled finishes a request this side handled, from what its handler returned (what the SDK
+// answers) and, when the handler's context ended, why it ended.
+func (t *telemetry) handled(ctx context.Context, c *call, method string, req mcp.Request, res mcp.Result, err error) {
+	facts := model.ServerEnd{Method: method, KeepMessage: t.config.captureContent, InputDeclined: c.inputDeclined.Load()}
+	var late []attribute.KeyValue
+	switch cause := context.Cause(ctx); {
+	case ctx.Err() == nil:
+	case errors.Is(cause, io.EOF), errors.Is(cause, io.ErrUnexpectedEOF):
+		facts.IsCancellation, facts.TransportClosed = true, true // the peer went away (stdio)
+	case errors.Is(cause, context.Canceled):
+		facts.PeerCancelled = true // the client's notifications/cancelled (SDK v1.7: a disconnect too)
+	default:
+		facts.IsCancellation = true // the server's own closing
+	}
+	if err != nil {
+		var rpc *jsonrpc.Error
+		if errors.As(err, &rpc) {
+			facts.RPC = &model.RPCError{Code: int(rpc.Code), Message: rpc.Message}
+		} else {
+			facts.RPC = &model.RPCError{Code: 0, Message: err.Error()} // what the SDK answers a Go error with
+		}
+	} else {
+		answer := answerOf(res)
+		facts.Answer = &answer
+		if answer.Action != "" {
+			late = append(late, attribute.String(semconv.MCPElicitationAction, answer.Action))
+		}
+		if info, version := handshakeOf(res); info != nil || version != "" {
+			late = t.learnt(info, version)
+			if session, ok := req.GetSession().(*mcp.ServerSession); ok {
+				t.rememberServer(session, info)
+			}
+		}
+		if method == semconv.MethodToolsCall {
+			late = append(late, captured(semconv.GenAIToolCallResult, res, t.config)...)
+		}
+	}
+	facts.AnswerDeclined = model.IsDeclinedAnswer(method, answerOrNone(facts.Answer), facts.RPC)
+	if facts.AnswerDeclined {
+		t.declinedOn(req.GetSession())
+	}
+	t.lifecycle.finish(c, model.ClassifyServerCall(facts), late)
+}
+
+// notify makes the span of a notification sent (CLIENT) or received (SERVER): no outcome, no point.
+func (t *telemetry) notify(ctx context.Context, side int, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	if !tracedNotification(method, t.config) {
+		return next(ctx, method, req)
+	}
+	r, attrs := t.read(method, req)
+	parent, links := ctx, []trace.Link(nil)
+	if side == sideServer {
+		parent, links = t.parent(ctx, req)
+	}
+	spanCtx, span := t.lifecycle.notification(parent, side, r.name(), attrs, links)
+	defer span.End()
+	if side == sideClient {
+		req = withMeta(spanCtx, t, method, req)
+	}
+	return next(spanCtx, method, req)
+}
+
+// parent is a received request's parent: the sender's context in _meta (keeping the handler's own
+// context's values and cancellation), or, not trusted, a link to it.
+func (t *telemetry) parent(ctx context.Context, req mcp.Request) (context.Context, []trace.Link) {
+	remote, ok := extracted(t.config.propagator, metaOf(req))
+	if !ok {
+		return ctx, nil
+	}
+	sender := trace.SpanContextFromContext(remote)
+	if !t.config.trustRemoteContext {
+		return ctx, []trace.Link{{SpanContext: sender}}
+	}
+	parent := trace.ContextWithRemoteSpanContext(ctx, sender)
+	if members := baggage.FromContext(remote); members.Len() > 0 {
+		parent = baggage.ContextWithBaggage(parent, members)
+	}
+	return parent, nil
+}
+
+// read is what a request names and what its session knows, as span attributes.
+func (t *telemetry) read(method string, req mcp.Request) (request, []attribute.KeyValue) {
+	var target, uri string
+	var arguments any
+	switch p := req.GetParams().(type) {
+	case *mcp.CallToolParams:
+		if p != nil {
+			target, arguments = p.Name, p.Arguments
+		}
+	case *mcp.CallToolParamsRaw:
+		if p != nil {
+			target, arguments = p.Name, p.Arguments
+		}
+	case *mcp.GetPromptParams:
+		if p != nil {
+			target = p.Name
+		}
+	case *mcp.ReadResourceParams:
+		if p != nil {
+			uri = p.URI
+		}
+	case *mcp.SubscribeParams:
+		if p != nil {
+			uri = p.URI
+		}
+	case *mcp.UnsubscribeParams:
+		if p != nil {
+			uri = p.URI
+		}
+	case *mcp.ResourceUpdatedNotificationParams:
+		if p != nil {
+			uri = p.URI
+		}
+	}
+	r := newRequest(method, target, uri, t.config)
+	attrs := requestAttributes(r, t.sessionFacts(req), t.config)
+	if method == semconv.MethodToolsCall && arguments != nil {
+		attrs = append(attrs, captured(semconv.GenAIToolCallArguments, arguments, t.config)...)
+	}
+	return r, attrs
+}
+
+// sessionFacts are what a request's session knows of its server and protocol.
+func (t *telemetry) sessionFacts(req mcp.Request) connectionFacts {
+	var facts connectionFacts
+	switch s := req.GetSession().(type) {
+	case *mcp.ClientSession:
+		facts.sessionID = s.ID()
+		if result := s.InitializeResult(); result != nil {
+			facts.protocolVersion = result.ProtocolVersion
+			if result.ServerInfo != nil {
+				facts.serverName, facts.serverVersion = result.ServerInfo.Name, result.ServerInfo.Version
+			}
+		}
+	case *mcp.ServerSession:
+		facts.sessionID = s.ID()
+		if known, ok := t.servers.Load(s); ok {
+			facts = known.(connectionFacts)
+			facts.sessionID = s.ID()
+		}
+		// 2026-07-28: each request names its version (SDK v1.7+); else the one asked for.
+		if versioned, ok := req.(interface{ ProtocolVersion() string }); ok && versioned.ProtocolVersion() != "" {
+			facts.protocolVersion = versioned.ProtocolVersion()
+		} else if params := s.InitializeParams(); params != nil && facts.protocolVersion == "" {
+			facts.protocolVersion = params.ProtocolVersion
+		}
+	}
+	return facts
+}
+
+// learnt is what a handshake's answer names: the span and the point learn it.
+func (t *telemetry) learnt(info *mcp.Implementation, version string) []attribute.KeyValue {
+	var late []attribute.KeyValue
+	if info != nil && t.config.serverName == "" {
+		late = append(late, attribute.String(semconv.MCPServerName, model.Bounded(info.Name, t.config.maxNameLength)))
+		if info.Version != "" {
+			late = append(late, attribute.String(semconv.MCPServerVersion, model.Bounded(info.Version, t.config.maxNameLength)))
+		}
+	}
+	if version != "" {
+		late = append(late, attribute.String(semconv.MCPProtocolVersion, version))
+	}
+	return late
+}
+
+// rememberServer keeps what a server session's handshake named, for its later spans, as long as
+// the session lives.
+func (t *telemetry) rememberServer(session *mcp.ServerSession, info *mcp.Implementation) {
+	if info == nil {
+		return
+	}
+	if _, loaded := t.servers.LoadOrStore(session, connectionFacts{serverName: info.Name, serverVersion: info.Version}); !loaded {
+		runtime.AddCleanup(session, func(servers *sync.Map) { servers.Delete(session) }, &t.servers)
+	}
+}
+
+// track notes a call an agent has in flight on its session (nil: not a client session).
+func (t *telemetry) track(req mcp.Request, c *call) *sync.Map {
+	session, ok := req.GetSession().(*mcp.ClientSession)
+	if !ok || session == nil {
+		return nil
+	}
+	found, _ := t.inFlight.LoadOrStore(session, &sync.Map{})
+	calls := found.(*sync.Map)
+	calls.Store(c, struct{}{})
+	return calls
+}
+
+// declinedOn: the agent answered its server's input request with the person's no; the calls it has
+// in flight on that session are the ones the person declined an input of.
+func (t *telemetry) declinedOn(session mcp.Session) {
+	client, ok := session.(*mcp.ClientSession)
+	if !ok {
+		return
+	}
+	if found, ok := t.inFlight.Load(client); ok {
+		found.(*sync.Map).Range(func(key, _ any) bool {
+			key.(*call).inputDeclined.Store(true)
+			return true
+		})
+	}
+}
+
+// answerOf is what a result says of itself.
+func answerOf(res mcp.Result) model.Answer {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		if r != nil {
+			return model.Answer{IsError: r.IsError}
+		}
+	case *mcp.ElicitResult:
+		if r != nil && semconv.ElicitationActions.Has(r.Action) {
+			return model.Answer{Action: r.Action}
+		}
+	}
+	return model.Answer{}
+}
+
+func answerOrNone(a *model.Answer) model.Answer {
+	if a == nil {
+		return model.Answer{}
+	}
+	return *a
+}
+
+// handshakeOf is what a handshake's answer names: the server and the protocol version.
+func handshakeOf(res mcp.Result) (*mcp.Implementation, string) {
+	if r, ok := res.(*mcp.InitializeResult); ok && r != nil {
+		return r.ServerInfo, r.ProtocolVersion
+	}
+	return nil, ""
+}
+
+// metaOf is a request's _meta, or nil (the SDK passes typed nil params for some requests).
+func metaOf(req mcp.Request) map[string]any {
+	params := req.GetParams()
+	if isNil(params) {
+		return nil
+	}
+	return params.GetMeta()
+}
+
+// withMeta is req with a copy of its params whose _meta carries the trace context of ctx: the
+// caller's params and map are never changed, the SDK's own _meta keys are kept, and the request
+// keeps its concrete type.
+func withMeta(ctx context.Context, t *telemetry, method string, req mcp.Request) mcp.Request {
+	params := req.GetParams()
+	var copied mcp.Params
+	if isNil(params) {
+		if copied = emptyParams(method); copied == nil {
+			return req
+		}
+	} else {
+		value := reflect.ValueOf(params)
+		fresh := reflect.New(value.Elem().Type())
+		fresh.Elem().Set(value.Elem())
+		copied = fresh.Interface().(mcp.Params)
+	}
+	copied.SetMeta(injected(ctx, t.config.propagator, copied.GetMeta()))
+	request := reflect.ValueOf(req)
+	if request.Kind() != reflect.Pointer || request.Elem().Kind() != reflect.Struct {
+		return req
+	}
+	fresh := reflect.New(request.Elem().Type())
+	fresh.Elem().Set(request.Elem())
+	slot := fresh.Elem().FieldByName("Params")
+	if !slot.IsValid() || !reflect.TypeOf(copied).AssignableTo(slot.Type()) {
+		return req
+	}
+	slot.Set(reflect.ValueOf(copied))
+	return fresh.Interface().(mcp.Request)
+}
+
+// emptyParams is a fresh params value for the requests the SDK may send with nil params.
+func emptyParams(method string) mcp.Params {
+	switch method {
+	case "ping":
+		return &mcp.PingParams{}
+	case "tools/list":
+		return &mcp.ListToolsParams{}
+	case "prompts/list":
+		return &mcp.ListPromptsParams{}
+	case "resources/list":
+		return &mcp.ListResourcesParams{}
+	case "resources/templates/list":
+		return &mcp.ListResourceTemplatesParams{}
+	case semconv.MethodRootsList:
+		return &mcp.ListRootsParams{}
+	}
+	return nil
+}
+
+func isNil(params mcp.Params) bool {
+	if params == nil {
+		return true
+	}
+	value := reflect.ValueOf(params)
+	return value.Kind() == reflect.Pointer && value.IsNil()
+}
+
+// errorName is error.type for an error that is none of the SDK's: its Go type, unless that is one
+// of the standard library's anonymous ones (which name nothing).
+func errorName(err error) string {
+	name := fmt.Sprintf("%T", err)
+	switch name {
+	case "*errors.errorString", "*fmt.wrapError", "*fmt.wrapErrors", "*errors.joinError":
+		return semconv.OtherValue
+	}
+	return name
+}
+
+// serverIdentity is the Implementation a Server was made with (its name and version on its own
+// spans): the SDK keeps it in an unexported field and offers no way to read it back, and on
+// 2026-07-28 connections no handshake answer carries it past the middleware. Empty if the field
+// is not there.
+func serverIdentity(s *mcp.Server) (name, version string) {
+	value := reflect.ValueOf(s)
+	if value.Kind() != reflect.Pointer || value.IsNil() {
+		return "", ""
+	}
+	impl := value.Elem().FieldByName("impl")
+	if !impl.IsValid() || impl.Kind() != reflect.Pointer || impl.IsNil() {
+		return "", ""
+	}
+	fields := impl.Elem()
+	if fields.Kind() != reflect.Struct {
+		return "", ""
+	}
+	text := func(field string) string {
+		if found := fields.FieldByName(field); found.IsValid() && found.Kind() == reflect.String {
+			return found.String()
+		}
+		return ""
+	}
+	return text("Name"), text("Version")
+}

@@ -1,0 +1,114 @@
+package mcpotel
+
+import (
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// An Option configures the instrumentation.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// config is the instrumentation's settings: the Python package's, in Go's option style.
+type config struct {
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	propagator     propagation.TextMapPropagator
+	// Record tool arguments and results on spans (off: they may hold anything).
+	captureContent   bool
+	maxContentLength int
+	// Names from peers are cut to this length; metrics keep this many distinct ones.
+	maxNameLength  int
+	maxMetricNames int
+	// The server's identity on a server's spans (the SDK offers no way to read it back).
+	serverName, serverVersion string
+	// Parent a server's span to the context in _meta (off: a link only).
+	trustRemoteContext bool
+	// Spans for notifications/progress and notifications/message too.
+	traceProgressAndLogs bool
+}
+
+func newConfig(opts []Option) *config {
+	c := &config{maxContentLength: 4096, maxNameLength: 256, maxMetricNames: 100, trustRemoteContext: true}
+	for _, opt := range opts {
+		opt.apply(c)
+	}
+	if c.tracerProvider == nil {
+		c.tracerProvider = otel.GetTracerProvider()
+	}
+	if c.meterProvider == nil {
+		c.meterProvider = otel.GetMeterProvider()
+	}
+	if c.propagator == nil {
+		c.propagator = otel.GetTextMapPropagator()
+	}
+	return c
+}
+
+// WithTracerProvider sets the tracer provider (default: the global one).
+func WithTracerProvider(provider trace.TracerProvider) Option {
+	return optionFunc(func(c *config) { c.tracerProvider = provider })
+}
+
+// WithMeterProvider sets the meter provider (default: the global one).
+func WithMeterProvider(provider metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.meterProvider = provider })
+}
+
+// WithPropagators sets the propagator of the trace context in params._meta (default: the global one).
+func WithPropagators(propagator propagation.TextMapPropagator) Option {
+	return optionFunc(func(c *config) { c.propagator = propagator })
+}
+
+// WithContentCapture records tool arguments and results on spans (gen_ai.tool.call.arguments and
+// .result), values under secret-looking keys redacted, cut to maxLength characters (0: 4096). Off
+// by default: a tool's arguments and results may hold anything.
+func WithContentCapture(maxLength int) Option {
+	return optionFunc(func(c *config) {
+		c.captureContent = true
+		if maxLength > 0 {
+			c.maxContentLength = maxLength
+		}
+	})
+}
+
+// WithServerIdentity names the server on a server's spans (mcp.server.name, mcp.server.version),
+// and overrides what a client's spans learn from the handshake.
+func WithServerIdentity(name, version string) Option {
+	return optionFunc(func(c *config) { c.serverName, c.serverVersion = name, version })
+}
+
+// WithoutRemoteParent makes a server's spans roots linked to the caller's context in _meta instead
+// of its children: for servers exposed to clients whose trace context is not to be trusted.
+func WithoutRemoteParent() Option {
+	return optionFunc(func(c *config) { c.trustRemoteContext = false })
+}
+
+// WithProgressAndLogs gives notifications/progress and notifications/message spans too (a long
+// call can send hundreds).
+func WithProgressAndLogs() Option {
+	return optionFunc(func(c *config) { c.traceProgressAndLogs = true })
+}
+
+// WithNameLimits sets how long a peer's name may be on a span and how many distinct names each
+// metric attribute keeps before it reads _OTHER (defaults: 256 and 100).
+func WithNameLimits(maxLength, maxMetricNames int) Option {
+	return optionFunc(func(c *config) {
+		if maxLength > 0 {
+			c.maxNameLength = maxLength
+		}
+		if maxMetricNames > 0 {
+			c.maxMetricNames = maxMetricNames
+		}
+	})
+}
+
+var (
+	traceVersion = trace.WithInstrumentationVersion(Version)
+	meterVersion = metric.WithInstrumentationVersion(Version)
+)
