@@ -6,7 +6,7 @@ SDKS := mcp1 mcp2
 # one (pyenv's, or python3.10 on PATH), so both ends of the range are tested; else on $(PYTHON).
 PYTHON_mcp1 ?= $(or $(wildcard $(shell pyenv prefix 3.10 2>/dev/null)/bin/python3.10),$(shell command -v python3.10 2>/dev/null),$(PYTHON))
 
-.PHONY: demo one-trace test lint typecheck unit lowest docs docs-check bench valgrind haproxy clean collector goproxy jaeger prometheus stack stack-up stack-demo stack-down conformance third-party node node-test
+.PHONY: demo one-trace test lint typecheck unit lowest docs docs-check bench valgrind haproxy clean collector goproxy jaeger prometheus stack stack-up stack-demo stack-down conformance third-party node node-test go-test
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt requirements/test.txt pyproject.toml
@@ -76,7 +76,7 @@ docs: $(VENV)/docs/.installed
 docs-check: $(VENV)/docs/.installed
 	$(DOCS_ENV) $(VENV)/docs/bin/mkdocs build --strict --quiet
 
-test: lint typecheck docs-check stack goproxy conformance third-party haproxy node-test unit lowest
+test: lint typecheck docs-check stack goproxy conformance third-party haproxy node-test go-test unit lowest
 
 # The TypeScript package (node/, npm package mcp-otel): its dependencies from npm, its ESM and
 # CommonJS builds (node/dist), then its lint (tsc, eslint) and tests (the Node test runner) on the
@@ -135,6 +135,21 @@ $(STACK_BIN)/jaeger: collector-config/build/jaeger/go.mod collector-config/build
 $(STACK_BIN)/goproxy: benchmarks/goproxy/go.mod benchmarks/goproxy/main.go
 	@mkdir -p $(STACK_BIN)
 	cd benchmarks/goproxy && $(GO_BUILD) -o $(CURDIR)/$@ .
+
+# The Go module (go/, package mcpotel): gofmt, go vet and staticcheck, then go test -race on the
+# lowest SDK it supports (go.mod) and on the newest (newest.mod).
+$(STACK_BIN)/staticcheck:
+	@mkdir -p $(STACK_BIN)
+	GOBIN=$(CURDIR)/$(STACK_BIN) go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+go-test: $(STACK_BIN)/staticcheck
+	@echo ">> go: gofmt, vet, staticcheck"
+	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
+	cd go && go vet ./... && go vet -modfile=newest.mod ./...
+	cd go && $(CURDIR)/$(STACK_BIN)/staticcheck ./...
+	@echo ">> go test -race, the lowest SDK (go.mod) and the newest (newest.mod)"
+	cd go && go test -race -count=1 ./...
+	cd go && go test -race -count=1 -modfile=newest.mod ./...
 
 collector: $(STACK_BIN)/mcp-otelcol
 goproxy: $(STACK_BIN)/goproxy

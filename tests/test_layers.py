@@ -157,6 +157,52 @@ def test_the_typescript_package_keeps_its_layers() -> None:
     assert "sides" in graph["frontends/protocol"]  # the checks see the imports: a front end feeds the sides
 
 
+GO_MODULE = REPO_ROOT / "go"
+_GO_IMPORT = re.compile(r'"github\.com/mcp-otel/mcp-otel/go/([^"]+)"')
+
+
+def _go_files() -> dict[str, set[str]]:
+    """The Go module's files (``mcpotel/lifecycle.go``; tests left out) and the module's packages
+    each imports (``internal/model``)."""
+    return {
+        path.relative_to(GO_MODULE).as_posix(): set(_GO_IMPORT.findall(path.read_text()))
+        for path in GO_MODULE.rglob("*.go")
+        if not path.name.endswith("_test.go") and "testdata" not in path.parts
+    }
+
+
+def _go_layers(page: str, files: set[str]) -> list[set[str]]:
+    """The files of each row of the Go table: `x/y.go`, or `x/` for every file under it."""
+    layers = []
+    for line in _table(page, "## The Go module"):
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if cells[0] in ("Layer", "---"):
+            continue
+        layer = set()
+        for name in _CODE.findall(cells[1]):
+            layer |= {file for file in files if file == name or (name.endswith("/") and file.startswith(name))}
+        layers.append(layer)
+    return layers
+
+
+def test_the_go_module_keeps_its_layers() -> None:
+    files = _go_files()
+    layers = _go_layers(ARCHITECTURE.read_text(), set(files))
+    placed = [file for layer in layers for file in layer]
+    assert sorted(placed) == sorted(files), "each Go file in exactly one layer"
+    # By package: a file may import a package only if every file of it is in its layer or below.
+    depth = {file: index for index, layer in enumerate(layers) for file in layer}
+    climbing = {
+        (file, package)
+        for file, packages in files.items()
+        for package in packages
+        for other in files
+        if other.startswith(package + "/") and other.count("/") == package.count("/") + 1 and depth[other] < depth[file]
+    }
+    assert climbing == set()
+    assert "internal/model" in files["mcpotel/lifecycle.go"]  # the checks see the imports
+
+
 def test_no_import_cycle_in_the_package() -> None:
     assert _cycle(_graph(SRC, PACKAGE)) is None
 

@@ -411,6 +411,7 @@ func emptyParams(method string) mcp.Params {
 	case "resources/templates/list":
 		return &mcp.ListResourceTemplatesParams{}
 	case semconv.MethodRootsList:
+		//lint:ignore SA1019 roots/list is deprecated from 2026-07-28 on, and servers still send it on older connections.
 		return &mcp.ListRootsParams{}
 	}
 	return nil
