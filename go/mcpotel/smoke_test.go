@@ -21,7 +21,9 @@ func TestSmoke(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	opts := []mcpotel.Option{mcpotel.WithTracerProvider(tp), mcpotel.WithMeterProvider(mp), mcpotel.WithPropagators(propagation.TraceContext{})}
 	server := mcp.NewServer(&mcp.Implementation{Name: "go-server", Version: "1.0.0"}, nil)
-	type in struct{ Text string `json:"text"` }
+	type in struct {
+		Text string `json:"text"`
+	}
 	mcp.AddTool(server, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, args in) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: args.Text}}}, nil, nil
 	})
