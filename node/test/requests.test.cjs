@@ -290,3 +290,21 @@ for (const generation of ['v1', 'v2']) {
     assert.equal(sides('notifications/cancelled').client.parentSpanContext.spanId, sides('tools/call slow').client.spanContext().spanId);
   });
 }
+
+for (const generation of ['v1', 'v2']) {
+  const sdk = load(generation);
+  test(`${generation}: a session's duration is one point per side when it closes, naming its server and version only`, async () => {
+    const before = async (name) => (await telemetry.points(name)).reduce((sum, point) => sum + point.value.count, 0);
+    const clients = await before(semconv.MCP_CLIENT_SESSION_DURATION);
+    const servers = await before(semconv.MCP_SERVER_SESSION_DURATION);
+    const { client } = await connect(sdk);
+    await client.close();
+    assert.equal(await before(semconv.MCP_CLIENT_SESSION_DURATION), clients + 1);
+    assert.equal(await before(semconv.MCP_SERVER_SESSION_DURATION), servers + 1);
+    for (const name of [semconv.MCP_CLIENT_SESSION_DURATION, semconv.MCP_SERVER_SESSION_DURATION]) {
+      for (const point of await telemetry.points(name)) {
+        assert.deepEqual(Object.keys(point.attributes).sort(), [semconv.MCP_PROTOCOL_VERSION, semconv.MCP_SERVER_NAME].sort());
+      }
+    }
+  });
+}
