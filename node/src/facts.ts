@@ -35,6 +35,8 @@ export interface SdkFacts {
   nextRequestId(protocol: Protocol): unknown;
   /** The abort controllers of the requests being handled, by request id. */
   handlerControllers(protocol: Protocol): Map<unknown, AbortController> | undefined;
+  /** The protocol version an HTTP request names in its header (a server instance per request knows no other). */
+  requestProtocolVersion(extra: unknown): string | undefined;
   /** Whether the connection's transport has already closed (the peer went away first). */
   transportClosed(protocol: Protocol): boolean;
 }

@@ -51,8 +51,13 @@ export class ServerSide {
     try {
       const settings = this.settings();
       const request = requestOf(message.method, message.params, settings);
+      let known = this.connections.facts(facts, protocol, 'server');
+      if (known.protocolVersion === undefined) {
+        // A server instance per HTTP request never negotiates: its request's header names the version.
+        known = { ...known, protocolVersion: facts.requestProtocolVersion(extra) };
+      }
       const attributes: Attributes = {
-        ...requestAttributes(request, settings, this.connections.facts(facts, protocol, 'server')),
+        ...requestAttributes(request, settings, known),
         ...facts.transportAttributes(protocol, 'server', extra),
       };
       if (typeof message.id === 'number' || typeof message.id === 'string') {

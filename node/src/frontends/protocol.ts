@@ -221,3 +221,19 @@ export function transportClosed(protocol: Protocol): boolean {
   const transport = transportOf(protocol);
   return field(transport, '_closed') === true || field(field(transport, '_wire'), '_closed') === true;
 }
+
+/**
+ * The `mcp-protocol-version` header of the HTTP request a message came in: v1 hands the handler
+ * `requestInfo.headers` (a plain object), v2's `createMcpHandler` the fetch `Request` itself.
+ */
+export function requestProtocolVersion(extra: unknown): string | undefined {
+  const headers = field(field(extra, 'requestInfo'), 'headers');
+  const plain = stringOf(field(headers, PROTOCOL_VERSION_HEADER));
+  if (plain !== undefined) return plain;
+  const request = field(extra, 'request');
+  const get = field(field(request, 'headers'), 'get');
+  if (typeof get !== 'function') return undefined;
+  return stringOf((get as (name: string) => unknown).call(field(request, 'headers'), PROTOCOL_VERSION_HEADER));
+}
+
+const PROTOCOL_VERSION_HEADER = 'mcp-protocol-version';

@@ -18,6 +18,7 @@ import {
   connectionFacts,
   handlerControllers,
   nextRequestId,
+  requestProtocolVersion,
   transportAttributes,
   transportClosed,
   type ProtocolShape,
@@ -53,6 +54,7 @@ const facts: SdkFacts = {
   transportAttributes,
   nextRequestId,
   handlerControllers,
+  requestProtocolVersion,
   transportClosed,
 };
 

@@ -17,6 +17,7 @@ import {
   connectionFacts,
   handlerControllers,
   nextRequestId,
+  requestProtocolVersion,
   transportAttributes,
   transportClosed,
   type ProtocolShape,
@@ -43,6 +44,7 @@ const facts: SdkFacts = {
   transportAttributes,
   nextRequestId,
   handlerControllers,
+  requestProtocolVersion,
   transportClosed,
 };
 

@@ -1,0 +1,363 @@
+// Both SDK generations over a real stdio pipe: the agent in this process (instrumented, spans in
+// memory), the server a process of its own (fixtures/transports/server.cjs, instrumented, its
+// spans written to a file as they end). One trace across the two processes, the outcome each side
+// records when the caller aborts, the server dies or the client goes away, and the 2026-07-28
+// negotiation; what the application sees is the same with mcp-otel on both sides and on neither.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const mcpOtel = require('../dist/cjs/index.js');
+const { setup } = require('./support/telemetry.cjs');
+const {
+  plain,
+  remoteSpans,
+  events,
+  until,
+  seen,
+  stdioClosesOnEof,
+  serverSdkVersion,
+  stated,
+  ok,
+  cancelled,
+  failed,
+  find,
+  eventOf,
+  withStdio,
+  transparently,
+} = require('./fixtures/transports/harness.cjs');
+
+const telemetry = setup(mcpOtel);
+const { semconv } = mcpOtel;
+const LEGACY = '2025-11-25';
+const MODERN = '2026-07-28';
+
+/** The agent's finished spans, in the server program's shape. */
+const agentSpans = () => telemetry.spans().map(plain);
+
+/** The agent's span and the server's span of `name`, once both have ended. */
+async function both(file, name, pid) {
+  const client = await until(() => find(agentSpans(), name, 'CLIENT'), `the CLIENT span ${name}`);
+  const server = await until(
+    () => remoteSpans(file).find((span) => span.name === name && span.kind === 'SERVER' && (pid === undefined || span.pid === pid)),
+    `the SERVER span ${name}`,
+  );
+  return { client, server };
+}
+
+/** The server's handler of `slow` is running. */
+const slowStarted = (file) => until(() => eventOf(file, 'slow-started'), 'the slow handler to start');
+
+/** `slow` called with an AbortSignal the caller aborts (reason 'user-cancel') once the handler runs. */
+async function abortedMidCall(sdk, client, file) {
+  const controller = new AbortController();
+  const call = seen(sdk.callTool(client, { name: 'slow', arguments: {} }, { signal: controller.signal }));
+  await slowStarted(file);
+  controller.abort('user-cancel');
+  return call;
+}
+
+/** `slow` called, and the agent's transport closed once the handler runs (the client goes away). */
+async function clientGoneMidCall(sdk, client, transport, file, ms) {
+  const call = seen(sdk.callTool(client, { name: 'slow', arguments: ms === undefined ? {} : { ms } }));
+  await slowStarted(file);
+  await transport.close();
+  return call;
+}
+
+/** What the agent's application sees of a connection that closed under its call. */
+const closed = (generation) =>
+  generation === 'v1'
+    ? { rejected: 'McpError', code: -32000, message: 'MCP error -32000: Connection closed' }
+    : { rejected: 'SdkError', code: 'CONNECTION_CLOSED', message: 'Connection closed' };
+
+/** The same trace, the server's span the child of the agent's. */
+function oneTrace(client, server) {
+  assert.equal(server.traceId, client.traceId, 'one trace');
+  assert.equal(server.parentSpanId, client.spanId, "the server's span is the child of the agent's");
+}
+
+for (const generation of ['v1', 'v2']) {
+  const serverName = `transports-${generation}`;
+
+  test(`${generation} stdio: a tool call is ok on both sides, one trace across two processes, pipe`, async () => {
+    telemetry.reset();
+    const got = await transparently(telemetry, (instrumented) =>
+      withStdio(generation, { instrumented }, async ({ sdk, client, file, pid }) => {
+        const answer = await seen(sdk.callTool(client, { name: 'echo', arguments: { text: 'hi' } }));
+        if (!instrumented) return answer;
+        const { client: sent, server: handled } = await both(file, 'tools/call echo');
+        const attributes = {
+          [semconv.MCP_METHOD_NAME]: 'tools/call',
+          [semconv.GEN_AI_OPERATION_NAME]: 'execute_tool',
+          [semconv.GEN_AI_TOOL_NAME]: 'echo',
+          [semconv.MCP_PROTOCOL_VERSION]: LEGACY,
+          [semconv.MCP_SERVER_NAME]: serverName,
+          [semconv.MCP_SERVER_VERSION]: '3.1.4',
+          [semconv.NETWORK_TRANSPORT]: 'pipe',
+          [semconv.JSONRPC_REQUEST_ID]: '1',
+          [semconv.MCP_REQUEST_OUTCOME]: 'ok',
+          [semconv.TOOL_OUTCOME]: 'ok',
+        };
+        assert.deepEqual(sent.attributes, attributes);
+        assert.deepEqual(handled.attributes, attributes);
+        assert.equal(sent.status, 'UNSET');
+        assert.equal(handled.status, 'UNSET');
+        assert.equal(handled.pid, pid, 'the SERVER span is the server process’s');
+        assert.notEqual(handled.pid, process.pid);
+        oneTrace(sent, handled);
+        // The handshake: its CLIENT span learns the server's name and the version from its answer.
+        const handshake = await both(file, 'initialize');
+        assert.deepEqual(stated(handshake.client), ok(false));
+        assert.equal(handshake.client.attributes[semconv.MCP_PROTOCOL_VERSION], LEGACY);
+        assert.equal(handshake.client.attributes[semconv.MCP_SERVER_NAME], serverName);
+        assert.equal(handshake.client.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
+        assert.equal(handshake.server.attributes[semconv.JSONRPC_REQUEST_ID], '0');
+        assert.equal(handshake.server.attributes[semconv.MCP_PROTOCOL_VERSION], LEGACY, 'the version it answered');
+        oneTrace(handshake.client, handshake.server);
+        return answer;
+      }),
+    );
+    assert.deepEqual(got, { result: { content: [{ type: 'text', text: 'hi' }] } });
+  });
+
+  test(`${generation} stdio: the caller's abort is cancelled/caller, the server's cancelled/client`, async () => {
+    telemetry.reset();
+    const got = await transparently(telemetry, (instrumented) =>
+      withStdio(generation, { instrumented }, async ({ sdk, client, file }) => {
+        const answer = await abortedMidCall(sdk, client, file);
+        await until(() => eventOf(file, 'slow-aborted'), 'the handler aborted');
+        if (!instrumented) return answer;
+        const { client: sent, server: handled } = await both(file, 'tools/call slow');
+        assert.deepEqual(stated(sent), cancelled('caller'));
+        assert.deepEqual(stated(handled), cancelled('client'));
+        for (const span of [sent, handled]) {
+          assert.equal(span.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
+          assert.equal(span.attributes[semconv.MCP_PROTOCOL_VERSION], LEGACY);
+          assert.equal(span.attributes[semconv.JSONRPC_REQUEST_ID], '1');
+        }
+        oneTrace(sent, handled);
+        // The cancel is the child of the request it cancels, on both sides.
+        const cancel = await both(file, 'notifications/cancelled');
+        assert.equal(cancel.client.parentSpanId, sent.spanId);
+        oneTrace(cancel.client, cancel.server);
+        assert.equal(eventOf(file, 'slow-aborted').reason, 'user-cancel');
+        return answer;
+      }),
+    );
+    assert.deepEqual(
+      got,
+      generation === 'v1'
+        ? { rejected: 'McpError', code: -32001, message: 'MCP error -32001: user-cancel' }
+        : { rejected: 'SdkError', code: 'REQUEST_TIMEOUT', message: 'user-cancel' },
+    );
+  });
+
+  test(`${generation} stdio: the server process dying mid-call is failed/connection_closed for the caller`, async () => {
+    telemetry.reset();
+    const got = await transparently(telemetry, (instrumented) =>
+      withStdio(generation, { instrumented }, async ({ sdk, client, file }) => {
+        const answer = await seen(sdk.callTool(client, { name: 'die', arguments: {} }));
+        assert.ok(eventOf(file, 'dying'), 'the tool ran, and exited its process');
+        if (!instrumented) return answer;
+        const sent = await until(() => find(agentSpans(), 'tools/call die', 'CLIENT'), 'the CLIENT span');
+        assert.deepEqual(stated(sent), failed('connection_closed'));
+        assert.equal(sent.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
+        assert.equal(sent.attributes[semconv.MCP_SERVER_NAME], serverName);
+        // The process exited inside the handler: nothing was left to end its SERVER span.
+        assert.equal(find(remoteSpans(file), 'tools/call die', 'SERVER'), undefined);
+        return answer;
+      }),
+    );
+    assert.deepEqual(got, closed(generation));
+  });
+}
+
+// The client goes away mid-call (the agent closes its transport: the server's stdin ends).
+
+for (const generation of ['v1', 'v2']) {
+  test(`${generation} stdio: the client going away mid-call: cancelled/disconnect where the server's SDK sees EOF, else the handler finishes ok`, async () => {
+    telemetry.reset();
+    // v2 (2.4.0) closes the connection when stdin ends and aborts its handlers; v1 (and v2 2.0.0)
+    // ignore EOF: the handler runs to its end and answers into a pipe whose reader is leaving.
+    const seesEof = await stdioClosesOnEof(generation);
+    const got = await transparently(telemetry, (instrumented) =>
+      withStdio(generation, { instrumented }, async ({ sdk, client, transport, file }) => {
+        // close() ends the server's stdin, then waits (up to 2 s) for its process to exit; a
+        // handler that ignores EOF (800 ms) answers meanwhile, and the agent still reads that.
+        const answer = await clientGoneMidCall(sdk, client, transport, file, seesEof ? undefined : 800);
+        if (seesEof) {
+          await until(() => eventOf(file, 'slow-aborted'), 'the handler aborted');
+          assert.equal(eventOf(file, 'slow-aborted').reason, 'SdkError CONNECTION_CLOSED');
+        } else {
+          const order = events(file).map((entry) => entry.event);
+          assert.deepEqual(order, ['slow-started', 'stdin-end', 'slow-finished'], 'stdin ended while the handler ran on');
+        }
+        if (!instrumented) return answer;
+        const { client: sent, server: handled } = await both(file, 'tools/call slow');
+        assert.deepEqual(stated(handled), seesEof ? cancelled('disconnect') : ok());
+        assert.deepEqual(stated(sent), seesEof ? failed('connection_closed') : ok());
+        oneTrace(sent, handled);
+        return answer;
+      }),
+    );
+    assert.equal(seesEof, generation === 'v2' && serverSdkVersion(generation) !== '2.0.0');
+    assert.deepEqual(got, seesEof ? closed(generation) : { result: { content: [{ type: 'text', text: 'slept' }] } });
+  });
+}
+
+test('v1 stdio: a server application that closes its server when stdin ends records failed/shutdown', async () => {
+  // The model: the application closing its own server with a call in flight is failed/shutdown.
+  // mcp-otel cannot tell that this application closed because its client went away (the row
+  // "the client closed the connection (stdio EOF)" of docs/outcomes.md says cancelled/disconnect).
+  telemetry.reset();
+  const got = await transparently(telemetry, (instrumented) =>
+    withStdio('v1', { instrumented, env: { CLOSE_ON_STDIN_END: '1' } }, async ({ sdk, client, transport, file }) => {
+      const answer = await clientGoneMidCall(sdk, client, transport, file);
+      await until(() => eventOf(file, 'slow-aborted'), 'the handler aborted');
+      // v1 aborts its handlers on close with no reason: a DOMException AbortError.
+      assert.match(eventOf(file, 'slow-aborted').reason, /^DOMException/);
+      if (!instrumented) return answer;
+      const { client: sent, server: handled } = await both(file, 'tools/call slow');
+      assert.deepEqual(stated(handled), failed('shutdown'));
+      assert.equal(handled.statusMessage, 'server shut down with the call in flight');
+      assert.deepEqual(stated(sent), failed('connection_closed'));
+      oneTrace(sent, handled);
+      return answer;
+    }),
+  );
+  assert.deepEqual(got, { rejected: 'McpError', code: -32000, message: 'MCP error -32000: Connection closed' });
+});
+
+test('v2 serveStdio: the client going away mid-call (EOF) is cancelled/disconnect, though serveStdio then closes its server', async (t) => {
+  // serveStdio answers the end of input by closing its McpServer (McpServer.close()): mcp-otel
+  // must not take that for the application shutting down (failed/shutdown).
+  if (!(await stdioClosesOnEof('v2'))) {
+    t.skip('this v2 ignores EOF on stdio');
+    return;
+  }
+  telemetry.reset();
+  const got = await transparently(telemetry, (instrumented) =>
+    withStdio('v2', { mode: 'serve', instrumented }, async ({ sdk, client, transport, file }) => {
+      const answer = await clientGoneMidCall(sdk, client, transport, file);
+      await until(() => eventOf(file, 'slow-aborted'), 'the handler aborted');
+      assert.equal(eventOf(file, 'slow-aborted').reason, 'SdkError CONNECTION_CLOSED');
+      if (!instrumented) return answer;
+      const { client: sent, server: handled } = await both(file, 'tools/call slow');
+      assert.deepEqual(stated(sent), failed('connection_closed'));
+      assert.deepEqual(stated(handled), cancelled('disconnect'));
+      oneTrace(sent, handled);
+      return answer;
+    }),
+  );
+  assert.deepEqual(got, closed('v2'));
+});
+
+// The 2026-07-28 negotiation (v2 clients only): versionNegotiation 'auto' probes with
+// server/discover on a disposable sibling of the server process, then connects at the era found.
+
+const AUTO = { versionNegotiation: { mode: 'auto' } };
+
+/** The probe's SERVER span: the one named server/discover that is not the session server's. */
+const probeOf = (file, pid) =>
+  until(() => remoteSpans(file).find((span) => span.name === 'server/discover' && span.pid !== pid), "the probe's SERVER span");
+
+test('v2 stdio 2026-07-28 (serveStdio): the probe, server/discover and the tool call all carry 2026-07-28', async () => {
+  telemetry.reset();
+  await withStdio('v2', { mode: 'serve', clientOptions: AUTO }, async ({ sdk, client, file, pid }) => {
+    assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+    const probe = await probeOf(file, pid);
+    assert.deepEqual(probe.attributes, {
+      [semconv.MCP_METHOD_NAME]: 'server/discover',
+      [semconv.MCP_PROTOCOL_VERSION]: MODERN,
+      [semconv.MCP_SERVER_NAME]: 'transports-v2',
+      [semconv.MCP_SERVER_VERSION]: '3.1.4',
+      [semconv.NETWORK_TRANSPORT]: 'pipe',
+      [semconv.JSONRPC_REQUEST_ID]: 'server-discover-probe-1',
+      [semconv.MCP_REQUEST_OUTCOME]: 'ok',
+    });
+    assert.equal(probe.status, 'UNSET');
+    // The SDK sends the probe on the raw transport, past the request funnel mcp-otel wraps: the
+    // agent has no span of it, so it carries no trace context (the server's span is a root).
+    assert.equal(probe.parentSpanId, undefined);
+    assert.equal(find(agentSpans(), 'server/discover', 'CLIENT'), undefined);
+    assert.equal(find(agentSpans(), 'initialize', 'CLIENT'), undefined, 'no initialize on 2026-07-28');
+
+    const discovered = await seen(client.discover());
+    assert.deepEqual(discovered.result.supportedVersions, [MODERN]);
+    const discover = await both(file, 'server/discover', pid);
+    for (const span of [discover.client, discover.server]) {
+      assert.deepEqual(stated(span), ok(false));
+      assert.equal(span.attributes[semconv.MCP_PROTOCOL_VERSION], MODERN);
+      assert.equal(span.attributes[semconv.MCP_SERVER_NAME], 'transports-v2');
+      assert.equal(span.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
+      assert.equal(span.attributes[semconv.JSONRPC_REQUEST_ID], '0');
+    }
+    oneTrace(discover.client, discover.server);
+
+    const answer = await seen(sdk.callTool(client, { name: 'echo', arguments: { text: 'hi' } }));
+    assert.deepEqual(answer.result.content, [{ type: 'text', text: 'hi' }]);
+    const call = await both(file, 'tools/call echo', pid);
+    for (const span of [call.client, call.server]) {
+      assert.deepEqual(stated(span), ok());
+      assert.equal(span.attributes[semconv.MCP_PROTOCOL_VERSION], MODERN);
+      assert.equal(span.attributes[semconv.MCP_SERVER_NAME], 'transports-v2');
+      assert.equal(span.attributes[semconv.JSONRPC_REQUEST_ID], '1');
+    }
+    oneTrace(call.client, call.server);
+  });
+});
+
+for (const server of ['v2', 'v1']) {
+  test(`v2 stdio 2026-07-28 against a ${server} server that refuses it: the probe is a negotiation step, the call at ${LEGACY}`, async () => {
+    telemetry.reset();
+    await withStdio('v2', { server, mode: 'stdio', clientOptions: AUTO }, async ({ sdk, client, file, pid }) => {
+      assert.equal(client.getNegotiatedProtocolVersion(), LEGACY);
+      const probe = await probeOf(file, pid);
+      // Refused with -32601: no outcome, no point; the code kept; UNSET.
+      assert.deepEqual(stated(probe), {
+        [semconv.RPC_RESPONSE_STATUS_CODE]: '-32601',
+        [semconv.MCP_REQUEST_RESULT_TYPE]: 'negotiation',
+        status: 'UNSET',
+      });
+      assert.equal(probe.attributes[semconv.JSONRPC_REQUEST_ID], 'server-discover-probe-1');
+      assert.equal(probe.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
+      assert.equal(probe.attributes[semconv.MCP_PROTOCOL_VERSION], undefined, 'nothing was negotiated yet');
+      assert.equal(probe.parentSpanId, undefined);
+      assert.equal(find(agentSpans(), 'server/discover', 'CLIENT'), undefined, 'the probe bypasses the request funnel');
+
+      const handshake = await both(file, 'initialize', pid);
+      assert.deepEqual(stated(handshake.client), ok(false));
+      assert.equal(handshake.client.attributes[semconv.MCP_PROTOCOL_VERSION], LEGACY);
+      const answer = await seen(sdk.callTool(client, { name: 'echo', arguments: { text: 'hi' } }));
+      assert.deepEqual(answer.result.content, [{ type: 'text', text: 'hi' }]);
+      const call = await both(file, 'tools/call echo', pid);
+      for (const span of [call.client, call.server]) {
+        assert.deepEqual(stated(span), ok());
+        assert.equal(span.attributes[semconv.MCP_PROTOCOL_VERSION], LEGACY);
+        assert.equal(span.attributes[semconv.MCP_SERVER_NAME], `transports-${server}`);
+      }
+      oneTrace(call.client, call.server);
+    });
+  });
+}
+
+test(
+  'v2 stdio 2026-07-28: the connect-time probe has a CLIENT span (ok, or negotiation when refused), parent of the server’s',
+  { todo: 'the v2 client sends its connect-time server/discover probe on the raw transport (ProbeWindow.exchange), which mcp-otel does not see' },
+  async () => {
+    telemetry.reset();
+    for (const [server, mode, verdict] of [
+      ['v2', 'serve', ok(false)],
+      ['v2', 'stdio', { [semconv.RPC_RESPONSE_STATUS_CODE]: '-32601', [semconv.MCP_REQUEST_RESULT_TYPE]: 'negotiation', status: 'UNSET' }],
+    ]) {
+      await withStdio('v2', { server, mode, clientOptions: AUTO }, async ({ file, pid }) => {
+        const probe = await probeOf(file, pid);
+        const sent = find(agentSpans(), 'server/discover', 'CLIENT');
+        assert.ok(sent, 'a CLIENT span of the probe');
+        assert.deepEqual(stated(sent), verdict);
+        oneTrace(sent, probe);
+      });
+      telemetry.reset();
+    }
+  },
+);
