@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,9 +40,9 @@ type telemetry struct {
 	config    *config
 	lifecycle *lifecycle
 	// The calls each client session has in flight: an elicitation its agent declines belongs to them.
-	inFlight sync.Map // *mcp.ClientSession -> *sync.Map of *call
+	inFlight sync.Map // weak.Pointer[mcp.ClientSession] -> *sync.Map of *call
 	// What each server session's handshake named (the SDK keeps the server's identity to itself).
-	servers sync.Map // *mcp.ServerSession -> connectionFacts
+	servers sync.Map // weak.Pointer[mcp.ServerSession] -> connectionFacts
 }
 
 // handledKey holds, in a handler's context, the request being handled: a request its handler
@@ -260,7 +261,7 @@ func (t *telemetry) sessionFacts(req mcp.Request) connectionFacts {
 		}
 	case *mcp.ServerSession:
 		facts.sessionID = s.ID()
-		if known, ok := t.servers.Load(s); ok {
+		if known, ok := t.servers.Load(weak.Make(s)); ok {
 			facts = known.(connectionFacts)
 			facts.sessionID = s.ID()
 		}
@@ -295,8 +296,10 @@ func (t *telemetry) rememberServer(session *mcp.ServerSession, info *mcp.Impleme
 	if info == nil {
 		return
 	}
-	if _, loaded := t.servers.LoadOrStore(session, connectionFacts{serverName: info.Name, serverVersion: info.Version}); !loaded {
-		runtime.AddCleanup(session, func(servers *sync.Map) { servers.Delete(session) }, &t.servers)
+	// Keyed weakly, and forgotten when the session is collected (the cleanup holds only the key).
+	key := weak.Make(session)
+	if _, loaded := t.servers.LoadOrStore(key, connectionFacts{serverName: info.Name, serverVersion: info.Version}); !loaded {
+		runtime.AddCleanup(session, func(key weak.Pointer[mcp.ServerSession]) { t.servers.Delete(key) }, key)
 	}
 }
 
@@ -306,7 +309,11 @@ func (t *telemetry) track(req mcp.Request, c *call) *sync.Map {
 	if !ok || session == nil {
 		return nil
 	}
-	found, _ := t.inFlight.LoadOrStore(session, &sync.Map{})
+	key := weak.Make(session)
+	found, loaded := t.inFlight.LoadOrStore(key, &sync.Map{})
+	if !loaded {
+		runtime.AddCleanup(session, func(key weak.Pointer[mcp.ClientSession]) { t.inFlight.Delete(key) }, key)
+	}
 	calls := found.(*sync.Map)
 	calls.Store(c, struct{}{})
 	return calls
@@ -319,7 +326,7 @@ func (t *telemetry) declinedOn(session mcp.Session) {
 	if !ok {
 		return
 	}
-	if found, ok := t.inFlight.Load(client); ok {
+	if found, ok := t.inFlight.Load(weak.Make(client)); ok {
 		found.(*sync.Map).Range(func(key, _ any) bool {
 			key.(*call).inputDeclined.Store(true)
 			return true
