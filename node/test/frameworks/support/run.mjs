@@ -123,7 +123,11 @@ export function assertToolCallSpan(assert, result, span, { tool, server, outcome
   assert.equal(span.parentSpanId, result.ambientSpanId, `parent is the ambient span; spans:\n${dump(result)}`);
   const ambient = result.spans.find((each) => each.spanId === result.ambientSpanId);
   assert.equal(span.traceId, ambient.traceId, 'same trace as the ambient span');
-  assert.ok(span.startMs >= ambient.startMs && span.endMs <= ambient.endMs, 'within the ambient span');
+  // It starts within the ambient span. A call that ended on its own answer also ends within it; an
+  // aborted one ends when the SDK's rejection is handled, which may come after a framework that
+  // rejects at the abort itself has already left the ambient span (two promise chains, either first).
+  assert.ok(span.startMs >= ambient.startMs && span.startMs <= ambient.endMs, 'starts within the ambient span');
+  if (cancelReason === undefined) assert.ok(span.endMs <= ambient.endMs, 'ends within the ambient span');
 }
 
 /** Every request span (not a notification's) of mcp-otel's has an outcome. */
