@@ -1,0 +1,119 @@
+package mcpotel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/mcp-otel/mcp-otel/go/mcpotel"
+)
+
+type forecastArgs struct {
+	City string `json:"city"`
+}
+
+// weatherServer is a server with one tool, forecast, that fails without a city.
+func weatherServer() *mcp.Server {
+	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "forecast"}, func(_ context.Context, _ *mcp.CallToolRequest, args forecastArgs) (*mcp.CallToolResult, any, error) {
+		if args.City == "" {
+			return nil, nil, errors.New("which city?")
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny in " + args.City}}}, nil, nil
+	})
+	return server
+}
+
+// summary is a span as the examples print it: its name, its outcome and why.
+func summary(span sdktrace.ReadOnlySpan) string {
+	found := map[string]string{}
+	for _, kv := range span.Attributes() {
+		found[string(kv.Key)] = kv.Value.String()
+	}
+	line := fmt.Sprintf("%s %s: %s", span.SpanKind(), span.Name(), found["mcp.request.outcome"])
+	for _, key := range []string{"error.type", "mcp.request.cancel.reason"} {
+		if value := found[key]; value != "" {
+			line += " (" + value + ")"
+		}
+	}
+	if server := found["mcp.server.name"]; server != "" && span.SpanKind().String() == "client" {
+		line += fmt.Sprintf(" [%s %s, %s]", server, found["mcp.server.version"], found["mcp.protocol.version"])
+	}
+	return line
+}
+
+// An agent's client: a CLIENT span for each request it sends, the trace context in its _meta.
+func ExampleInstrumentClient() {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil)
+	mcpotel.InstrumentClient(client, mcpotel.WithTracerProvider(tp))
+
+	ctx := context.Background()
+	clientTransport, serverTransport := mcp.NewInMemoryTransports()
+	if _, err := weatherServer().Connect(ctx, serverTransport, nil); err != nil {
+		panic(err)
+	}
+	session, err := client.Connect(ctx, clientTransport, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer session.Close()
+
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": "Paris"}})
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text, err)
+	_, err = session.CallTool(ctx, &mcp.CallToolParams{Name: "radar"})
+	fmt.Println(err)
+
+	for _, span := range spans.Ended() {
+		fmt.Println(summary(span))
+	}
+	// Output:
+	// sunny in Paris <nil>
+	// calling "tools/call": unknown tool "radar"
+	// client server/discover: ok
+	// client tools/call forecast: ok [weather 1.0.0, 2026-07-28]
+	// client tools/call radar: failed (-32602) [weather 1.0.0, 2026-07-28]
+}
+
+// A server: a SERVER span for each request it handles, a child of the caller's span when the
+// request's _meta carries its trace context.
+func ExampleInstrumentServer() {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+
+	server := weatherServer()
+	mcpotel.InstrumentServer(server, mcpotel.WithTracerProvider(tp))
+
+	ctx := context.Background()
+	clientTransport, serverTransport := mcp.NewInMemoryTransports()
+	serverSession, err := server.Connect(ctx, serverTransport, nil)
+	if err != nil {
+		panic(err)
+	}
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil).Connect(ctx, clientTransport, nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, city := range []string{"Oslo", ""} {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": city}})
+		fmt.Println(res.Content[0].(*mcp.TextContent).Text, res.IsError, err)
+	}
+	_ = session.Close()
+	_ = serverSession.Wait()
+
+	for _, span := range spans.Ended() {
+		fmt.Println(summary(span))
+	}
+	// Output:
+	// sunny in Oslo false <nil>
+	// which city? true <nil>
+	// server server/discover: ok
+	// server tools/call forecast: ok
+	// server tools/call forecast: failed (tool_error)
+}
