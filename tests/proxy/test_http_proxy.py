@@ -232,13 +232,27 @@ async def test_a_handshake_era_client_cancels_with_a_notification(tmp_path: Path
     """Before 2026-07-28 the client's notifications/cancelled is its cancel (``client``)."""
     from mcp import Client
 
+    started = anyio.Event()
+
+    async def arrived(*_: Any) -> None:  # the tool's first progress: the request reached it
+        started.set()
+
     with proxied(tmp_path) as setup:
         async with Client(setup.url, mode="legacy") as client:
-            with anyio.move_on_after(0.5):
-                await client.call_tool("slow", {"seconds": 5})
+            # Cancelled once the server has the call, not after a fixed time: on a loaded machine
+            # a call cancelled before it is sent has no span (nothing was sent).
+            with anyio.CancelScope() as scope:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(lambda: _cancel_when(started, scope))
+                    await client.call_tool("working", {}, progress_callback=arrived)
             await anyio.sleep(0.5)
         spans = setup.stop()
-    assert outcome_of(named(spans, "tools/call slow")) == ("UNSET", "cancelled", None, "client")
+    assert outcome_of(named(spans, "tools/call working")) == ("UNSET", "cancelled", None, "client")
+
+
+async def _cancel_when(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
 
 
 async def test_the_upstream_dying_mid_answer_fails_the_request(tmp_path: Path) -> None:
