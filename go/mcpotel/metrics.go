@@ -73,7 +73,7 @@ func (m *callMetrics) record(ctx context.Context, side int, started time.Time, p
 	if m.durations[side] == nil {
 		return
 	}
-	all := append(append(make([]attribute.KeyValue, 0, len(point)+5), point...), pairs(outcome.Pairs(toolCall))...)
+	all := append(append(make([]attribute.KeyValue, 0, len(point)+5), point...), outcomeAttributes(outcome, toolCall)...)
 	m.durations[side].Record(ctx, time.Since(started).Seconds(), metric.WithAttributes(all...))
 }
 

@@ -396,8 +396,12 @@ func withMeta(ctx context.Context, t *telemetry, method string, req mcp.Request)
 	}
 	fresh := reflect.New(request.Elem().Type())
 	fresh.Elem().Set(request.Elem())
-	slot := fresh.Elem().FieldByName("Params")
-	if !slot.IsValid() || !reflect.TypeOf(copied).AssignableTo(slot.Type()) {
+	index, ok := paramsField(request.Elem().Type())
+	if !ok {
+		return req
+	}
+	slot := fresh.Elem().Field(index)
+	if !reflect.TypeOf(copied).AssignableTo(slot.Type()) {
 		return req
 	}
 	slot.Set(reflect.ValueOf(copied))
@@ -467,4 +471,20 @@ func serverIdentity(s *mcp.Server) (name, version string) {
 		return ""
 	}
 	return text("Name"), text("Version")
+}
+
+// paramsFields is the index of each request type's Params field, found once per type (a field
+// found by name costs a search of the struct on every request).
+var paramsFields sync.Map // reflect.Type -> int (-1: none)
+
+func paramsField(t reflect.Type) (int, bool) {
+	if found, ok := paramsFields.Load(t); ok {
+		return found.(int), found.(int) >= 0
+	}
+	index := -1
+	if field, ok := t.FieldByName("Params"); ok && len(field.Index) == 1 {
+		index = field.Index[0]
+	}
+	paramsFields.Store(t, index)
+	return index, index >= 0
 }

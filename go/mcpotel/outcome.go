@@ -16,7 +16,7 @@ import (
 func finishSpan(span trace.Span, verdict model.Verdict, method string, late []attribute.KeyValue) {
 	switch v := verdict.(type) {
 	case *model.Outcome:
-		span.SetAttributes(pairs(v.Pairs(method == semconv.MethodToolsCall))...)
+		span.SetAttributes(outcomeAttributes(v, method == semconv.MethodToolsCall)...)
 		if v.IsError() {
 			span.SetStatus(codes.Error, v.Description)
 		}
@@ -30,6 +30,20 @@ func finishSpan(span trace.Span, verdict model.Verdict, method string, late []at
 		span.SetAttributes(late...)
 	}
 	span.End()
+}
+
+// okAttributes are model.OK's attributes, converted once: the outcome of most requests.
+var okAttributes = [2][]attribute.KeyValue{pairs(model.OK.Pairs(false)), pairs(model.OK.Pairs(true))}
+
+// outcomeAttributes are an outcome's attributes on a span and its point (shared: not to be changed).
+func outcomeAttributes(o *model.Outcome, toolCall bool) []attribute.KeyValue {
+	if o == model.OK {
+		if toolCall {
+			return okAttributes[1]
+		}
+		return okAttributes[0]
+	}
+	return pairs(o.Pairs(toolCall))
 }
 
 func pairs(found []model.Pair) []attribute.KeyValue {
