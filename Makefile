@@ -106,13 +106,17 @@ node-test: $(NODE_DIST) $(NODE_LOWEST) $(NODE_FRAMEWORKS) $(VENV)/mcp2/.installe
 	@echo ">> node --test, agent frameworks (node/test/frameworks)"
 	cd node/test/frameworks && node --test --test-concurrency=1
 
-# Per-call overhead against the floor and the peers in instructions (cachegrind) and wall clock,
+# Per-call overhead against the floor and the peers in instructions (cachegrind) and wall clock
+# (Python; the TypeScript package and the Go module beside their own floors, CPU per call),
 # mcp-otel report's cost per call, the scale figures (docs/benchmarks.md, plots in docs/img/), a gateway's cost per
 # span and memory per trace held (docs/gateway-sizing.md), then the full soak. About an hour.
 bench: valgrind goproxy third-party $(VENV)/docs/.installed $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed stack
 	$(VENV)/mcp2/bin/python benchmarks/run.py --python1 $(VENV)/bench-mcp1/bin/python --python2 $(VENV)/mcp2/bin/python
 	$(VENV)/docs/bin/python benchmarks/plots.py
 	$(VENV)/mcp2/bin/python benchmarks/gateway_sizing.py --output docs/gateway-sizing.json
+	$(MAKE) node
+	node benchmarks/node/bench.mjs --output docs/benchmarks-node.json
+	cd go && go test -run '^$$' -bench . -benchmem -count 5 ./mcpotel/ | tee $(CURDIR)/docs/benchmarks-go.txt
 	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp1/bin/pytest tests/soak -q
 	MCP_OTEL_SOAK_CALLS=100000 MCP_OTEL_HTTP_SOAK_REQUESTS=20000 $(VENV)/mcp2/bin/pytest tests/soak -q
 
