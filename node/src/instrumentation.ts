@@ -113,6 +113,7 @@ export class McpInstrumentation extends InstrumentationBase<McpInstrumentationCo
       return exports;
     });
     for (const [prototype, patched] of this.patched ?? []) this.patch(prototype, patched);
+    this.sidesValue?.transports.watchAll();
   }
 
   override disable(): void {

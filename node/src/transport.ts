@@ -7,7 +7,8 @@
  *
  * A watched transport forwards every call unchanged (the same arguments, the same returned
  * promise); what it may replace is a traced notification's message, by a copy whose `_meta` has
- * the trace context. Every watched transport is restored when the instrumentation is disabled.
+ * the trace context. Every watched transport is restored when the instrumentation is disabled,
+ * and watched again, with its watcher, when it is enabled again (its connection goes on).
  */
 import { reportOnce } from './safety.js';
 
@@ -21,6 +22,8 @@ const WATCHED = Symbol('mcp_otel.watched_send');
 export class Transports {
   // Transports watched, held weakly: restored on disable, forgotten when collected.
   private readonly watched = new Set<WeakRef<Record<PropertyKey, unknown>>>();
+  // Each one's watcher, to watch it again after a disable.
+  private readonly watchers = new WeakMap<object, Watcher>();
 
   /** Watch `transport.send` with `watcher` (once per transport). */
   watch(transport: unknown, watcher: Watcher): void {
@@ -42,7 +45,8 @@ export class Transports {
     (watchedSend as unknown as Record<symbol, unknown>)[WATCHED] = { original, own };
     target.send = watchedSend;
     for (const ref of this.watched) if (ref.deref() === undefined) this.watched.delete(ref);
-    this.watched.add(new WeakRef(target));
+    if (!this.watchers.has(target)) this.watched.add(new WeakRef(target));
+    this.watchers.set(target, watcher);
   }
 
   /** Restore every watched transport's own `send`. */
@@ -55,6 +59,14 @@ export class Transports {
       if (saved.own) target.send = saved.original;
       else delete target.send;
     }
-    this.watched.clear();
+  }
+
+  /** Watch again every transport restored by `restoreAll` that is still alive. */
+  watchAll(): void {
+    for (const ref of this.watched) {
+      const target = ref.deref();
+      const watcher = target === undefined ? undefined : this.watchers.get(target);
+      if (target !== undefined && watcher !== undefined) this.watch(target, watcher);
+    }
   }
 }

@@ -160,5 +160,10 @@ for (const generation of ['v1', 'v2']) {
       telemetry.instrumentation.enable();
     }
     for (const name of PATCHED[generation]) assert.ok(isWrapped(protocol[name]), `${name} patched again`);
+    // A connection that lived through it is watched again: its answers end SERVER spans.
+    assert.ok(Object.prototype.hasOwnProperty.call(clientTransport, 'send'), 'the transport watched again');
+    telemetry.reset();
+    await client.callTool({ name: 'echo', arguments: { text: 'again' } });
+    await until(() => telemetry.spans().filter((s) => s.name === 'tools/call echo').length === 2, 'both spans');
   });
 }
