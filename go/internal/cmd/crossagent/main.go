@@ -24,19 +24,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcp-otel/mcp-otel/go/internal/cmd/spanlines"
 	"github.com/mcp-otel/mcp-otel/go/mcpotel"
 )
-
-// spanFileEnv names the file the spans go to (the server, crossserver, reads the same variable).
-const spanFileEnv = "MCP_OTEL_GO_SPAN_FILE"
 
 type step struct {
 	Tool         string         `json:"tool"`
@@ -56,15 +48,15 @@ func run() error {
 		return errors.New("usage: crossagent COMMAND [ARGS...]")
 	}
 	var plan []step
-	if err := json.Unmarshal([]byte(envOr("MCP_PLAN", "[]")), &plan); err != nil {
+	if err := json.Unmarshal([]byte(spanlines.EnvOr("MCP_PLAN", "[]")), &plan); err != nil {
 		return fmt.Errorf("MCP_PLAN: %w", err)
 	}
 	var serverEnv map[string]string
-	if err := json.Unmarshal([]byte(envOr("MCP_SERVER_ENV", "{}")), &serverEnv); err != nil {
+	if err := json.Unmarshal([]byte(spanlines.EnvOr("MCP_SERVER_ENV", "{}")), &serverEnv); err != nil {
 		return fmt.Errorf("MCP_SERVER_ENV: %w", err)
 	}
 
-	provider, err := tracerProvider("mcp-otel-go-agent")
+	provider, err := spanlines.TracerProvider("mcp-otel-go-agent")
 	if err != nil {
 		return err
 	}
@@ -119,79 +111,3 @@ func run() error {
 	// Closing stdin ends the server; the SDK waits for it to exit.
 	return session.Close()
 }
-
-func envOr(key, fallback string) string {
-	if value, ok := os.LookupEnv(key); ok {
-		return value
-	}
-	return fallback
-}
-
-// tracerProvider writes each span as it ends to the span file (if one is named).
-func tracerProvider(service string) (*sdktrace.TracerProvider, error) {
-	res := resource.NewSchemaless(attribute.String("service.name", envOr("OTEL_SERVICE_NAME", service)))
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
-	if path := os.Getenv(spanFileEnv); path != "" {
-		file, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, sdktrace.WithSyncer(&jsonLinesExporter{file: file}))
-	}
-	provider := sdktrace.NewTracerProvider(opts...)
-	otel.SetTracerProvider(provider)
-	return provider, nil
-}
-
-// jsonLinesExporter appends finished spans to a file, one JSON line each, in the shape
-// tests/node/telemetry.cjs writes them (ids in lowercase hex, kind and status by name).
-type jsonLinesExporter struct {
-	file *os.File
-}
-
-var kinds = map[trace.SpanKind]string{
-	trace.SpanKindInternal: "INTERNAL",
-	trace.SpanKindServer:   "SERVER",
-	trace.SpanKindClient:   "CLIENT",
-	trace.SpanKindProducer: "PRODUCER",
-	trace.SpanKindConsumer: "CONSUMER",
-}
-
-var statuses = map[codes.Code]string{codes.Unset: "UNSET", codes.Ok: "OK", codes.Error: "ERROR"}
-
-func (e *jsonLinesExporter) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
-	var lines []byte
-	for _, span := range spans {
-		attributes := map[string]any{}
-		for _, kv := range span.Attributes() {
-			attributes[string(kv.Key)] = kv.Value.AsInterface()
-		}
-		var parent any
-		if span.Parent().IsValid() {
-			parent = span.Parent().SpanID().String()
-		}
-		var service any
-		if value, ok := span.Resource().Set().Value("service.name"); ok {
-			service = value.AsString()
-		}
-		line, err := json.Marshal(map[string]any{
-			"name":       span.Name(),
-			"kind":       kinds[span.SpanKind()],
-			"trace_id":   span.SpanContext().TraceID().String(),
-			"span_id":    span.SpanContext().SpanID().String(),
-			"parent_id":  parent,
-			"attributes": attributes,
-			"status":     statuses[span.Status().Code],
-			"scope":      span.InstrumentationScope().Name,
-			"service":    service,
-		})
-		if err != nil {
-			return err
-		}
-		lines = append(append(lines, line...), '\n')
-	}
-	_, err := e.file.Write(lines)
-	return err
-}
-
-func (e *jsonLinesExporter) Shutdown(context.Context) error { return e.file.Close() }
