@@ -16,6 +16,7 @@
  */
 import type { Attributes } from '@opentelemetry/api';
 import type { ConnectionFacts } from '../attributes.js';
+import type { RpcError } from '../classify.js';
 import type { Message, Protocol, SdkFacts, SideName } from '../facts.js';
 import { field, stringOf } from '../fields.js';
 import {
@@ -237,3 +238,13 @@ export function requestProtocolVersion(extra: unknown): string | undefined {
 }
 
 const PROTOCOL_VERSION_HEADER = 'mcp-protocol-version';
+
+/**
+ * The JSON-RPC error of a rejection: both generations' errors with a numeric `code` (v1's
+ * `McpError`, the peer's answer and the SDK's own alike; v2's `ProtocolError`, the peer's).
+ */
+export function codedError(error: unknown): RpcError | undefined {
+  const code = field(error, 'code');
+  if (!(error instanceof Error) || typeof code !== 'number') return undefined;
+  return { code, message: error.message };
+}

@@ -11,10 +11,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RpcError } from '../classify.js';
 import type { SdkFacts } from '../facts.js';
-import { field } from '../fields.js';
 import {
+  codedError,
   connectionFacts,
   handlerControllers,
   nextRequestId,
@@ -44,11 +43,7 @@ export function supportedSdk1(baseDir: string | undefined): boolean {
 }
 
 const facts: SdkFacts = {
-  rpcErrorOf(error: unknown): RpcError | undefined {
-    const code = field(error, 'code');
-    if (!(error instanceof Error) || typeof code !== 'number') return undefined;
-    return { code, message: error.message };
-  },
+  rpcErrorOf: codedError,
   sdkFailureOf: () => undefined,
   connection: connectionFacts,
   transportAttributes,

@@ -10,10 +10,10 @@
  * `SdkError`s with string codes (its request timeout, also what it rejects a caller's abort with,
  * `REQUEST_TIMEOUT`, and its closed connection `CONNECTION_CLOSED`).
  */
-import type { RpcError } from '../classify.js';
 import type { SdkFacts, SdkFailure } from '../facts.js';
 import { field } from '../fields.js';
 import {
+  codedError,
   connectionFacts,
   handlerControllers,
   nextRequestId,
@@ -31,11 +31,7 @@ const SDK_FAILURES: Record<string, SdkFailure> = {
 };
 
 const facts: SdkFacts = {
-  rpcErrorOf(error: unknown): RpcError | undefined {
-    const code = field(error, 'code');
-    if (!(error instanceof Error) || typeof code !== 'number') return undefined;
-    return { code, message: error.message };
-  },
+  rpcErrorOf: codedError,
   sdkFailureOf(error: unknown): SdkFailure | undefined {
     const code = field(error, 'code');
     return error instanceof Error && typeof code === 'string' ? SDK_FAILURES[code] : undefined;
