@@ -29,7 +29,7 @@ import type { Message, Protocol, SdkFacts } from './facts.js';
 import { field, stringOf } from './fields.js';
 import type { Call, Lifecycle } from './lifecycle.js';
 import type { Verdict } from './outcome.js';
-import { injected } from './propagation.js';
+import { withContext } from './propagation.js';
 import { reportOnce } from './safety.js';
 import {
   JSONRPC_REQUEST_ID,
@@ -102,11 +102,7 @@ export class ClientSide {
       if (typeof id === 'number' || typeof id === 'string') attributes[JSONRPC_REQUEST_ID] = String(id);
       call = this.lifecycle.open('client', request, attributes);
       call.requestId = id;
-      if (settings.propagate) {
-        const params = field(message, 'params');
-        const kept = typeof params === 'object' && params !== null ? params : {};
-        outgoing = { ...message, params: { ...kept, _meta: injected(field(params, '_meta'), call.span) } };
-      }
+      if (settings.propagate) outgoing = withContext(message, call.span);
     } catch (error) {
       reportOnce('could not start a request span', error);
       return send(message);

@@ -14,7 +14,7 @@ import type { Settings } from './config.js';
 import type { Message, Protocol, SdkFacts } from './facts.js';
 import { field } from './fields.js';
 import type { Lifecycle } from './lifecycle.js';
-import { extracted, injected } from './propagation.js';
+import { extracted, withContext } from './propagation.js';
 import { reportOnce } from './safety.js';
 import { METHOD_CANCELLED, METHOD_PROGRESS } from './semconv.js';
 import type { Connections } from './sessions.js';
@@ -40,10 +40,7 @@ export class NotificationSide {
     };
     const span = this.lifecycle.notification('client', request, attributes, parent);
     span.end();
-    if (!settings.propagate) return undefined;
-    const params = field(message, 'params');
-    const kept = typeof params === 'object' && params !== null ? params : {};
-    return { ...message, params: { ...kept, _meta: injected(field(params, '_meta'), span) } };
+    return settings.propagate ? withContext(message, span) : undefined;
   }
 
   /** `message` arrived on `protocol`; `dispatch` runs the SDK's own handling of it. */

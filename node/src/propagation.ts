@@ -5,16 +5,23 @@
  * fields are read, each bounded.
  */
 import { ROOT_CONTEXT, context, propagation, trace, type Context, type Span } from '@opentelemetry/api';
+import { field } from './fields.js';
 
 // W3C caps baggage at 8192 bytes; a longer value is not a header any propagator should parse.
 const MAX_FIELD_LENGTH = 8192;
 
-/** A copy of `meta` (the caller's, never changed) with the propagator's fields for `span`. */
-export function injected(meta: unknown, span: Span): Record<string, unknown> {
+/**
+ * A copy of `message` whose `params._meta` has the propagator's fields for `span`: the caller's
+ * message, params and `_meta` are never changed, and every other key of theirs is kept.
+ */
+export function withContext<M extends object>(message: M, span: Span): M {
   const carrier: Record<string, string> = {};
   propagation.inject(trace.setSpan(context.active(), span), carrier);
-  const kept = typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? meta : {};
-  return { ...kept, ...carrier };
+  const params = field(message, 'params');
+  const meta = field(params, '_meta');
+  const keptParams = typeof params === 'object' && params !== null ? params : {};
+  const keptMeta = typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? meta : {};
+  return { ...message, params: { ...keptParams, _meta: { ...keptMeta, ...carrier } } };
 }
 
 /**
