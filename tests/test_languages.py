@@ -124,15 +124,20 @@ needs_node_build = pytest.mark.skipif(
 
 @needs_node_build
 def test_typescript_names_are_the_python_names() -> None:
-    typescript = node_module("semconv.js")
-    missing = [name for name in SHARED if name not in typescript]
-    assert missing == [], f"names the TypeScript package does not define: {missing}"
+    assert_the_python_names(node_module("semconv.js"), "TypeScript")
+
+
+def assert_the_python_names(names: dict[str, Any], language: str) -> None:
+    """``names`` (a language's, by Python constant name) define every shared name, each with the
+    Python value, and no name Python lacks."""
+    missing = [name for name in SHARED if name not in names]
+    assert missing == [], f"names {language} does not define: {missing}"
     differing = {
         name: (comparable(getattr(semconv, name, None)), value)
-        for name, value in typescript.items()
+        for name, value in names.items()
         if comparable(getattr(semconv, name, None)) != value
     }
-    assert differing == {}, "TypeScript names whose Python name has another value, or none (python, typescript)"
+    assert differing == {}, f"{language} names whose Python name has another value, or none (python, {language})"
 
 
 @needs_node_build
@@ -250,17 +255,19 @@ process.stdout.write(JSON.stringify([server, client]));
 
 @needs_node_build
 def test_both_classifiers_give_the_same_verdict_for_the_same_facts() -> None:
+    assert_the_python_verdicts(*typescript_verdicts())
+
+
+def assert_the_python_verdicts(server: list[dict[str, Any]], client: list[dict[str, Any]]) -> None:
+    """A language's verdicts of SERVER_CASES and CLIENT_ERROR_CASES are the Python classifier's,
+    case by case (the differing ones listed with their facts)."""
     python_server, python_client = python_verdicts()
-    typescript_server, typescript_client = typescript_verdicts()
     differing = [
-        (case, python, typescript)
-        for case, python, typescript in zip(
-            SERVER_CASES + CLIENT_ERROR_CASES,
-            python_server + python_client,
-            typescript_server + typescript_client,
-            strict=True,
+        (case, python, other)
+        for case, python, other in zip(
+            SERVER_CASES + CLIENT_ERROR_CASES, python_server + python_client, server + client, strict=True
         )
-        if python != typescript
+        if python != other
     ]
     assert differing == []
 
@@ -280,26 +287,9 @@ def go_run(command: str, stdin: str = "") -> Any:
 
 @needs_go
 def test_go_names_are_the_python_names() -> None:
-    go = go_run("names")
-    missing = [name for name in SHARED if name not in go]
-    assert missing == [], f"names the Go module does not define: {missing}"
-    differing = {
-        name: (comparable(getattr(semconv, name, None)), value)
-        for name, value in go.items()
-        if comparable(getattr(semconv, name, None)) != value
-    }
-    assert differing == {}, "Go names whose Python name has another value, or none (python, go)"
+    assert_the_python_names(go_run("names"), "Go")
 
 
 @needs_go
 def test_the_go_classifier_gives_the_python_verdicts() -> None:
-    python_server, python_client = python_verdicts()
-    go_server, go_client = go_run("classify", json.dumps({"server": SERVER_CASES, "client": CLIENT_ERROR_CASES}))
-    differing = [
-        (case, python, go)
-        for case, python, go in zip(
-            SERVER_CASES + CLIENT_ERROR_CASES, python_server + python_client, go_server + go_client, strict=True
-        )
-        if python != go
-    ]
-    assert differing == []
+    assert_the_python_verdicts(*go_run("classify", json.dumps({"server": SERVER_CASES, "client": CLIENT_ERROR_CASES})))
