@@ -14,7 +14,7 @@
  * - the application gets the SDK's own promise back: the same result, the same rejection object,
  *   the same timing.
  */
-import { context, createContextKey, trace, type Attributes } from '@opentelemetry/api';
+import { context, createContextKey, type Attributes } from '@opentelemetry/api';
 import { requestAttributes, requestOf, type Request } from './attributes.js';
 import {
   classifyClientRejection,
@@ -90,19 +90,21 @@ export class ClientSide {
     let outgoing = message;
     try {
       const settings = this.settings();
-      request = requestOf(message.method, message.params, settings);
-      const attributes: Attributes = {
-        ...requestAttributes(request, settings, this.connections.facts(facts, protocol, 'client')),
+      const sent = requestOf(message.method, message.params, settings);
+      request = sent;
+      const shape = this.connections.shape(protocol, 'client', sent, settings, () => ({
+        ...requestAttributes(sent, settings, this.connections.facts(facts, protocol, 'client')),
         ...facts.transportAttributes(protocol, 'client'),
-      };
-      if (request.method === METHOD_TOOLS_CALL) {
+      }));
+      const attributes: Attributes = { ...shape.span };
+      if (sent.method === METHOD_TOOLS_CALL) {
         Object.assign(attributes, argumentsAttributes(field(message.params, 'arguments'), settings));
       }
       const id = facts.nextRequestId(protocol);
       if (typeof id === 'number' || typeof id === 'string') attributes[JSONRPC_REQUEST_ID] = String(id);
-      call = this.lifecycle.open('client', request, attributes);
+      call = this.lifecycle.open('client', sent, shape, attributes);
       call.requestId = id;
-      if (settings.propagate) outgoing = withContext(message, call.span);
+      if (settings.propagate) outgoing = withContext(message, call.context);
     } catch (error) {
       reportOnce('could not start a request span', error);
       return send(message);
@@ -121,7 +123,7 @@ export class ClientSide {
     };
     let promise: Promise<T>;
     try {
-      promise = context.with(trace.setSpan(context.active(), call.span), () => send(outgoing));
+      promise = context.with(call.context, () => send(outgoing));
     } catch (error) {
       done();
       this.finishRejected(facts, call, request, error, false, signal);

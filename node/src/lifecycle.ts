@@ -10,6 +10,7 @@
 import {
   SpanKind,
   propagation,
+  trace,
   context as api,
   type Attributes,
   type Context,
@@ -26,16 +27,31 @@ import { GEN_AI_CONVERSATION_ID } from './semconv.js';
 // A baggage value is the application's (or, received, a peer's): bounded like a name.
 export const MAX_CONVERSATION_ID = 256;
 
+/**
+ * What the requests of one name share on one connection: their span's attributes and their
+ * point's (names bounded), and the point of one that ends ok, made once (`sessions.ts` keeps one
+ * per name once the connection's handshake settled, so a request copies them, never rebuilds them).
+ */
+export interface Shape {
+  readonly span: Readonly<Attributes>;
+  readonly metric: Readonly<Attributes>;
+  okPoint?: Attributes;
+}
+
 /** One request in flight on one side. */
 export interface Call {
   readonly side: Side;
   readonly method: string;
   readonly span: Span;
-  metricAttributes: Attributes;
+  // The span's context: what the request is sent or handled in, and its point's exemplar.
+  readonly context: Context;
+  shape: Shape;
   readonly started: number; // performance.now() at open, milliseconds
   finished: boolean;
   // A request sent: the JSON-RPC id the SDK gave it (what a cancel or progress names).
   requestId?: unknown;
+  // A request handled: the signal the SDK aborts its handler with (a cancel, a close).
+  signal?: AbortSignal;
 }
 
 const KINDS: Record<Side, SpanKind> = { client: SpanKind.CLIENT, server: SpanKind.SERVER };
@@ -48,11 +64,12 @@ export class Lifecycle {
   ) {}
 
   /**
-   * Start the span of `request` on `side`, all its attributes at once. `parent`: the sender's
+   * Start the span of `request` on `side`, all its attributes at once: its `shape`'s and this
+   * request's own (`attributes`, a copy of the shape's with its id). `parent`: the sender's
    * context (default: the active one). The conversation the request belongs to (baggage) goes on
    * its span only.
    */
-  open(side: Side, request: Request, attributes: Attributes, parent?: Context, links?: Link[]): Call {
+  open(side: Side, request: Request, shape: Shape, attributes: Attributes, parent?: Context, links?: Link[]): Call {
     const spanContext = parent ?? api.active();
     const span = this.tracer().startSpan(
       request.name,
@@ -63,7 +80,8 @@ export class Lifecycle {
       side,
       method: request.method,
       span,
-      metricAttributes: this.metrics().attributes(attributes),
+      context: trace.setSpan(spanContext, span),
+      shape,
       started: performance.now(),
       finished: false,
     };
@@ -112,7 +130,12 @@ export class Lifecycle {
       span.end();
     }
     try {
-      this.metrics().record(call.side, (performance.now() - call.started) / 1000, call.metricAttributes, span, verdict);
+      const metrics = this.metrics();
+      const { shape } = call;
+      // Most requests end ok: their point is made once per shape.
+      const point =
+        verdict === CallOutcome.OK ? (shape.okPoint ??= metrics.point(shape.metric, verdict)) : metrics.point(shape.metric, verdict);
+      metrics.record(call.side, (performance.now() - call.started) / 1000, point, call.context);
     } catch (error) {
       reportOnce('could not record call metrics', error);
     }
@@ -120,7 +143,7 @@ export class Lifecycle {
 
   /** The request's point says what was learnt of it since it opened (the server's name). */
   relearn(call: Call, attributes: Attributes): void {
-    call.metricAttributes = this.metrics().attributes({ ...attributes, ...call.metricAttributes });
+    call.shape = { span: call.shape.span, metric: this.metrics().attributes({ ...attributes, ...call.shape.metric }) };
   }
 }
 

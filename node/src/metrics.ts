@@ -8,7 +8,7 @@
  * the real, length-bounded name); the methods the MCP specification defines always pass. Session
  * and request ids never become metric attributes; resource URIs only when the user opts in.
  */
-import { context, trace, type Attributes, type Histogram, type Meter, type Span } from '@opentelemetry/api';
+import type { Attributes, Context, Histogram, Meter } from '@opentelemetry/api';
 import type { Settings } from './config.js';
 import type { CallOutcome } from './outcome.js';
 import {
@@ -106,14 +106,18 @@ export class CallMetrics {
     return attributes;
   }
 
-  /**
-   * Record one request that took `seconds`, in its span's context (an exemplar links the point to
-   * its own request, not to whatever span is current when it ends).
-   */
-  record(side: Side, seconds: number, attributes: Attributes, span: Span, outcome: CallOutcome): void {
+  /** The attributes of the point of a request with metric `attributes` that ended with `outcome`. */
+  point(attributes: Attributes, outcome: CallOutcome): Attributes {
     const toolCall = attributes[MCP_METHOD_NAME] === METHOD_TOOLS_CALL ? 1 : 0;
-    const point = { ...attributes, ...outcome.pointAttributes[toolCall] };
-    this.durations[side].record(seconds, point, trace.setSpan(context.active(), span));
+    return { ...attributes, ...outcome.pointAttributes[toolCall] };
+  }
+
+  /**
+   * Record one request that took `seconds`, in its span's context `spanContext` (an exemplar links
+   * the point to its own request, not to whatever span is current when it ends).
+   */
+  record(side: Side, seconds: number, point: Attributes, spanContext: Context): void {
+    this.durations[side].record(seconds, point, spanContext);
   }
 
   /** Record one session that lasted `seconds`. */

@@ -40,7 +40,7 @@ export class NotificationSide {
     };
     const span = this.lifecycle.notification('client', request, attributes, parent);
     span.end();
-    return settings.propagate ? withContext(message, span) : undefined;
+    return settings.propagate ? withContext(message, trace.setSpan(context.active(), span)) : undefined;
   }
 
   /** `message` arrived on `protocol`; `dispatch` runs the SDK's own handling of it. */

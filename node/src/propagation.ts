@@ -4,19 +4,20 @@
  * on the receiver. A peer's `_meta` is hostile input: only string values of the propagator's own
  * fields are read, each bounded.
  */
-import { ROOT_CONTEXT, context, propagation, trace, type Context, type Span } from '@opentelemetry/api';
+import { ROOT_CONTEXT, propagation, trace, type Context } from '@opentelemetry/api';
 import { field } from './fields.js';
 
 // W3C caps baggage at 8192 bytes; a longer value is not a header any propagator should parse.
 const MAX_FIELD_LENGTH = 8192;
 
 /**
- * A copy of `message` whose `params._meta` has the propagator's fields for `span`: the caller's
- * message, params and `_meta` are never changed, and every other key of theirs is kept.
+ * A copy of `message` whose `params._meta` has the propagator's fields for `spanContext` (the
+ * sender's span's): the caller's message, params and `_meta` are never changed, and every other
+ * key of theirs is kept.
  */
-export function withContext<M extends object>(message: M, span: Span): M {
+export function withContext<M extends object>(message: M, spanContext: Context): M {
   const carrier: Record<string, string> = {};
-  propagation.inject(trace.setSpan(context.active(), span), carrier);
+  propagation.inject(spanContext, carrier);
   const params = field(message, 'params');
   const meta = field(params, '_meta');
   const keptParams = typeof params === 'object' && params !== null ? params : {};

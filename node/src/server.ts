@@ -31,11 +31,7 @@ import {
 } from './semconv.js';
 import { HANDLED_CALL, type Connections } from './sessions.js';
 
-/** Why the SDK aborted a handler, as the protocol object's own calls told us. */
-type AbortCause = 'cancelled' | 'closed' | 'shutdown';
-
 export class ServerSide {
-  private readonly causes = new WeakMap<AbortSignal, AbortCause>();
   private readonly closing = new WeakSet();
 
   constructor(
@@ -51,15 +47,15 @@ export class ServerSide {
     try {
       const settings = this.settings();
       const request = requestOf(message.method, message.params, settings);
-      let known = this.connections.facts(facts, protocol, 'server');
-      if (known.protocolVersion === undefined) {
-        // A server instance per HTTP request never negotiates: its request's header names the version.
-        known = { ...known, protocolVersion: facts.requestProtocolVersion(extra) };
-      }
-      const attributes: Attributes = {
-        ...requestAttributes(request, settings, known),
-        ...facts.transportAttributes(protocol, 'server', extra),
-      };
+      const shape = this.connections.shape(protocol, 'server', request, settings, () => {
+        let known = this.connections.facts(facts, protocol, 'server');
+        if (known.protocolVersion === undefined) {
+          // A server instance per HTTP request never negotiates: its request's header names the version.
+          known = { ...known, protocolVersion: facts.requestProtocolVersion(extra) };
+        }
+        return { ...requestAttributes(request, settings, known), ...facts.transportAttributes(protocol, 'server', extra) };
+      });
+      const attributes: Attributes = { ...shape.span };
       if (typeof message.id === 'number' || typeof message.id === 'string') {
         attributes[JSONRPC_REQUEST_ID] = String(message.id);
       }
@@ -77,15 +73,14 @@ export class ServerSide {
         const sender = trace.getSpanContext(remote);
         if (sender !== undefined) links.push({ context: sender });
       }
-      call = this.lifecycle.open('server', request, attributes, parent, links.length ? links : undefined);
+      call = this.lifecycle.open('server', request, shape, attributes, parent, links.length ? links : undefined);
       this.connections.of(protocol).handling.set(message.id, call);
     } catch (error) {
       reportOnce('could not start a request span', error);
       dispatch();
       return;
     }
-    const handling = trace.setSpan(parent, call.span).setValue(HANDLED_CALL, call);
-    context.with(handling, dispatch);
+    context.with(call.context.setValue(HANDLED_CALL, call), dispatch);
     if (call.finished) return; // answered at once (method not found, an invalid envelope)
     const controller = facts.handlerControllers(protocol)?.get(message.id);
     if (controller === undefined) {
@@ -94,8 +89,8 @@ export class ServerSide {
       this.connections.of(protocol).handling.delete(message.id);
       return;
     }
-    const { signal } = controller;
-    signal.addEventListener('abort', () => { this.aborted(protocol, message.id, call, signal); }, { once: true });
+    // The SDK aborts it only in `_oncancel` and `_onclose`, which end it (`cancelled`, `closed`).
+    call.signal = controller.signal;
   }
 
   /** The SDK sends `message` on `protocol`'s transport: a response ends the request it answers. */
@@ -135,10 +130,13 @@ export class ServerSide {
     }, late);
   }
 
-  /** The client's `notifications/cancelled` for request `id` is about to abort its handler. */
-  cancelling(facts: SdkFacts, protocol: Protocol, id: unknown): void {
-    const controller = facts.handlerControllers(protocol)?.get(id);
-    if (controller !== undefined && !controller.signal.aborted) this.causes.set(controller.signal, 'cancelled');
+  /** The client's `notifications/cancelled` for request `id` has aborted its handler: `cancelled` / `client`. */
+  cancelled(protocol: Protocol, id: unknown): void {
+    const handling = this.connections.of(protocol).handling;
+    const call = handling.get(id);
+    if (call?.signal?.aborted !== true) return;
+    handling.delete(id);
+    this.finish(call, { peerCancelled: true, method: call.method });
   }
 
   /**
@@ -149,25 +147,22 @@ export class ServerSide {
     if (!facts.transportClosed(protocol)) this.closing.add(protocol);
   }
 
-  /** `protocol`'s connection closed: every handler in flight is about to be aborted. */
-  closed(facts: SdkFacts, protocol: Protocol): void {
-    const cause: AbortCause = this.closing.has(protocol) ? 'shutdown' : 'closed';
-    this.closing.delete(protocol);
-    for (const controller of facts.handlerControllers(protocol)?.values() ?? []) {
-      if (!controller.signal.aborted && !this.causes.has(controller.signal)) this.causes.set(controller.signal, cause);
-    }
-  }
-
-  private aborted(protocol: Protocol, id: unknown, call: Call, signal: AbortSignal): void {
+  /**
+   * `protocol`'s connection is closing: the SDK is about to abort every handler in flight. Returns
+   * what ends them once it has: `cancelled` / `disconnect` when the peer went away, `failed` /
+   * `shutdown` when the application closed its own object.
+   */
+  closed(protocol: Protocol): () => void {
+    const transportClosed = !this.closing.delete(protocol);
+    // Read now: the SDK forgets the connection's transport as it closes.
     const handling = this.connections.of(protocol).handling;
-    if (handling.get(id) === call) handling.delete(id);
-    const cause = this.causes.get(signal);
-    this.finish(call, {
-      peerCancelled: cause === 'cancelled',
-      isCancellation: cause !== 'cancelled',
-      transportClosed: cause === 'closed',
-      method: call.method,
-    });
+    return () => {
+      for (const [id, call] of handling) {
+        if (call.signal?.aborted !== true) continue;
+        handling.delete(id);
+        this.finish(call, { isCancellation: true, transportClosed, method: call.method });
+      }
+    };
   }
 
   private finish(call: Call, facts: ServerEnd, late?: Attributes): void {

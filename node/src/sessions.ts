@@ -1,7 +1,8 @@
 /**
  * What mcp-otel keeps per connection, held weakly: the protocol version its handshake settled (v1
- * keeps none itself), its requests in flight both ways, the person's no to an input request
- * (which makes the call it belongs to `input_declined`), and its session's duration
+ * keeps none itself), the attributes its requests of each name share once that handshake settled
+ * (built once, not per request), its requests in flight both ways, the person's no to an input
+ * request (which makes the call it belongs to `input_declined`), and its session's duration
  * (mcp.client.session.duration / mcp.server.session.duration).
  *
  * A connection is its transport, not the `Client` or `Server` object: the SDK's methods may be
@@ -9,10 +10,11 @@
  * the same transport but is another object.
  */
 import { createContextKey, context, type Attributes } from '@opentelemetry/api';
-import type { ConnectionFacts } from './attributes.js';
+import type { ConnectionFacts, Request } from './attributes.js';
+import type { Settings } from './config.js';
 import { field } from './fields.js';
 import type { Protocol, SdkFacts, SideName } from './facts.js';
-import type { Call } from './lifecycle.js';
+import type { Call, Shape } from './lifecycle.js';
 import type { CallMetrics } from './metrics.js';
 import { reportOnce } from './safety.js';
 import { MCP_PROTOCOL_VERSION, MCP_SERVER_NAME } from './semconv.js';
@@ -21,8 +23,21 @@ import { MCP_PROTOCOL_VERSION, MCP_SERVER_NAME } from './semconv.js';
 // elicitation) belongs to it.
 export const HANDLED_CALL = createContextKey('mcp_otel.handled_call');
 
+// Shapes kept per connection and side: a peer naming a new tool or resource every time gets no
+// more than these (later ones are built per request, as before the handshake).
+const MAX_SHAPES = 256;
+
+/** A connection's shapes, by side and request (made with these settings and metrics). */
+interface Shapes {
+  readonly settings: Settings;
+  readonly metrics: CallMetrics;
+  readonly client: Map<string, Shape>;
+  readonly server: Map<string, Shape>;
+}
+
 interface Connection {
   protocolVersion?: string;
+  shapes?: Shapes;
   opened?: number; // performance.now() at connect
   role?: SideName;
   readonly sending: Set<Call>; // requests sent, unanswered
@@ -58,9 +73,40 @@ export class Connections {
     return found.protocolVersion !== undefined || learnt === undefined ? found : { ...found, protocolVersion: learnt };
   }
 
-  /** The handshake settled `protocolVersion` (from its answer, either side). */
+  /** The handshake settled `protocolVersion` (from its answer, either side): shapes are made anew. */
   learnt(protocol: Protocol, protocolVersion: string | undefined): void {
-    if (protocolVersion !== undefined) this.of(protocol).protocolVersion = protocolVersion;
+    if (protocolVersion === undefined) return;
+    const connection = this.of(protocol);
+    connection.protocolVersion = protocolVersion;
+    connection.shapes = undefined;
+  }
+
+  /**
+   * The shape of `request` on `side` of `protocol`'s connection: kept once its handshake settled
+   * (what a request's span says of its connection changes no more), else `build()` anew. A
+   * client's is kept once it knows its server's name, which the SDK learns just after the
+   * handshake's answer.
+   */
+  shape(protocol: Protocol, side: SideName, request: Request, settings: Settings, build: () => Attributes): Shape {
+    const connection = this.of(protocol);
+    const metrics = this.metrics();
+    let kept: Map<string, Shape> | undefined;
+    const key = request.uri === undefined ? request.name : `${request.name}\n${request.uri}`;
+    if (connection.protocolVersion !== undefined) {
+      let shapes = connection.shapes;
+      if (shapes?.settings !== settings || shapes.metrics !== metrics) {
+        shapes = connection.shapes = { settings, metrics, client: new Map(), server: new Map() };
+      }
+      kept = shapes[side];
+      const shape = kept.get(key);
+      if (shape !== undefined) return shape;
+    }
+    const span = build();
+    const shape: Shape = { span, metric: metrics.attributes(span) };
+    if (kept !== undefined && kept.size < MAX_SHAPES && (side === 'server' || span[MCP_SERVER_NAME] !== undefined)) {
+      kept.set(key, shape);
+    }
+    return shape;
   }
 
   sending(protocol: Protocol, call: Call): void {

@@ -293,6 +293,45 @@ for (const generation of ['v1', 'v2']) {
 
 for (const generation of ['v1', 'v2']) {
   const sdk = load(generation);
+  test(`${generation}: what a connection's requests share is built once, yet each request states its own`, async () => {
+    telemetry.reset();
+    // The client's ok echo points (the metrics live on from test to test), by the server they name.
+    const echoes = async () => {
+      const count = { outcomes: 0, renamed: 0 };
+      for (const point of await telemetry.points(semconv.MCP_CLIENT_OPERATION_DURATION)) {
+        const server = point.attributes[semconv.MCP_SERVER_NAME];
+        if (point.attributes[semconv.GEN_AI_TOOL_NAME] === 'echo' && server in count) count[server] += point.value.count;
+      }
+      return count;
+    };
+    const before = await echoes();
+    const { client } = await connect(sdk);
+    const names = Array.from({ length: 300 }, (_, i) => `tool${i}`); // more than a connection keeps
+    for (const name of ['echo', 'echo', ...names, 'echo']) await seen(client.callTool({ name, arguments: { text: 'x' } }));
+    telemetry.instrumentation.setConfig({ serverName: 'renamed' });
+    try {
+      await client.callTool({ name: 'echo', arguments: { text: 'x' } });
+    } finally {
+      telemetry.instrumentation.setConfig({});
+    }
+    await client.callTool({ name: 'echo', arguments: { text: 'x' } });
+    await until(() => telemetry.spans().filter((s) => s.kind === SpanKind.SERVER && s.name.startsWith('tools/call')).length === 305, 'every server span');
+    for (const kind of [SpanKind.CLIENT, SpanKind.SERVER]) {
+      const calls = telemetry.spans().filter((s) => s.kind === kind && s.name.startsWith('tools/call'));
+      assert.deepEqual(calls.map((s) => s.attributes[semconv.GEN_AI_TOOL_NAME]), ['echo', 'echo', ...names, 'echo', 'echo', 'echo']);
+      assert.equal(new Set(calls.map((s) => s.attributes[semconv.JSONRPC_REQUEST_ID])).size, 305, 'each its own id');
+      // The setting names the server (both sides are in this process), from the next request on.
+      assert.deepEqual(calls.slice(-3).map((s) => s.attributes[semconv.MCP_SERVER_NAME]), ['outcomes', 'renamed', 'outcomes']);
+      const [first, second] = calls.map((s) => ({ ...s.attributes, [semconv.JSONRPC_REQUEST_ID]: undefined }));
+      assert.deepEqual(second, first);
+    }
+    const after = await echoes();
+    assert.deepEqual([after.outcomes - before.outcomes, after.renamed - before.renamed], [4, 1], 'the points say the same');
+  });
+}
+
+for (const generation of ['v1', 'v2']) {
+  const sdk = load(generation);
   test(`${generation}: a session's duration is one point per side when it closes, naming its server and version only`, async () => {
     const before = async (name) => (await telemetry.points(name)).reduce((sum, point) => sum + point.value.count, 0);
     const clients = await before(semconv.MCP_CLIENT_SESSION_DURATION);

@@ -9,8 +9,8 @@
  * | the send funnel (`request` v1, `_requestWithSchemaViaCodec` v2) | a request sent | `ClientSide.send` |
  * | `_onrequest` | a request received, dispatched to its handler | `ServerSide.receive` |
  * | `_onnotification` | a notification received | `NotificationSide.received` |
- * | `_oncancel` | the peer's `notifications/cancelled`, about to abort a handler | `ServerSide.cancelling` |
- * | `_onclose` | the connection closed, about to abort every handler | `ServerSide.closed` |
+ * | `_oncancel` | the peer's `notifications/cancelled`, which aborts a handler | `ServerSide.cancelled` |
+ * | `_onclose` | the connection closed, which aborts every handler | `ServerSide.closed` |
  * | `close` | the application closing its own object | `ServerSide.closingByApplication` |
  * | `connect` | the transport given: its `send` is watched (answers, notifications sent) | `Transports.watch` |
  */
@@ -104,17 +104,25 @@ export function patchProtocol(prototype: object, shape: ProtocolShape, sides: Si
   );
   wrap(prototype, '_oncancel', (original) =>
     function (this: Protocol, ...args: unknown[]) {
-      sides.guard('a cancel', () => { sides.server.cancelling(facts, this, field(field(args[0], 'params'), 'requestId')); });
-      return original.apply(this, args);
+      try {
+        return original.apply(this, args); // aborts the handler, at once (v2's is async, but awaits nothing)
+      } finally {
+        sides.guard('a cancel', () => { sides.server.cancelled(this, field(field(args[0], 'params'), 'requestId')); });
+      }
     },
   );
   wrap(prototype, '_onclose', (original) =>
     function (this: Protocol, ...args: unknown[]) {
+      let aborted: (() => void) | undefined;
       sides.guard('a close', () => {
-        sides.server.closed(facts, this);
+        aborted = sides.server.closed(this);
         sides.connections.closed(facts, this);
       });
-      return original.apply(this, args);
+      try {
+        return original.apply(this, args); // aborts every handler in flight
+      } finally {
+        if (aborted !== undefined) sides.guard('a close', aborted);
+      }
     },
   );
   wrap(prototype, 'close', (original) =>
