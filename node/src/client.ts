@@ -42,22 +42,35 @@ import {
   METHOD_SERVER_DISCOVER,
   METHOD_TOOLS_CALL,
 } from './semconv.js';
-import type { Connections } from './sessions.js';
+import type { Connection, Connections } from './sessions.js';
 
-/** A logical call in progress: its request's end, once answered, waits for the call's end. */
+/** A request sent, ended by whoever follows it: its own promise, or the logical call it belongs to. */
+interface Sent {
+  readonly promise: Promise<unknown>;
+  /** What the application got is this answer. */
+  readonly answered: (result: unknown) => void;
+  /** ... this rejection: the request's own, or (`local`) the SDK's own check of its answer. */
+  readonly rejected: (error: unknown, local: boolean) => void;
+}
+
+/** A logical call in progress (`callTool`): the request it sent last, which ends with it. */
 interface LogicalCall {
-  claimed: boolean;
-  settle?: (value: unknown, error: unknown, rejected: boolean) => void;
+  sent?: Sent;
 }
 
 const LOGICAL_CALL = createContextKey('mcp_otel.logical_call');
 
-/** The logical call the current request is the request of (its first: a retry is a request of its own). */
-function claimLogicalCall(): LogicalCall | undefined {
-  const scope = context.active().getValue(LOGICAL_CALL) as LogicalCall | undefined;
-  if (scope === undefined || scope.claimed) return undefined;
-  scope.claimed = true;
-  return scope;
+/** Follow `sent` to its end: the logical call it belongs to ends it, else its own promise. */
+function follow(sent: Sent, method: string): void {
+  const scope = method === METHOD_TOOLS_CALL ? (context.active().getValue(LOGICAL_CALL) as LogicalCall | undefined) : undefined;
+  if (scope === undefined) {
+    sent.promise.then(sent.answered, (error: unknown) => { sent.rejected(error, false); });
+    return;
+  }
+  // A logical call sends another request only once its first failed (v2 retries one refused for
+  // its headers): that first one ends on its own, as it ended.
+  if (scope.sent !== undefined) follow(scope.sent, '');
+  scope.sent = sent;
 }
 
 /** The options a caller passes with a request (only the signal is read). */
@@ -87,12 +100,14 @@ export class ClientSide {
     if (signal?.aborted) return send(message); // never sent: no request, no span
     let call: Call;
     let request: Request;
+    let connection: Connection;
     let outgoing = message;
     try {
       const settings = this.settings();
       const sent = requestOf(message.method, message.params, settings);
       request = sent;
-      const shape = this.connections.shape(protocol, 'client', sent, settings, () => ({
+      connection = this.connections.of(protocol);
+      const shape = this.connections.shape(connection, 'client', sent, settings, () => ({
         ...requestAttributes(sent, settings, this.connections.facts(facts, protocol, 'client')),
         ...facts.transportAttributes(protocol, 'client'),
       }));
@@ -109,17 +124,15 @@ export class ClientSide {
       reportOnce('could not start a request span', error);
       return send(message);
     }
-    this.connections.sending(protocol, call);
-    let settled = false;
+    this.connections.sending(connection, call);
     let abortedWhilePending = false;
     const onAbort = (): void => {
-      if (!settled) abortedWhilePending = true;
+      abortedWhilePending = true;
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     const done = (): void => {
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      this.connections.sent(protocol, call);
+      signal?.removeEventListener('abort', onAbort); // settled: a later abort is not this request's
+      this.connections.sent(connection, call);
     };
     let promise: Promise<T>;
     try {
@@ -129,37 +142,40 @@ export class ClientSide {
       this.finishRejected(facts, call, request, error, false, signal);
       throw error;
     }
-    // A logical call's request (callTool's tools/call) ends with the call: as what the
-    // application gets, the request's answer or the call's own check of it.
-    const logical = request.method === METHOD_TOOLS_CALL ? claimLogicalCall() : undefined;
-    promise.then(
-      (result) => {
-        done();
-        if (logical === undefined) this.finishAnswered(protocol, call, request, result);
-        else logical.settle = (value, error, rejected) => {
-          // The SDK's own check of an answer: no code of a peer's, whatever code it carries.
-          if (rejected) this.finishRejected(facts, call, request, error, false, signal, true);
-          else this.finishAnswered(protocol, call, request, value);
-        };
+    follow(
+      {
+        promise,
+        answered: (result) => {
+          done();
+          this.finishAnswered(protocol, call, request, result);
+        },
+        rejected: (error, local) => {
+          done();
+          this.finishRejected(facts, call, request, error, !local && abortedWhilePending, signal, local);
+        },
       },
-      (error: unknown) => {
-        done();
-        if (logical === undefined) this.finishRejected(facts, call, request, error, abortedWhilePending, signal);
-        else logical.settle = (_value, callError) => {
-          this.finishRejected(facts, call, request, callError, abortedWhilePending, signal);
-        };
-      },
+      request.method,
     );
     return promise;
   }
 
-  /** Run `call` (the SDK's `callTool`) as one logical call: the request it sends ends with it. */
+  /**
+   * Run `call` (the SDK's `callTool`) as one logical call: the request it sends ends with it, as
+   * what the application gets: the request's answer, or the SDK's own check of it.
+   */
   logical<T>(call: () => Promise<T>): Promise<T> {
-    const scope: LogicalCall = { claimed: false };
+    const scope: LogicalCall = {};
     const promise = context.with(context.active().setValue(LOGICAL_CALL, scope), call);
-    promise.then(
-      (value) => scope.settle?.(value, undefined, false),
-      (error: unknown) => scope.settle?.(undefined, error, true),
+    Promise.resolve(promise).then(
+      (value) => scope.sent?.answered(value),
+      (error: unknown) => {
+        const { sent } = scope;
+        // Rejected by its request, or after its answer by the SDK's check of it (no peer's code, whatever code it carries).
+        sent?.promise.then(
+          () => { sent.rejected(error, true); },
+          (requestError: unknown) => { sent.rejected(requestError, false); },
+        );
+      },
     );
     return promise;
   }

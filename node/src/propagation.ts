@@ -4,7 +4,7 @@
  * on the receiver. A peer's `_meta` is hostile input: only string values of the propagator's own
  * fields are read, each bounded.
  */
-import { ROOT_CONTEXT, propagation, trace, type Context } from '@opentelemetry/api';
+import { ROOT_CONTEXT, propagation, trace, type Context, type TextMapGetter } from '@opentelemetry/api';
 import { field } from './fields.js';
 
 // W3C caps baggage at 8192 bytes; a longer value is not a header any propagator should parse.
@@ -25,20 +25,22 @@ export function withContext<M extends object>(message: M, spanContext: Context):
   return { ...message, params: { ...keptParams, _meta: { ...keptMeta, ...carrier } } };
 }
 
+// Reads a peer's `_meta` as a carrier: only string values, each bounded.
+const BOUNDED: TextMapGetter<Record<string, unknown>> = {
+  keys: (carrier) => Object.keys(carrier),
+  get(carrier, key) {
+    const value = carrier[key];
+    return typeof value === 'string' && value.length <= MAX_FIELD_LENGTH ? value : undefined;
+  },
+};
+
 /**
  * The sender's context in `meta`, when a valid span context came (a malformed or hostile carrier
  * is none). Baggage comes along with it.
  */
 export function extracted(meta: unknown): Context | undefined {
   if (typeof meta !== 'object' || meta === null) return undefined;
-  const entries = meta as Record<string, unknown>;
-  const carrier: Record<string, string> = {};
-  for (const field of propagation.fields()) {
-    const value = entries[field];
-    if (typeof value === 'string' && value.length <= MAX_FIELD_LENGTH) carrier[field] = value;
-  }
-  if (Object.keys(carrier).length === 0) return undefined;
-  const remote = propagation.extract(ROOT_CONTEXT, carrier);
+  const remote = propagation.extract(ROOT_CONTEXT, meta as Record<string, unknown>, BOUNDED);
   const spanContext = trace.getSpanContext(remote);
   return spanContext !== undefined && trace.isSpanContextValid(spanContext) ? remote : undefined;
 }

@@ -43,11 +43,13 @@ export class ServerSide {
   /** A request `message` arrived on `protocol`; `dispatch` runs the SDK's own handling of it. */
   receive(facts: SdkFacts, protocol: Protocol, message: Message, extra: unknown, dispatch: () => void): void {
     let call: Call;
+    let handling: Map<unknown, Call>;
     let parent = context.active();
     try {
       const settings = this.settings();
       const request = requestOf(message.method, message.params, settings);
-      const shape = this.connections.shape(protocol, 'server', request, settings, () => {
+      const connection = this.connections.of(protocol);
+      const shape = this.connections.shape(connection, 'server', request, settings, () => {
         let known = this.connections.facts(facts, protocol, 'server');
         if (known.protocolVersion === undefined) {
           // A server instance per HTTP request never negotiates: its request's header names the version.
@@ -74,7 +76,8 @@ export class ServerSide {
         if (sender !== undefined) links.push({ context: sender });
       }
       call = this.lifecycle.open('server', request, shape, attributes, parent, links.length ? links : undefined);
-      this.connections.of(protocol).handling.set(message.id, call);
+      handling = connection.handling;
+      handling.set(message.id, call);
     } catch (error) {
       reportOnce('could not start a request span', error);
       dispatch();
@@ -86,7 +89,7 @@ export class ServerSide {
     if (controller === undefined) {
       // Neither answered nor handled: the SDK dropped it (another protocol era's request). No
       // answer was seen, so no outcome: the span is never ended, so never exported.
-      this.connections.of(protocol).handling.delete(message.id);
+      handling.delete(message.id);
       return;
     }
     // The SDK aborts it only in `_oncancel` and `_onclose`, which end it (`cancelled`, `closed`).

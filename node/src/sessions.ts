@@ -35,7 +35,8 @@ interface Shapes {
   readonly server: Map<string, Shape>;
 }
 
-interface Connection {
+/** What is kept of one connection. */
+export interface Connection {
   protocolVersion?: string;
   shapes?: Shapes;
   opened?: number; // performance.now() at connect
@@ -82,13 +83,12 @@ export class Connections {
   }
 
   /**
-   * The shape of `request` on `side` of `protocol`'s connection: kept once its handshake settled
+   * The shape of `request` on `side` of `connection`: kept once its handshake settled
    * (what a request's span says of its connection changes no more), else `build()` anew. A
    * client's is kept once it knows its server's name, which the SDK learns just after the
    * handshake's answer.
    */
-  shape(protocol: Protocol, side: SideName, request: Request, settings: Settings, build: () => Attributes): Shape {
-    const connection = this.of(protocol);
+  shape(connection: Connection, side: SideName, request: Request, settings: Settings, build: () => Attributes): Shape {
     const metrics = this.metrics();
     let kept: Map<string, Shape> | undefined;
     const key = request.uri === undefined ? request.name : `${request.name}\n${request.uri}`;
@@ -109,14 +109,14 @@ export class Connections {
     return shape;
   }
 
-  sending(protocol: Protocol, call: Call): void {
-    this.of(protocol).sending.add(call);
+  sending(connection: Connection, call: Call): void {
+    connection.sending.add(call);
     const handled = context.active().getValue(HANDLED_CALL) as Call | undefined;
     if (handled !== undefined) this.within.set(call, handled);
   }
 
-  sent(protocol: Protocol, call: Call): void {
-    this.find(protocol)?.sending.delete(call);
+  sent(connection: Connection, call: Call): void {
+    connection.sending.delete(call);
   }
 
   /** A request in flight that `protocol` sent, by the span's JSON-RPC id attribute. */

@@ -307,6 +307,24 @@ test('v2 stdio 2026-07-28 (serveStdio): the probe, server/discover and the tool 
   });
 });
 
+test('v2 stdio 2026-07-28: a call refused for its headers is sent again by callTool: the refused request failed, the second ok', async () => {
+  telemetry.reset();
+  await withStdio('v2', { mode: 'serve', clientOptions: AUTO }, async ({ sdk, client, file, pid }) => {
+    const answer = await seen(sdk.callTool(client, { name: 'refuse-once', arguments: {} }));
+    assert.deepEqual(answer.result.content, [{ type: 'text', text: 'accepted' }]);
+    const named = (spans, kind) => spans.filter((span) => span.name === 'tools/call refuse-once' && span.kind === kind);
+    const calls = await until(() => named(agentSpans(), 'CLIENT').length === 2 && named(agentSpans(), 'CLIENT'), 'both requests');
+    const refused = { ...failed('-32020'), [semconv.RPC_RESPONSE_STATUS_CODE]: '-32020' };
+    assert.deepEqual(calls.map((span) => stated(span)), [refused, ok()]);
+    const handled = await until(() => named(remoteSpans(file), 'SERVER').length === 2 && named(remoteSpans(file), 'SERVER'), 'both handled');
+    // -32020 blames the request: a caller's fault, not the server's (UNSET, no error.type).
+    const callersFault = { [semconv.MCP_REQUEST_OUTCOME]: 'failed', [semconv.TOOL_OUTCOME]: 'failed', [semconv.RPC_RESPONSE_STATUS_CODE]: '-32020', status: 'UNSET' };
+    assert.deepEqual(handled.map((span) => stated(span)), [callersFault, ok()]);
+    for (const [index, span] of calls.entries()) oneTrace(span, handled[index]);
+    assert.ok(handled.every((span) => span.pid === pid));
+  });
+});
+
 for (const server of ['v2', 'v1']) {
   test(`v2 stdio 2026-07-28 against a ${server} server that refuses it: the probe is a negotiation step, the call at ${LEGACY}`, async () => {
     telemetry.reset();
