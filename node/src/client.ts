@@ -44,13 +44,49 @@ import {
 } from './semconv.js';
 import type { Connection, Connections } from './sessions.js';
 
-/** A request sent, ended by whoever follows it: its own promise, or the logical call it belongs to. */
-interface Sent {
-  readonly promise: Promise<unknown>;
+/**
+ * A request sent and not yet ended: its span ends with what the application gets, as its own
+ * promise or the logical call it belongs to tells. While pending it listens for the caller's
+ * abort (added before the SDK's own listener, so it sees the abort while the request is pending).
+ */
+class Sent {
+  promise!: Promise<unknown>; // set as soon as the SDK returns it
+  private abortedWhilePending = false;
+
+  constructor(
+    private readonly side: ClientSide,
+    private readonly facts: SdkFacts,
+    private readonly protocol: Protocol,
+    private readonly connection: Connection,
+    private readonly call: Call,
+    private readonly request: Request,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    signal?.addEventListener('abort', this, { once: true });
+  }
+
+  /** The caller's abort, while pending (a listener object: no closure per request). */
+  handleEvent(): void {
+    this.abortedWhilePending = true;
+  }
+
   /** What the application got is this answer. */
-  readonly answered: (result: unknown) => void;
+  answered(result: unknown): void {
+    this.settled();
+    this.side.finishAnswered(this.protocol, this.call, this.request, result);
+  }
+
   /** ... this rejection: the request's own, or (`local`) the SDK's own check of its answer. */
-  readonly rejected: (error: unknown, local: boolean) => void;
+  rejected(error: unknown, local: boolean): void {
+    this.settled();
+    const aborted = !local && this.abortedWhilePending;
+    this.side.finishRejected(this.facts, this.call, this.request, error, aborted, this.signal, local);
+  }
+
+  private settled(): void {
+    this.signal?.removeEventListener('abort', this); // a later abort is not this request's
+    this.side.connections.sent(this.connection, this.call);
+  }
 }
 
 /** A logical call in progress (`callTool`): the request it sent last, which ends with it. */
@@ -64,7 +100,10 @@ const LOGICAL_CALL = createContextKey('mcp_otel.logical_call');
 function follow(sent: Sent, method: string): void {
   const scope = method === METHOD_TOOLS_CALL ? (context.active().getValue(LOGICAL_CALL) as LogicalCall | undefined) : undefined;
   if (scope === undefined) {
-    sent.promise.then(sent.answered, (error: unknown) => { sent.rejected(error, false); });
+    sent.promise.then(
+      (result: unknown) => { sent.answered(result); },
+      (error: unknown) => { sent.rejected(error, false); },
+    );
     return;
   }
   // A logical call sends another request only once its first failed (v2 retries one refused for
@@ -82,7 +121,7 @@ export class ClientSide {
   constructor(
     private readonly lifecycle: Lifecycle,
     private readonly settings: () => Settings,
-    private readonly connections: Connections,
+    readonly connections: Connections,
   ) {}
 
   /**
@@ -125,38 +164,15 @@ export class ClientSide {
       return send(message);
     }
     this.connections.sending(connection, call);
-    let abortedWhilePending = false;
-    const onAbort = (): void => {
-      abortedWhilePending = true;
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const done = (): void => {
-      signal?.removeEventListener('abort', onAbort); // settled: a later abort is not this request's
-      this.connections.sent(connection, call);
-    };
-    let promise: Promise<T>;
+    const sent = new Sent(this, facts, protocol, connection, call, request, signal);
     try {
-      promise = context.with(call.context, () => send(outgoing));
+      sent.promise = context.with(call.context, () => send(outgoing));
     } catch (error) {
-      done();
-      this.finishRejected(facts, call, request, error, false, signal);
+      sent.rejected(error, false);
       throw error;
     }
-    follow(
-      {
-        promise,
-        answered: (result) => {
-          done();
-          this.finishAnswered(protocol, call, request, result);
-        },
-        rejected: (error, local) => {
-          done();
-          this.finishRejected(facts, call, request, error, !local && abortedWhilePending, signal, local);
-        },
-      },
-      request.method,
-    );
-    return promise;
+    follow(sent, request.method);
+    return sent.promise as Promise<T>;
   }
 
   /**
@@ -180,7 +196,8 @@ export class ClientSide {
     return promise;
   }
 
-  private finishAnswered(protocol: Protocol, call: Call, request: Request, result: unknown): void {
+  /** End the span of `call`, answered with `result`. */
+  finishAnswered(protocol: Protocol, call: Call, request: Request, result: unknown): void {
     const late: Attributes = {};
     try {
       if (request.method === METHOD_INITIALIZE || request.method === METHOD_SERVER_DISCOVER) {
@@ -215,7 +232,8 @@ export class ClientSide {
     this.lifecycle.relearn(call, late);
   }
 
-  private finishRejected(
+  /** End the span of `call`, rejected with `error` (`local`: by the SDK's own check of its answer). */
+  finishRejected(
     facts: SdkFacts,
     call: Call,
     request: Request,

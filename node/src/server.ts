@@ -65,17 +65,17 @@ export class ServerSide {
         Object.assign(attributes, argumentsAttributes(field(message.params, 'arguments'), settings));
       }
       const remote = extracted(field(message.params, '_meta'));
-      const ambient = trace.getSpanContext(parent);
-      const links: Link[] = [];
+      let links: Link[] | undefined;
       if (remote !== undefined && settings.trustRemoteContext) {
         // An HTTP server span, say (not the sender's own span: in memory it is the current one).
-        if (ambient !== undefined && ambient.spanId !== trace.getSpanContext(remote)?.spanId) links.push({ context: ambient });
+        const ambient = trace.getSpanContext(parent);
+        if (ambient !== undefined && ambient.spanId !== trace.getSpanContext(remote)?.spanId) links = [{ context: ambient }];
         parent = remote;
       } else if (remote !== undefined) {
         const sender = trace.getSpanContext(remote);
-        if (sender !== undefined) links.push({ context: sender });
+        if (sender !== undefined) links = [{ context: sender }];
       }
-      call = this.lifecycle.open('server', request, shape, attributes, parent, links.length ? links : undefined);
+      call = this.lifecycle.open('server', request, shape, attributes, parent, links);
       handling = connection.handling;
       handling.set(message.id, call);
     } catch (error) {
