@@ -143,20 +143,20 @@ export class ClientSide {
     let outgoing = message;
     try {
       const settings = this.settings();
-      const sent = requestOf(message.method, message.params, settings);
-      request = sent;
+      const named = requestOf(message.method, message.params, settings);
+      request = named;
       connection = this.connections.of(protocol);
-      const shape = this.connections.shape(connection, 'client', sent, settings, () => ({
-        ...requestAttributes(sent, settings, this.connections.facts(facts, protocol, 'client')),
+      const shape = this.connections.shape(connection, 'client', named, settings, () => ({
+        ...requestAttributes(named, settings, this.connections.facts(facts, protocol, 'client')),
         ...facts.transportAttributes(protocol, 'client'),
       }));
       const attributes: Attributes = { ...shape.span };
-      if (sent.method === METHOD_TOOLS_CALL) {
+      if (named.method === METHOD_TOOLS_CALL) {
         Object.assign(attributes, argumentsAttributes(field(message.params, 'arguments'), settings));
       }
       const id = facts.nextRequestId(protocol);
       if (typeof id === 'number' || typeof id === 'string') attributes[JSONRPC_REQUEST_ID] = String(id);
-      call = this.lifecycle.open('client', sent, shape, attributes);
+      call = this.lifecycle.open('client', named, shape, attributes);
       call.requestId = id;
       if (settings.propagate) outgoing = withContext(message, call.context);
     } catch (error) {
@@ -186,7 +186,8 @@ export class ClientSide {
       (value) => scope.sent?.answered(value),
       (error: unknown) => {
         const { sent } = scope;
-        // Rejected by its request, or after its answer by the SDK's check of it (no peer's code, whatever code it carries).
+        // Rejected by its request, or after its answer by the SDK's own check of it (then no
+        // peer's code, whatever code it carries).
         sent?.promise.then(
           () => { sent.rejected(error, true); },
           (requestError: unknown) => { sent.rejected(requestError, false); },
