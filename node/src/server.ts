@@ -11,7 +11,7 @@
  * `notifications/cancelled` is `cancelled` / `client`, the connection closing with it in flight
  * `cancelled` / `disconnect`, the application closing its own server `failed` / `shutdown`.
  */
-import { context, trace, type Attributes, type Link } from '@opentelemetry/api';
+import { context, trace, type Attributes, type Context, type Link } from '@opentelemetry/api';
 import { requestAttributes, requestOf } from './attributes.js';
 import { classifyServerCall, elicitationAction, isDeclinedAnswer, type RpcError, type ServerEnd } from './classify.js';
 import type { Settings } from './config.js';
@@ -29,7 +29,7 @@ import {
   METHOD_INITIALIZE,
   METHOD_TOOLS_CALL,
 } from './semconv.js';
-import { HANDLED_CALL, type Connections } from './sessions.js';
+import { HANDLED_CALL, answersInput, type Connections } from './sessions.js';
 
 export class ServerSide {
   private readonly closing = new WeakSet();
@@ -44,6 +44,7 @@ export class ServerSide {
   receive(facts: SdkFacts, protocol: Protocol, message: Message, extra: unknown, dispatch: () => void): void {
     let call: Call;
     let handling: Map<unknown, Call>;
+    let handlerContext: Context;
     let parent = context.active();
     try {
       const settings = this.settings();
@@ -76,6 +77,9 @@ export class ServerSide {
         if (sender !== undefined) links = [{ context: sender }];
       }
       call = this.lifecycle.open('server', request, shape, attributes, parent, links);
+      if (request.method === METHOD_INITIALIZE) connection.answersInput = answersInput(field(message.params, 'capabilities'));
+      // A handler can only send its peer an input request the peer can answer: else no link to keep.
+      handlerContext = connection.answersInput === false ? call.context : call.context.setValue(HANDLED_CALL, call);
       handling = connection.handling;
       handling.set(message.id, call);
     } catch (error) {
@@ -83,7 +87,7 @@ export class ServerSide {
       dispatch();
       return;
     }
-    context.with(call.context.setValue(HANDLED_CALL, call), dispatch);
+    context.with(handlerContext, dispatch);
     if (call.finished) return; // answered at once (method not found, an invalid envelope)
     const controller = facts.handlerControllers(protocol)?.get(message.id);
     if (controller === undefined) {

@@ -20,7 +20,7 @@ import { reportOnce } from './safety.js';
 import { MCP_PROTOCOL_VERSION, MCP_SERVER_NAME } from './semconv.js';
 
 // The request being handled, in its handler's context: a request its handler sends (an
-// elicitation) belongs to it.
+// elicitation) belongs to it. Kept only where the peer can answer such requests.
 export const HANDLED_CALL = createContextKey('mcp_otel.handled_call');
 
 // Shapes kept per connection and side: a peer naming a new tool or resource every time gets no
@@ -38,6 +38,9 @@ interface Shapes {
 /** What is kept of one connection. */
 export interface Connection {
   protocolVersion?: string;
+  // Whether the peer can answer input requests (it declared elicitation or sampling in its
+  // initialize); unknown (undefined) without a handshake seen.
+  answersInput?: boolean;
   shapes?: Shapes;
   opened?: number; // performance.now() at connect
   role?: SideName;
@@ -173,4 +176,9 @@ function transportOf(protocol: Protocol): unknown {
 /** A connection's key: its transport, or the object itself before it connects. */
 function keyOf(protocol: Protocol, transport: unknown): object {
   return typeof transport === 'object' && transport !== null ? transport : protocol;
+}
+
+/** Whether `capabilities` (a client's, from its initialize) say it answers input requests. */
+export function answersInput(capabilities: unknown): boolean {
+  return field(capabilities, 'elicitation') !== undefined || field(capabilities, 'sampling') !== undefined;
 }
