@@ -78,7 +78,9 @@ export class ServerSide {
       }
       call = this.lifecycle.open('server', request, shape, attributes, parent, links);
       if (request.method === METHOD_INITIALIZE) connection.answersInput = answersInput(field(message.params, 'capabilities'));
-      // A handler can only send its peer an input request the peer can answer: else no link to keep.
+      // A peer that declared neither elicitation nor sampling has no handler to answer an input
+      // request with (the SDKs register none without the capability), so it cannot decline one:
+      // the handled call need not be found from what its handler sends.
       handlerContext = connection.answersInput === false ? call.context : call.context.setValue(HANDLED_CALL, call);
       handling = connection.handling;
       handling.set(message.id, call);
