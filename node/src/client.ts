@@ -89,17 +89,19 @@ class Sent {
   }
 }
 
-/** A logical call in progress (`callTool`): the request it sent last, which ends with it. */
+/** A logical call in progress (`callTool` on `protocol`): the request it sent last, which ends with it. */
 interface LogicalCall {
+  readonly protocol: Protocol;
   sent?: Sent;
 }
 
 const LOGICAL_CALL = createContextKey('mcp_otel.logical_call');
 
-/** Follow `sent` to its end: the logical call it belongs to ends it, else its own promise. */
-function follow(sent: Sent, method: string): void {
+/** Follow `sent` (sent on `protocol`) to its end: the logical call it belongs to ends it, else its own promise. */
+function follow(sent: Sent, protocol: Protocol, method: string): void {
   const scope = method === METHOD_TOOLS_CALL ? (context.active().getValue(LOGICAL_CALL) as LogicalCall | undefined) : undefined;
-  if (scope === undefined) {
+  // A call's requests are its own client's (not those another client sends in its context).
+  if (scope?.protocol !== protocol) {
     sent.promise.then(
       (result: unknown) => { sent.answered(result); },
       (error: unknown) => { sent.rejected(error, false); },
@@ -108,7 +110,7 @@ function follow(sent: Sent, method: string): void {
   }
   // A logical call sends another request only once its first failed (v2 retries one refused for
   // its headers): that first one ends on its own, as it ended.
-  if (scope.sent !== undefined) follow(scope.sent, '');
+  if (scope.sent !== undefined) follow(scope.sent, protocol, '');
   scope.sent = sent;
 }
 
@@ -171,16 +173,16 @@ export class ClientSide {
       sent.rejected(error, false);
       throw error;
     }
-    follow(sent, request.method);
+    follow(sent, protocol, request.method);
     return sent.promise as Promise<T>;
   }
 
   /**
-   * Run `call` (the SDK's `callTool`) as one logical call: the request it sends ends with it, as
-   * what the application gets: the request's answer, or the SDK's own check of it.
+   * Run `call` (the SDK's `callTool` on `protocol`) as one logical call: the request it sends
+   * ends with it, as what the application gets: the request's answer, or the SDK's own check of it.
    */
-  logical<T>(call: () => Promise<T>): Promise<T> {
-    const scope: LogicalCall = {};
+  logical<T>(protocol: Protocol, call: () => Promise<T>): Promise<T> {
+    const scope: LogicalCall = { protocol };
     const promise = context.with(context.active().setValue(LOGICAL_CALL, scope), call);
     Promise.resolve(promise).then(
       (value) => scope.sent?.answered(value),

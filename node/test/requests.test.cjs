@@ -6,7 +6,8 @@ const assert = require('node:assert/strict');
 const { SpanKind, SpanStatusCode } = require('@opentelemetry/api');
 const mcpOtel = require('../dist/cjs/index.js');
 const { setup, until } = require('./support/telemetry.cjs');
-const { load, connect } = require('./support/sdk.cjs');
+const { load, connect, SDK_DIR } = require('./support/sdk.cjs');
+const sdkRequireTypes = () => require('node:module').createRequire(require('node:path').join(SDK_DIR, 'package.json'))('@modelcontextprotocol/sdk/types.js');
 
 const telemetry = setup(mcpOtel);
 const { semconv } = mcpOtel;
@@ -288,6 +289,37 @@ for (const generation of ['v1', 'v2']) {
     await call.catch(() => undefined);
     await until(() => sides('notifications/cancelled').client, 'the cancel sent');
     assert.equal(sides('notifications/cancelled').client.parentSpanContext.spanId, sides('tools/call slow').client.spanContext().spanId);
+  });
+}
+
+for (const generation of ['v1', 'v2']) {
+  const sdk = load(generation);
+  test(`${generation}: a tools/call another client sends inside a callTool is its own request, ended by its own answer`, async () => {
+    telemetry.reset();
+    const outer = await connect(sdk);
+    const inner = await connect(sdk);
+    const schema = generation === 'v1' ? sdkRequireTypes().CallToolResultSchema : undefined;
+    outer.server.registerTool('relay', { description: 'asks another server' }, async () => {
+      const request = { method: 'tools/call', params: { name: 'echo', arguments: { text: 'inner' } } };
+      return schema ? inner.client.request(request, schema) : inner.client.request(request);
+    });
+    // Not trusting the sender's context, the handler runs in the caller's (both are in this process).
+    telemetry.instrumentation.setConfig({ trustRemoteContext: false });
+    try {
+      const answer = await outer.client.callTool({ name: 'relay', arguments: {} });
+      assert.deepEqual(answer.content, [{ type: 'text', text: 'inner' }]);
+    } finally {
+      telemetry.instrumentation.setConfig({});
+    }
+    await until(() => sides('tools/call relay').server && sides('tools/call echo').client, 'both calls');
+    const relay = sides('tools/call relay').server;
+    const echo = sides('tools/call echo').client;
+    assert.deepEqual(stated(echo), ok(true));
+    assert.deepEqual(stated(sides('tools/call relay').client), ok(true));
+    // Spans are exported as they end, one at a time (a simple processor): their order is the
+    // order they ended in (end times are not comparable below a millisecond across spans).
+    const order = telemetry.spans();
+    assert.ok(order.indexOf(echo) < order.indexOf(relay), 'the inner request ended with its answer, before the relay answered');
   });
 }
 

@@ -164,7 +164,7 @@ export function patchClient(prototype: object, sides: Sides, wrap: Wrap): void {
   for (const name of LOGICAL_CALLS) {
     wrap(prototype, name, (original) =>
       function (this: Protocol, ...args: unknown[]) {
-        return sides.client.logical(() => original.apply(this, args) as Promise<unknown>);
+        return sides.client.logical(this, () => original.apply(this, args) as Promise<unknown>);
       },
     );
   }
