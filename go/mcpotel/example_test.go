@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -41,7 +43,11 @@ func summary(span sdktrace.ReadOnlySpan) string {
 		}
 	}
 	if server := found["mcp.server.name"]; server != "" && span.SpanKind().String() == "client" {
-		line += fmt.Sprintf(" [%s %s, %s]", server, found["mcp.server.version"], found["mcp.protocol.version"])
+		line += fmt.Sprintf(" [%s %s", server, found["mcp.server.version"])
+		if version := found["mcp.protocol.version"]; version != "" {
+			line += ", " + version
+		}
+		line += "]"
 	}
 	return line
 }
@@ -50,6 +56,9 @@ func summary(span sdktrace.ReadOnlySpan) string {
 func ExampleInstrumentClient() {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	// The application's propagator, as an OpenTelemetry Go application sets it (mcpotel reads it at
+	// each request; while none is set, it uses these two).
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil)
 	mcpotel.InstrumentClient(client, mcpotel.WithTracerProvider(tp))
@@ -76,7 +85,7 @@ func ExampleInstrumentClient() {
 	// Output:
 	// sunny in Paris <nil>
 	// calling "tools/call": unknown tool "radar"
-	// client server/discover: ok
+	// client server/discover: ok [weather 1.0.0]
 	// client tools/call forecast: ok [weather 1.0.0, 2026-07-28]
 	// client tools/call radar: failed (-32602) [weather 1.0.0, 2026-07-28]
 }

@@ -27,6 +27,10 @@ func identity(method, version, session string) attrs {
 
 var okRequest = attrs{"mcp.request.outcome": "ok"}
 
+// discovered is what a client's server/discover span learns from the answer: the server, named in
+// its _meta.
+var discovered = attrs{"mcp.method.name": "server/discover", "mcp.server.name": testserver.Name, "mcp.server.version": testserver.Version}
+
 func TestHandshake(t *testing.T) {
 	echo := func(t *testing.T, p *pair) {
 		if _, err := p.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil {
@@ -37,10 +41,9 @@ func TestHandshake(t *testing.T) {
 	// initialize; every later span names the version.
 	modern := func(t *testing.T, p *pair) {
 		echo(t, p)
-		// The client's discover span names neither the version nor the server: what it learns
-		// comes in the answer's _meta (io.modelcontextprotocol/serverInfo), which mcpotel does
-		// not read (see the report); the requests after it know both.
-		clientAttrs := attrs{"mcp.method.name": "server/discover"}.with(okRequest)
+		// The client's discover span and point name the server from the answer's _meta
+		// (io.modelcontextprotocol/serverInfo), not the version (the requests after it know it).
+		clientAttrs := discovered.with(okRequest)
 		client := p.agent.span(t, "client", "server/discover")
 		wantSpan(t, client, "client", "server/discover", "Unset", clientAttrs)
 		p.agent.point(t, clientMetric, pointOf(clientAttrs), 1)
@@ -129,8 +132,7 @@ func TestHandshake(t *testing.T) {
 	t.Run("stateful HTTP fallback", func(t *testing.T) {
 		p, _ := setup{}.overHTTP(t)
 		echo(t, p)
-		wantSpan(t, p.agent.span(t, "client", "server/discover"), "client", "server/discover", "Unset",
-			attrs{"mcp.method.name": "server/discover"}.with(okRequest))
+		wantSpan(t, p.agent.span(t, "client", "server/discover"), "client", "server/discover", "Unset", discovered.with(okRequest))
 		server := p.server.span(t, "server", "server/discover")
 		probeSession := server.Attributes["mcp.session.id"]
 		if probeSession == "" || probeSession == p.session.ID() {

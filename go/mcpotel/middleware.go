@@ -356,12 +356,40 @@ func answerOrNone(a *model.Answer) model.Answer {
 	return *a
 }
 
-// handshakeOf is what a handshake's answer names: the server and the protocol version.
+// handshakeOf is what a handshake's answer names: the server and the protocol version. A
+// 2026-07-28 session has no handshake: its server/discover answer names the server in its _meta
+// (io.modelcontextprotocol/serverInfo), read there only (every result carries it on such a
+// session; the session's later requests learn it from the SDK).
 func handshakeOf(res mcp.Result) (*mcp.Implementation, string) {
-	if r, ok := res.(*mcp.InitializeResult); ok && r != nil {
-		return r.ServerInfo, r.ProtocolVersion
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		if r != nil {
+			return r.ServerInfo, r.ProtocolVersion
+		}
+	case *mcp.DiscoverResult:
+		if r != nil {
+			return serverInfoOf(r.GetMeta()[mcp.MetaKeyServerInfo]), ""
+		}
 	}
 	return nil, ""
+}
+
+// serverInfoOf is the server's Implementation in a result's _meta: as the SDK put it (in memory)
+// or as it came over the wire (a JSON object), its strings only; nil without a name.
+func serverInfoOf(value any) *mcp.Implementation {
+	switch info := value.(type) {
+	case *mcp.Implementation:
+		if info != nil && info.Name != "" {
+			return info
+		}
+	case map[string]any:
+		name, _ := info["name"].(string)
+		version, _ := info["version"].(string)
+		if name != "" {
+			return &mcp.Implementation{Name: name, Version: version}
+		}
+	}
+	return nil
 }
 
 // metaOf is a request's _meta, or nil (the SDK passes typed nil params for some requests).

@@ -1,6 +1,10 @@
 package mcpotel
 
 import (
+	"context"
+	"reflect"
+	"sync/atomic"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
@@ -45,10 +49,52 @@ func newConfig(opts []Option) *config {
 		c.meterProvider = otel.GetMeterProvider()
 	}
 	if c.propagator == nil {
-		c.propagator = otel.GetTextMapPropagator()
+		c.propagator = globalPropagator{}
 	}
 	return c
 }
+
+// w3c is what the Python and TypeScript packages propagate by default: W3C trace context and
+// baggage.
+var w3c = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+
+// globalPropagator is the default propagator: the global one, as otelhttp's, read at each request
+// (an application may set it after instrumenting); while the application has set none (the global
+// is still OpenTelemetry Go's no-op, with no fields), w3c, so that a client and a server
+// instrumented as the docs show are one trace with no other setup.
+type globalPropagator struct{}
+
+// resolvedGlobal is the last global propagator seen and the one used for it: a request costs an
+// atomic load and a comparison, not a Fields call (a composite's allocates).
+var resolvedGlobal atomic.Pointer[[2]propagation.TextMapPropagator]
+
+func (globalPropagator) current() propagation.TextMapPropagator {
+	global := otel.GetTextMapPropagator()
+	// OpenTelemetry Go's unset global is a pointer; a propagator of another kind (a composite is a
+	// slice, TraceContext a struct) is the application's own, used as it is.
+	if reflect.TypeOf(global).Kind() != reflect.Pointer {
+		return global
+	}
+	if seen := resolvedGlobal.Load(); seen != nil && seen[0] == global {
+		return seen[1]
+	}
+	use := global
+	if len(global.Fields()) == 0 {
+		use = w3c
+	}
+	resolvedGlobal.Store(&[2]propagation.TextMapPropagator{global, use})
+	return use
+}
+
+func (g globalPropagator) Inject(ctx context.Context, carrier propagation.TextMapCarrier) {
+	g.current().Inject(ctx, carrier)
+}
+
+func (g globalPropagator) Extract(ctx context.Context, carrier propagation.TextMapCarrier) context.Context {
+	return g.current().Extract(ctx, carrier)
+}
+
+func (g globalPropagator) Fields() []string { return g.current().Fields() }
 
 // WithTracerProvider sets the tracer provider (default: the global one).
 func WithTracerProvider(provider trace.TracerProvider) Option {
@@ -60,7 +106,9 @@ func WithMeterProvider(provider metric.MeterProvider) Option {
 	return optionFunc(func(c *config) { c.meterProvider = provider })
 }
 
-// WithPropagators sets the propagator of the trace context in params._meta (default: the global one).
+// WithPropagators sets the propagator of the trace context in params._meta. The default is the
+// global one (otel.SetTextMapPropagator, read at each request) or, while the application has set
+// none, W3C trace context and baggage.
 func WithPropagators(propagator propagation.TextMapPropagator) Option {
 	return optionFunc(func(c *config) { c.propagator = propagator })
 }

@@ -24,7 +24,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/mcp-otel/mcp-otel/go/internal/cmd/spanlines"
 	"github.com/mcp-otel/mcp-otel/go/mcpotel"
@@ -61,10 +60,9 @@ func run() error {
 		return err
 	}
 	defer func() { _ = provider.Shutdown(context.Background()) }()
-	propagator := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-agent", Version: "1.0.0"}, nil)
-	mcpotel.InstrumentClient(client, mcpotel.WithTracerProvider(provider), mcpotel.WithPropagators(propagator))
+	mcpotel.InstrumentClient(client, mcpotel.WithTracerProvider(provider))
 
 	command := exec.Command(os.Args[1], os.Args[2:]...)
 	command.Env = os.Environ()

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/mcp-otel/mcp-otel/go/internal/cmd/spanlines"
 	"github.com/mcp-otel/mcp-otel/go/mcpotel"
@@ -48,7 +47,6 @@ func run() error {
 		return err
 	}
 	defer func() { _ = provider.Shutdown(context.Background()) }()
-	propagator := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
 	server := mcp.NewServer(&mcp.Implementation{Name: spanlines.EnvOr("MCP_SERVER_NAME", "go-server"), Version: "1.2.3"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "ok", Description: "ok"},
@@ -68,7 +66,7 @@ func run() error {
 				return text("slept"), nil, nil
 			}
 		})
-	mcpotel.InstrumentServer(server, mcpotel.WithTracerProvider(provider), mcpotel.WithPropagators(propagator))
+	mcpotel.InstrumentServer(server, mcpotel.WithTracerProvider(provider))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
