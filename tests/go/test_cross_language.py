@@ -1,6 +1,7 @@
 """One trace across languages with Go: a Go agent (the Go SDK's Client, instrumented with mcpotel)
 calling a Python server instrumented with this package, and a Python agent and a TypeScript agent
-(v1 and v2) calling a Go server (the Go SDK's Server, instrumented with mcpotel), all over stdio.
+(v1 and v2) calling a Go server (the Go SDK's Server, instrumented with mcpotel), all over stdio;
+the Go programs are instrumented as docs/go.md shows, with no propagator set.
 The W3C trace context travels in params._meta both ways: each call is one trace, the SERVER span's
 parent the other language's CLIENT span, and both sides state the same facts with the same strings,
 but what the Go SDK's middleware does not show mcpotel (the JSON-RPC request id, the transport),
@@ -43,6 +44,7 @@ from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, is_error
 from tests.node.conftest import (
     AGENT,
     GENERATIONS,
+    SERVER,
     TS_SPAN_FILE_ENV,
     UNAVAILABLE,
     Span,
@@ -52,6 +54,7 @@ from tests.node.conftest import (
     tool_calls,
     ts_spans,
 )
+from tests.processes import LOOPBACK, free_port, running
 from tests.servers.span_file import SPAN_FILE_ENV
 from tests.servers.tools import SERVER_NAME, SERVER_VERSION
 
@@ -208,6 +211,60 @@ def test_the_go_agents_cancel_is_in_the_cancelled_calls_trace_on_the_python_serv
     assert [(span.kind, span.trace_id, span.parent_id, span.status) for span in received] == [
         ("SERVER", given_up.trace_id, given_up.span_id, "UNSET")
     ]
+
+
+# --- Every span of a Go agent names its server ---
+
+
+def assert_every_request_names_the_server(spans: list[Span], first: str, name: str, version: str | None) -> None:
+    """Every request the Go agent sent and recorded an outcome of, from the session's first
+    (``first``: server/discover on 2026-07-28, its server named in the answer's _meta; else
+    initialize), names the server: every per-server series has its name."""
+    requests = [span for span in spans if span.kind == "CLIENT" and MCP_REQUEST_OUTCOME in span.attributes]
+    assert requests[0].name == first
+    named = {MCP_SERVER_NAME: name} | ({MCP_SERVER_VERSION: version} if version else {})
+    for span in requests:
+        assert span.picked((MCP_SERVER_NAME, MCP_SERVER_VERSION)) == named, span.name
+
+
+# mcp 2.x speaks 2026-07-28: the Go SDK's server/discover is answered; mcp 1.x refuses it.
+PYTHON_FIRST = "server/discover" if MCP_MAJOR == 2 else "initialize"
+
+
+def test_every_go_agent_span_names_the_python_server_over_stdio(go_agent_run: GoAgentRun) -> None:
+    assert_every_request_names_the_server(go_agent_run.agent, PYTHON_FIRST, SERVER_NAME, SERVER_VERSION)
+
+
+def test_every_go_agent_span_names_the_python_server_over_streamable_http(
+    go_programs: GoPrograms, tmp_path: Path
+) -> None:
+    port, agent_file = free_port(), tmp_path / "agent.jsonl"
+    server = [sys.executable, "-m", "tests.servers.highlevel_server", "http", str(port)]
+    env = env_without_otel(PYTHONPATH=str(REPO_ROOT))
+    with running(server, ports=[port], log=tmp_path / "server.log", env=env, cwd=REPO_ROOT):
+        agent_env = env_without_otel(MCP_PLAN=json.dumps([{"tool": "ok"}]), **{GO_SPAN_FILE_ENV: str(agent_file)})
+        command = [str(go_programs.agent), f"http://{LOOPBACK}:{port}/mcp"]
+        completed = subprocess.run(command, env=agent_env, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout) == {"tool": "ok", "isError": False}
+    # The high-level server is made with a name only: no version to name.
+    assert_every_request_names_the_server(go_spans(agent_file), PYTHON_FIRST, SERVER_NAME, None)
+
+
+@pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
+@pytest.mark.parametrize("generation", GENERATIONS)
+def test_every_go_agent_span_names_the_typescript_server(
+    generation: str, go_programs: GoPrograms, tmp_path: Path
+) -> None:
+    agent_file = tmp_path / "agent.jsonl"
+    env = env_without_otel(MCP_PLAN=json.dumps([{"tool": "ok"}]), **{GO_SPAN_FILE_ENV: str(agent_file)})
+    command = [str(go_programs.agent), "node", str(SERVER), generation]
+    completed = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout) == {"tool": "ok", "isError": False}
+    # Neither generation answers server/discover (observed: v1 1.x and v2 2.x refuse it): the
+    # handshake names the server.
+    assert_every_request_names_the_server(go_spans(agent_file), "initialize", f"ts-server-{generation}", "1.2.3")
 
 
 # --- A Python agent, a Go server ---

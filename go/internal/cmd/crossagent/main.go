@@ -1,7 +1,9 @@
 // Command crossagent is a Go MCP agent for the cross-language tests (tests/go): the Go SDK's own
-// Client, instrumented with mcpotel, calls tools of the stdio server whose command follows.
+// Client, instrumented with mcpotel as docs/go.md shows (no propagator set), calls tools of the
+// stdio server whose command follows, or of the streamable HTTP server at URL.
 //
 //	crossagent COMMAND [ARGS...]
+//	crossagent http://127.0.0.1:PORT/mcp
 //
 // MCP_PLAN (JSON) lists the calls: [{"tool": "...", "arguments": {...}, "abortAfterMs": 300}], a
 // call with abortAfterMs being given up by its caller (its context cancelled after that many ms).
@@ -20,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -64,14 +67,20 @@ func run() error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-agent", Version: "1.0.0"}, nil)
 	mcpotel.InstrumentClient(client, mcpotel.WithTracerProvider(provider))
 
-	command := exec.Command(os.Args[1], os.Args[2:]...)
-	command.Env = os.Environ()
-	for key, value := range serverEnv {
-		command.Env = append(command.Env, key+"="+value)
+	var transport mcp.Transport
+	if strings.HasPrefix(os.Args[1], "http://") {
+		transport = &mcp.StreamableClientTransport{Endpoint: os.Args[1]}
+	} else {
+		command := exec.Command(os.Args[1], os.Args[2:]...)
+		command.Env = os.Environ()
+		for key, value := range serverEnv {
+			command.Env = append(command.Env, key+"="+value)
+		}
+		command.Stderr = os.Stderr
+		transport = &mcp.CommandTransport{Command: command}
 	}
-	command.Stderr = os.Stderr
 	ctx := context.Background()
-	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: command}, nil)
+	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		return fmt.Errorf("connecting: %w", err)
 	}
@@ -106,6 +115,6 @@ func run() error {
 			return err
 		}
 	}
-	// Closing stdin ends the server; the SDK waits for it to exit.
+	// Over stdio, closing stdin ends the server; the SDK waits for it to exit.
 	return session.Close()
 }

@@ -1,5 +1,5 @@
 // Command crossserver is a Go MCP server over stdio for the cross-language tests (tests/go): the
-// Go SDK's own Server, instrumented with mcpotel. Its tools:
+// Go SDK's own Server, instrumented with mcpotel as docs/go.md shows (no propagator set). Its tools:
 //
 //	ok          returns text "ok"
 //	tool_error  its handler returns a Go error: the SDK answers a result with isError true
