@@ -181,3 +181,35 @@ func TestNamesBounded(t *testing.T) {
 		})
 	}
 }
+
+// A server's answer to server/discover names it in _meta as it likes: the client's span takes a
+// name that is a string, bounded, and nothing else.
+func TestHostileServerInfo(t *testing.T) {
+	long := strings.Repeat("n", 300)
+	cases := []struct {
+		name string
+		info any
+		want attrs
+	}{
+		{"a number", map[string]any{"name": 42, "version": "1"}, attrs{}},
+		{"a list", []any{"weather"}, attrs{}},
+		{"no name", map[string]any{"version": "1"}, attrs{}},
+		{"long, a number for a version", map[string]any{"name": long, "version": 7}, attrs{"mcp.server.name": long[:255] + "…"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			claim := func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					res, err := next(ctx, method, req)
+					if discovered, ok := res.(*mcp.DiscoverResult); ok {
+						discovered.SetMeta(map[string]any{mcp.MetaKeyServerInfo: c.info})
+					}
+					return res, err
+				}
+			}
+			p := setup{inner: []mcp.Middleware{claim}}.inMemory(t)
+			want := attrs{"mcp.method.name": "server/discover"}.with(okRequest).with(c.want)
+			wantSpan(t, p.agent.span(t, "client", "server/discover"), "client", "server/discover", "Unset", want)
+		})
+	}
+}
