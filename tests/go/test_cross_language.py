@@ -1,11 +1,12 @@
 """One trace across languages with Go: a Go agent (the Go SDK's Client, instrumented with mcpotel)
-calling a Python server instrumented with this package, and a Python agent and a TypeScript agent
-(v1 and v2) calling a Go server (the Go SDK's Server, instrumented with mcpotel), all over stdio;
-the Go programs are instrumented as docs/go.md shows, with no propagator set.
-The W3C trace context travels in params._meta both ways: each call is one trace, the SERVER span's
-parent the other language's CLIENT span, and both sides state the same facts with the same strings,
-but what the Go SDK's middleware does not show mcpotel (the JSON-RPC request id, the transport),
-which no Go span has."""
+calling a Python or a TypeScript server instrumented with mcp-otel, and a Python agent and a
+TypeScript agent (v1 and v2) calling a Go server (the Go SDK's Server, instrumented with mcpotel),
+over stdio (and the Go agent over streamable HTTP); the Go programs are instrumented as docs/go.md
+shows, with no propagator set. The W3C trace context travels in params._meta both ways: each call
+is one trace, the SERVER span's parent the other language's CLIENT span, and both sides state the
+same facts with the same strings, but what the Go SDK's middleware does not show mcpotel (the
+JSON-RPC request id, the transport), which no Go span has; every span of a Go agent names its
+server."""
 
 from __future__ import annotations
 
@@ -253,18 +254,24 @@ def test_every_go_agent_span_names_the_python_server_over_streamable_http(
 
 @pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
 @pytest.mark.parametrize("generation", GENERATIONS)
-def test_every_go_agent_span_names_the_typescript_server(
+def test_a_go_agents_spans_name_the_typescript_server_and_its_call_is_one_trace(
     generation: str, go_programs: GoPrograms, tmp_path: Path
 ) -> None:
-    agent_file = tmp_path / "agent.jsonl"
+    agent_file, server_file = tmp_path / "agent.jsonl", tmp_path / "server.jsonl"
     env = env_without_otel(MCP_PLAN=json.dumps([{"tool": "ok"}]), **{GO_SPAN_FILE_ENV: str(agent_file)})
+    env["MCP_SERVER_ENV"] = json.dumps({TS_SPAN_FILE_ENV: str(server_file)})
     command = [str(go_programs.agent), "node", str(SERVER), generation]
     completed = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout) == {"tool": "ok", "isError": False}
+    agent_spans = go_spans(agent_file)
     # Neither generation answers server/discover (observed: v1 1.x and v2 2.x refuse it): the
     # handshake names the server.
-    assert_every_request_names_the_server(go_spans(agent_file), "initialize", f"ts-server-{generation}", "1.2.3")
+    assert_every_request_names_the_server(agent_spans, "initialize", f"ts-server-{generation}", "1.2.3")
+    # And the call is one trace (the Go agent with no propagator set).
+    (client,) = tool_calls(agent_spans, "CLIENT")
+    server = child_of(client, tool_calls(ts_spans(server_file), "SERVER"))
+    assert (server.name, server.trace_id) == ("tools/call ok", client.trace_id)
 
 
 # --- A Python agent, a Go server ---
