@@ -6,7 +6,7 @@ SDKS := mcp1 mcp2
 # one (pyenv's, or python3.10 on PATH), so both ends of the range are tested; else on $(PYTHON).
 PYTHON_mcp1 ?= $(or $(wildcard $(shell pyenv prefix 3.10 2>/dev/null)/bin/python3.10),$(shell command -v python3.10 2>/dev/null),$(PYTHON))
 
-.PHONY: demo one-trace test lint typecheck unit lowest docs docs-check bench valgrind haproxy clean collector goproxy jaeger prometheus stack stack-up stack-demo stack-down conformance third-party node node-test go-test
+.PHONY: demo one-trace test lint typecheck unit lowest docs docs-check bench valgrind haproxy clean collector goproxy jaeger prometheus stack stack-up stack-demo stack-down conformance third-party node node-test go-test first-hour
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt requirements/test.txt pyproject.toml
@@ -53,12 +53,20 @@ lint: $(VENV)/mcp2/.installed
 typecheck: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 	@for sdk in $(SDKS); do echo ">> mypy against $$sdk"; $(VENV)/$$sdk/bin/mypy || exit 1; done
 
-# Each run also gets the other major's Python, for the cross-major tests.
-unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS))) $(NODE_DIST)
+# Each run also gets the other major's Python, for the cross-major tests. The TypeScript build
+# (NODE_DIST, defined below: a prerequisite is expanded where its rule is read) is for the
+# cross-language tests. tests/first_hour runs once, in first-hour.
+unit: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS))) node/dist/esm/index.js
 	@echo ">> pytest with mcp 1.x"
-	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp2/bin/python $(VENV)/mcp1/bin/pytest $(PYTEST_ARGS)
+	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp2/bin/python $(VENV)/mcp1/bin/pytest --ignore=tests/first_hour $(PYTEST_ARGS)
 	@echo ">> pytest with mcp 2.x"
-	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp1/bin/python $(VENV)/mcp2/bin/pytest $(PYTEST_ARGS)
+	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp1/bin/python $(VENV)/mcp2/bin/pytest --ignore=tests/first_hour $(PYTEST_ARGS)
+
+# A new user's first hour, per language, as the docs show it: each install page's commands run as
+# written in a fresh folder (tests/first_hour/docs_commands.py), from the clone to every outcome.
+first-hour: $(VENV)/mcp2/.installed
+	@echo ">> a new user's first hour: the docs' commands in fresh folders"
+	$(VENV)/mcp2/bin/pytest $(PYTEST_ARGS) tests/first_hour
 
 # The documentation site (mkdocs.yml, docs/), in its own virtualenv. `docs` serves it on
 # http://127.0.0.1:8000; `docs-check` builds it strictly (a broken link or anchor fails it).
@@ -76,7 +84,7 @@ docs: $(VENV)/docs/.installed
 docs-check: $(VENV)/docs/.installed
 	$(DOCS_ENV) $(VENV)/docs/bin/mkdocs build --strict --quiet
 
-test: lint typecheck docs-check stack goproxy conformance third-party haproxy node-test go-test unit lowest
+test: lint typecheck docs-check stack goproxy conformance third-party haproxy node-test go-test first-hour unit lowest
 
 # The TypeScript package (node/, npm package mcp-otel): its dependencies from npm, its ESM and
 # CommonJS builds (node/dist), then its lint (tsc, eslint) and tests (the Node test runner) on the

@@ -9,6 +9,9 @@ A page marks each block of a scripted run with an HTML comment on the line above
                                    one block holds in the next
 ``<!-- run: NAME file=PATH -->``   the block below is saved as PATH, relative to the shell's folder
                                    at that point, as a user saves a snippet before running it
+``<!-- as run: NAME -->``          the ```` ```sh ```` block below repeats commands of run NAME
+                                   (the README's quick starts): each of its lines is one of
+                                   NAME's, in the same order
 ``<!-- not run: REASON -->``       the ```` ```sh ```` block below is not run here, for REASON
                                    (a registry command of a package not yet published, a desktop
                                    client's file)
@@ -33,7 +36,9 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLONE = "git clone https://github.com/mcp-otel/mcp-otel"
-_MARK = re.compile(r"^<!-- (run: (?P<name>[\w.-]+)(?: file=(?P<path>\S+))?|not run: (?P<reason>.+?)) -->$")
+_MARK = re.compile(
+    r"^<!-- (run: (?P<name>[\w.-]+)(?: file=(?P<path>\S+))?|as run: (?P<copy>[\w.-]+)|not run: (?P<reason>.+?)) -->$"
+)
 _FENCE = re.compile(r"^```(?P<info>\S*)$")
 # The variables a test run has that a new user's shell would not.
 _OWN_PREFIXES = ("OTEL_", "MCP_OTEL_", "PYTEST_", "COV_")
@@ -50,6 +55,7 @@ class Block:
     text: str
     run: str | None = None
     path: str | None = None
+    as_run: str | None = None
     not_run: str | None = None
 
 
@@ -73,6 +79,7 @@ def blocks(page: Path) -> list[Block]:
                 text="\n".join(lines[index + 1 : end]) + "\n",
                 run=mark["name"] if mark else None,
                 path=mark["path"] if mark else None,
+                as_run=mark["copy"] if mark else None,
                 not_run=mark["reason"] if mark else None,
             )
         )

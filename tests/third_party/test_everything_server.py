@@ -46,7 +46,7 @@ async def _observe() -> list[Any]:
     parameters = StdioServerParameters(command="node", args=[str(SERVER), "stdio"], env=env_without_otel())
     seen: list[Any] = []
     with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 (the server's log, not read)
-        # Looked up at call time: the instrumented stdio_client (see docs/limits.md).
+        # Looked up at call time: the instrumented stdio_client (see docs/instrument.md, "How it patches").
         async with (
             mcp.client.stdio.stdio_client(parameters, errlog=errlog) as (read, write),
             ClientSession(read, write) as session,
@@ -132,7 +132,7 @@ async def _exchange(parameters: StdioServerParameters | None = None, *, url: str
     agent = _Agent()
     seen: list[Any] = []
     with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 (the server's log, not read)
-        # Looked up at call time: the instrumented transports (see docs/limits.md).
+        # Looked up at call time: the instrumented transports (see docs/instrument.md, "How it patches").
         transport = mcp.client.sse.sse_client(url) if url else mcp.client.stdio.stdio_client(parameters, errlog=errlog)
         async with (
             transport as (read, write),

@@ -52,7 +52,7 @@ async def _observe() -> list[Any]:
     )
     seen: list[Any] = []
     with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 (the server's log, not read)
-        # Looked up at call time: the instrumented stdio_client (see docs/limits.md).
+        # Looked up at call time: the instrumented stdio_client (see docs/instrument.md, "How it patches").
         async with (
             mcp.client.stdio.stdio_client(parameters, errlog=errlog) as (read, write),
             ClientSession(read, write) as session,
