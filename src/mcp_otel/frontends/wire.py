@@ -597,7 +597,11 @@ class WireSession:
         attributes, _ = self._request_attributes(request, version)
         kind = SpanKind.SERVER if receives else SpanKind.CLIENT
         span = self._lifecycle.notification(kind, request, attributes, parent=parent or Context(), links=links)
-        if MCP_SERVER_NAME in attributes or not self._held(partial(self._end_named, span, request, time.time_ns())):
+        if (
+            MCP_SERVER_NAME in attributes
+            or self._known is None
+            or not self._held(partial(self._end_named, span, request, time.time_ns()))
+        ):
             span.end()
 
     def _cancelled(self, params: Any, from_client: bool) -> None:
@@ -662,7 +666,9 @@ class WireSession:
         return self._known is not None and self._facts.server_name is None and self._known.hold(finish)
 
     def _finish_named(self, answered: Answered) -> None:
-        if self._learnt_since(answered.call):
+        """A call that waited for the server's name: named, if it was learnt (by the relay, or
+        by its session meanwhile)."""
+        if self._server_facts().server_name is not None:
             answered.late.update(self._named_late(answered.call))
         answered.finish(self._lifecycle)
 
