@@ -77,16 +77,19 @@ class Answered:
     probe's server, named by the handshake after it): :meth:`Lifecycle.finish`'s arguments, and
     when its answer came."""
 
-    __slots__ = ("at", "call", "classify", "facts", "late")
+    __slots__ = ("answered", "at", "call", "classify", "facts", "late")
 
     def __init__(self, call: Call, classify: Classify, late: dict[str, Any], facts: tuple[Any, ...]) -> None:
         self.call, self.classify, self.late, self.facts = call, classify, late, facts
         self.at = time.time_ns()
+        self.answered = time.perf_counter()
 
     def finish(self, lifecycle: Lifecycle, learnt: Mapping[str, Any] | None = None) -> None:
-        """Finish it as answered, at the time it was, with the server's identity ``learnt``."""
+        """Finish it as answered, at the time it was (its span's end, its point's duration), with
+        the server's identity ``learnt``."""
         if learnt:
             self.late.update(server_identity(learnt))
+        self.call.started += time.perf_counter() - self.answered  # the wait is no part of it
         lifecycle.finish(self.call, self.classify, self.late, self.facts, end_time=self.at)
 
 

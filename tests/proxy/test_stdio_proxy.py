@@ -36,6 +36,7 @@ from tests.conftest import tool_call_spans
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, stdio_parameters
 from tests.processes import missing
 from tests.proxy import otlp
+from tests.proxy.test_http_proxy import outcome_of
 from tests.semconv.checker import Point, Span, point_violations, same_as_spans, span_violations
 from tests.server.test_server_spans import (
     CLIENT_CANCEL,
@@ -513,6 +514,54 @@ def test_a_signal_to_the_proxy_reaches_the_server(mcp_otel: list[str], tmp_path:
         proxy.send_signal(signal.SIGTERM)
         assert proxy.wait(timeout=30) == 7
         assert proxy.stderr.read().startswith(f"stopped by {signal.SIGTERM.value}".encode())
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    ("sender", "expected"),
+    [
+        # The client (the process that started the proxy) ends it, its stdin still open, as
+        # @ai-sdk/mcp's close() does: it left, abandoning its call.
+        ("client", ("UNSET", "cancelled", None, "disconnect")),
+        # Anyone else (an operator, a service manager): the server shut down under its call.
+        ("another process", ("ERROR", "failed", "shutdown", None)),
+    ],
+)
+def test_sigterm_by_the_client_is_its_leaving_by_anyone_else_a_shutdown(
+    sender: str, expected: tuple[str, str, str | None, str | None], tmp_path: Path
+) -> None:
+    """SIGTERM with a call in flight goes on to the server either way, and the proxy exits with
+    its status; who sent it says whose the call's end was (docs/proxy.md, "When it stops")."""
+    output = tmp_path / "proxy.jsonl"
+    server = stdio_parameters()
+    command = [MCP_OTEL, "proxy", "--output", str(output), "--", server.command, *server.args]
+    version = "2025-06-18"
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=server.env, cwd=server.cwd
+    ) as proxy:
+        assert proxy.stdin is not None
+        assert proxy.stdout is not None
+        initialize = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        proxy.stdin.write(_line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}))
+        proxy.stdin.flush()
+        assert json.loads(proxy.stdout.readline())["id"] == 1
+        call = {"name": "slow", "arguments": {"seconds": 60}}
+        proxy.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        proxy.stdin.write(_line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}))
+        proxy.stdin.write(_line({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+        proxy.stdin.flush()
+        # The ping's answer: the proxy has relayed the call before it (one stream, in order).
+        assert json.loads(proxy.stdout.readline()) == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        if sender == "client":
+            proxy.send_signal(signal.SIGTERM)
+        else:
+            subprocess.run(["kill", "-TERM", str(proxy.pid)], check=True)
+        assert proxy.wait(timeout=30) == 128 + signal.SIGTERM  # the server's status: SIGTERM ended it
+    (span,) = [s for s in finished(output) if s["name"] == "tools/call slow"]
+    assert outcome_of(span) == expected
 
 
 # A server that works on once its stdin has ended: exits 7 half a second later, or runs until

@@ -56,14 +56,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
 import msgspec
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Link, SpanKind, Tracer
+from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel import messages
 from mcp_otel.attributes import (
@@ -203,10 +203,35 @@ class KnownServer:
 
     def __init__(self) -> None:
         self.facts = messages.NO_FACTS
+        # While the relay asks the upstream its name: the ends of spans that would not name it.
+        self._held: list[Callable[[], None]] | None = None
 
     def learnt(self, facts: SessionFacts) -> None:
         if facts.server_name is not None and (facts.server_name, facts.server_version) != self.facts[1:]:
             self.facts = SessionFacts(None, facts.server_name, facts.server_version)
+
+    def asking(self) -> None:
+        """The relay asks the upstream the server's name: a span that would end without it
+        waits for the answer (:meth:`hold`), however fast its own request was."""
+        if self._held is None:
+            self._held = []
+
+    def hold(self, finish: Callable[[], None]) -> bool:
+        """Whether ``finish`` (a span's end) waits for :meth:`answered`: only while asking."""
+        if self._held is None or len(self._held) >= MAX_IN_FLIGHT:
+            return False
+        self._held.append(finish)
+        return True
+
+    def answered(self) -> None:
+        """The question is over (answered, failed, or the relay stopping): the spans that waited
+        end, named if the name was learnt, at the time each would have."""
+        held, self._held = self._held, None
+        for finish in held or ():
+            try:
+                finish()
+            except Exception as exc:  # the next must end all the same
+                report_once("could not end a span that waited for the server's name", exc)
 
 
 class WireSession:
@@ -414,7 +439,7 @@ class WireSession:
         for key in keys:
             call = self._from_client.pop(key, None)
             if call is not None:
-                self._lifecycle.finish(call, outcome, late)
+                self._finish(call, outcome, late)
 
     # --- messages -----------------------------------------------------------------------------
 
@@ -496,7 +521,7 @@ class WireSession:
             parent, links = self._parent(params, context)
         previous = calls.get(key)
         if previous is not None:  # its id again while in flight: its sender gave up on the first
-            self._lifecycle.finish(previous, _ABANDONED[receives])
+            self._finish(previous, _ABANDONED[receives])
         kind = SpanKind.SERVER if receives else SpanKind.CLIENT
         # Never the proxy's own context as the parent.
         call = self._lifecycle.open(
@@ -571,7 +596,13 @@ class WireSession:
         version = messages.envelope_protocol_version(params) if params and "_meta" in params else None
         attributes, _ = self._request_attributes(request, version)
         kind = SpanKind.SERVER if receives else SpanKind.CLIENT
-        self._lifecycle.notification(kind, request, attributes, parent=parent or Context(), links=links).end()
+        span = self._lifecycle.notification(kind, request, attributes, parent=parent or Context(), links=links)
+        if (
+            MCP_SERVER_NAME in attributes
+            or self._known is None
+            or not self._held(partial(self._end_named, span, request, time.time_ns()))
+        ):
+            span.end()
 
     def _cancelled(self, params: Any, from_client: bool) -> None:
         """A ``notifications/cancelled`` from a request's sender (the client's for its own
@@ -581,7 +612,7 @@ class WireSession:
             return
         call = (self._from_client if from_client else self._from_server).pop(key, None)
         if call is not None:
-            self._lifecycle.finish(call, _ABANDONED[self._receives(from_client)])
+            self._finish(call, _ABANDONED[self._receives(from_client)])
 
     def _answer(self, key: Key, message: _Message, from_client: bool) -> None:
         """An answer: from the server, to the client's request; from the client, to the server's."""
@@ -611,7 +642,41 @@ class WireSession:
             self._end_negotiated()
             self._negotiated = Answered(call, classify, late, facts)
             return
+        self._finish(call, classify, late, facts)
+
+    def _finish(
+        self, call: _WireCall, classify: Classify, late: Mapping[str, Any] | None = None, facts: tuple[Any, ...] = ()
+    ) -> None:
+        """Finish ``call`` (:meth:`Lifecycle.finish`); one that would name no server waits while
+        the relay asks the upstream (:meth:`KnownServer.hold`), then ends named, as it would have."""
+        if (
+            self._known is not None
+            and self._facts.server_name is None
+            and MCP_SERVER_NAME not in call.metric_attributes
+            and not (late and MCP_SERVER_NAME in late)
+        ):
+            answered = Answered(call, classify, dict(late or {}), facts)
+            if self._held(partial(self._finish_named, answered)):
+                return
         self._lifecycle.finish(call, classify, late, facts)
+
+    def _held(self, finish: Callable[[], None]) -> bool:
+        """Whether ``finish`` waits for the server's name (this session knows none; the relay is
+        asking the upstream)."""
+        return self._known is not None and self._facts.server_name is None and self._known.hold(finish)
+
+    def _finish_named(self, answered: Answered) -> None:
+        """A call that waited for the server's name: named, if it was learnt (by the relay, or
+        by its session meanwhile)."""
+        if self._server_facts().server_name is not None:
+            answered.late.update(self._named_late(answered.call))
+        answered.finish(self._lifecycle)
+
+    def _end_named(self, span: Span, request: Request, at: int) -> None:
+        """A notification's span that waited for the server's name: named, if it was learnt."""
+        if self._server_facts().server_name is not None:
+            span.set_attributes(server_identity(session_attributes(request, self._settings, self._server_facts())))
+        span.end(end_time=at)
 
     def _end_negotiated(self, learnt: Mapping[str, Any] | None = None) -> None:
         """The refused probe ends, with the server's identity the handshake that followed learnt
@@ -643,7 +708,7 @@ class WireSession:
         self._lifecycle.relearn(call, learnt)
         return learnt
 
-    def _learnt_since(self, call: _WireCall) -> bool:
+    def _learnt_since(self, call: Call) -> bool:
         """Whether the relay learnt the server's name since ``call`` opened without it, its session
         knowing none itself (a request before its own handshake still names none)."""
         known = self._known
@@ -654,7 +719,7 @@ class WireSession:
             and MCP_SERVER_NAME not in call.metric_attributes
         )
 
-    def _named_late(self, call: _WireCall) -> dict[str, Any]:
+    def _named_late(self, call: Call) -> dict[str, Any]:
         """The server's name and version, on a span (and its point) that opened without them."""
         learnt = server_identity(session_attributes(Request(call.method), self._settings, self._server_facts()))
         self._lifecycle.relearn(call, learnt)
@@ -681,7 +746,7 @@ class WireSession:
                 if streams or call.detached:
                     self._lifecycle.unobserved(call, elsewhere)
                 else:
-                    self._lifecycle.finish(call, outcome)
+                    self._finish(call, outcome)
 
     def _end_unobserved(self, reason: UnobservedReason) -> None:
         for calls in (self._from_client, self._from_server):

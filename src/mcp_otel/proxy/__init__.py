@@ -12,6 +12,7 @@ ends.
 
 * :mod:`mcp_otel.proxy.main`: the command (a stdio server or an HTTP upstream);
 * :mod:`mcp_otel.proxy.stdio`: the stdio relay (the server process, its pipes, signals, shutdown);
+* :mod:`mcp_otel.proxy.signals`: who sent the stdio proxy SIGINT or SIGTERM (its client, or not);
 * :mod:`mcp_otel.proxy.http`: the streamable HTTP relay (sessions, SSE, the HTTP facts);
 * :mod:`mcp_otel.proxy.telemetry`: where the proxy's telemetry goes (its service named by
   :mod:`mcp_otel.service_names`, as under ``mcp-otel run``);

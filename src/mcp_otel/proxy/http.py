@@ -34,7 +34,9 @@ handshake went elsewhere (an ``Mcp-Session-Id`` not seen given here, or an
 ``Mcp-Protocol-Version`` header, sent only after a handshake or on 2026-07-28) makes the proxy ask
 the upstream itself, as a client would, beside the client's request (never on its connection,
 never holding it): ``server/discover``, stateless; if that names no server, ``initialize``,
-whose session is deleted at once (:meth:`HttpRelay._ask_upstream`).
+whose session is deleted at once (:meth:`HttpRelay._ask_upstream`). Until the answer, the spans
+that would end without the name wait for it, that request's own included: named, they end at
+the time they would have.
 
 aiohttp's low-level server serves (its parser and multidicts in C, streaming both ways);
 :mod:`mcp_otel.proxy.upstream` forwards, on llhttp (README, "Dependencies, and why").
@@ -223,6 +225,8 @@ class HttpRelay:
         """The proxy stops: every session ends (what is still in flight with the client gone)."""
         if self._asking is not None:
             self._asking.cancel()
+        if self._known is not None:
+            self._known.answered()  # what waited for the name ends, unnamed
         drains = list(self._drains)
         for drain in drains:
             drain.cancel()
@@ -257,6 +261,13 @@ class HttpRelay:
         session_id = request.headers.get(SESSION_HEADER)
         legacy = self._legacy.get(request.rel_url.raw_path_qs) if session_id is None else None
         session = legacy or self._session(session_id)
+        known = self._known
+        if (
+            known is not None
+            and known.facts.server_name is None
+            and (not session.began_here or PROTOCOL_HEADER in request.headers)
+        ):
+            self._ask_upstream()  # before its request is observed: its spans wait for the answer
         body = await request.read() if request.can_read_body else b""
         observed = request.method == "POST" and bool(body)
         keys: list[Key] = []
@@ -266,13 +277,6 @@ class HttpRelay:
         if observed and not self._as_client:  # observed while the upstream reads it: off its latency
             body, keys = self._observe_request(session, request, body)
         exchange = _Exchange(request, session, session_id, keys, on_stream=legacy is not None)
-        known = self._known
-        if (
-            known is not None
-            and known.facts.server_name is None
-            and (not session.began_here or PROTOCOL_HEADER in request.headers)
-        ):
-            self._ask_upstream()
         # Shielded: a client that leaves before the answer begins cancels this handler, and
         # what then becomes of the upstream request is the protocol's to say (_client_left).
         try:
@@ -431,10 +435,14 @@ class HttpRelay:
     def _ask_upstream(self) -> None:
         """No session here has seen the server named, and a request came whose handshake went
         elsewhere: ask the upstream, beside the relay (one question at a time; one that failed is
-        asked again no sooner than :data:`ASK_AGAIN_AFTER` seconds later). Spans that open before
-        the answer are named as they end, if it came by then."""
+        asked again no sooner than :data:`ASK_AGAIN_AFTER` seconds later). Until the answer (at
+        most :data:`ASK_TIMEOUT` a question), a span that would end without the server's name
+        waits for it (:meth:`KnownServer.hold`): the request's, however fast, the notification's.
+        The traffic never waits."""
         if self._asking is not None or asyncio.get_running_loop().time() < self._ask_after:
             return
+        assert self._known is not None
+        self._known.asking()
         self._asking = asyncio.ensure_future(self._asked())
 
     async def _asked(self) -> None:
@@ -466,6 +474,7 @@ class HttpRelay:
                 )
         finally:
             self._asking = None
+            self._known.answered()
 
     async def _discover(self) -> messages.SessionFacts:
         """``server/discover`` (2026-07-28: stateless, no session made); what its answer names."""

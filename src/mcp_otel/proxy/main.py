@@ -16,6 +16,7 @@ from mcp_otel.config import Settings
 from mcp_otel.frontends.wire import KnownServer, WireSession
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.proxy.guard import ListenerGuard
+from mcp_otel.proxy.signals import SignalSenders
 from mcp_otel.proxy.stdio import relay
 from mcp_otel.proxy.telemetry import FILE_KEEP, FILE_MAX_BYTES, ProxyTelemetry, default_output
 from mcp_otel.semconv import NETWORK_TRANSPORT, SERVER_ADDRESS, SERVER_PORT, TRANSPORT_TCP
@@ -40,15 +41,19 @@ def proxy(
     # As the client, the spans are the client's view of that server.
     name = name or server_name_of(command) + ("-client" if as_client else "")
     output = output or default_output(name)
+    # Before the telemetry's threads start (SignalSenders.watch), and only on uvloop, whose
+    # children do not inherit the blocked signals.
+    senders = SignalSenders.watch() if _uvloop() is not None else SignalSenders()
     settings = Settings.load()
     telemetry = ProxyTelemetry(output, name, rotate=rotate)
     session = WireSession(telemetry.tracer(), CallMetrics(telemetry.meter(), settings), settings, as_client=as_client)
     try:
-        return _run(relay(command, session, telemetry.flush))
+        return _run(relay(command, session, telemetry.flush, senders))
     except OSError as exc:  # the command could not be started
         print(f"mcp-otel proxy: cannot run {command[0]!r}: {exc}", file=sys.stderr)
         return EXIT_NOT_STARTED
     finally:
+        senders.stop()
         telemetry.shutdown()
 
 
@@ -114,11 +119,17 @@ def proxy_http(
 def _run(main: Coroutine[Any, Any, T]) -> T:
     """On uvloop's event loop where it is installed (the proxy extra brings it but on Windows):
     about a tenth less CPU and latency per request (docs/benchmarks.md)."""
+    uvloop = _uvloop()
+    return asyncio.run(main) if uvloop is None else uvloop.run(main)
+
+
+def _uvloop() -> Any:
+    """uvloop, where it is installed; else ``None``."""
     try:
         import uvloop
     except ImportError:
-        return asyncio.run(main)
-    return uvloop.run(main)
+        return None
+    return uvloop
 
 
 async def serve_http(

@@ -14,8 +14,10 @@ read; while the client's stdout has not taken a chunk whole, the server is not r
 
 Shutdown is the MCP stdio transport's: when the client closes the proxy's stdin, the server's
 stdin is closed, then the server is given ``STOP_WAIT`` seconds to exit, then SIGTERM, then as
-long again, then SIGKILL. SIGINT and SIGTERM sent to the proxy go to the server. The proxy exits
-with the server's status (128 + N for a server ended by signal N).
+long again, then SIGKILL. SIGINT and SIGTERM sent to the proxy go to the server; sent by the
+client (:mod:`mcp_otel.proxy.signals` says who sent them), they are also the client leaving, as
+when it closes stdin. The proxy exits with the server's status (128 + N for a server ended by
+signal N).
 
 The server's environment is the one the proxy was started with, not the proxy interpreter's own:
 Python's locale coercion (PEP 538) puts ``LC_CTYPE`` in its own where the locale is C, as it is
@@ -28,7 +30,6 @@ import asyncio
 import contextlib
 import locale
 import os
-import signal
 import stat
 import subprocess
 import sys
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol, cast
 
 from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, WireSession
+from mcp_otel.proxy.signals import STOPS, SignalSenders, unwatched
 from mcp_otel.safety import report_once
 
 CHUNK = 64 * 1024
@@ -117,11 +119,18 @@ class Lines:
         return line if replaced is None else replaced
 
 
-async def relay(command: Sequence[str], session: WireSession, flush: Callable[[], None] = lambda: None) -> int:
+async def relay(
+    command: Sequence[str],
+    session: WireSession,
+    flush: Callable[[], None] = lambda: None,
+    senders: SignalSenders | None = None,
+) -> int:
     """Run ``command`` with this process's stdin and stdout relayed to it; its exit status.
     ``flush`` exports the telemetry so far: called (in a thread) as soon as the client hangs up,
     before the server is stopped, since the client may kill the proxy soon after (the MCP SDKs'
-    stdio clients send SIGKILL 4 s after closing)."""
+    stdio clients send SIGKILL 4 s after closing). ``senders``: who sends SIGINT and SIGTERM,
+    where the process watches them (:meth:`SignalSenders.watch`); else the loop takes them."""
+    senders = senders or SignalSenders()
     loop = asyncio.get_running_loop()
     to_client = await _ToClient.connect(sys.stdout.buffer)
     _, server = await loop.subprocess_exec(
@@ -132,21 +141,44 @@ async def relay(command: Sequence[str], session: WireSession, flush: Callable[[]
         stderr=None,
         env=server_environment(),
     )
-    for number in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(number, _forward, server, number)
     client = _Client(server, session, flush)
+
+    def stopped(number: int, sender: int | None) -> None:
+        """SIGINT or SIGTERM: passed on to the server. Sent by the client, it is the client
+        leaving (its calls in flight abandoned, as when it closes stdin); by anyone else (an
+        operator, a service manager), the server's shutdown, which its exit will say."""
+        if sender is not None and senders.from_client(sender):
+            client.hung_up()
+        _forward(server, number)
+
+    def handed(number: int, sender: int) -> None:  # in the watching thread
+        try:
+            loop.call_soon_threadsafe(stopped, number, sender)
+        except RuntimeError:  # the loop is closed: the relay is over
+            unwatched(number, sender)
+
+    if senders.watching:
+        senders.listen(handed)
+    else:
+        for number in STOPS:
+            loop.add_signal_handler(number, stopped, number, None)
     try:
         await client.start(sys.stdin.buffer)
         await server.relayed  # its stdout ended, and every byte of it reached the client
         returncode = await server.wait()
         left = client.left
-        server_first = left is None
+        server_first = left is None and client.flushed is None
         if left is not None:
             await left  # it stopped the server and flushed the telemetry
+        if client.flushed is not None:
+            await client.flushed
     finally:
         client.close()
-        for number in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(number)
+        if senders.watching:
+            senders.stop()
+        else:
+            for number in STOPS:
+                loop.remove_signal_handler(number)
     session.end(server_exited_first=server_first, exit_status=returncode)
     return returncode if returncode >= 0 else 128 - returncode
 
@@ -381,6 +413,7 @@ class _Client(asyncio.Protocol):
         self._server_ready = asyncio.Event()
         self._server_ready.set()
         self.left: asyncio.Task[None] | None = None
+        self.flushed: asyncio.Future[None] | None = None  # the client left by a signal: the flush
         self._closed = False
         server.on_stdin_full = self._server_full
 
@@ -419,6 +452,13 @@ class _Client(asyncio.Protocol):
             self._reading_file.cancel()
         if self._transport is not None:
             self._transport.close()
+
+    def hung_up(self) -> None:
+        """The client ended the proxy with a signal, its stdin still open: it left all the same
+        (the signal goes on to the server, whose exit ends the relay)."""
+        if self.left is None and self.flushed is None:
+            self._session.end(server_exited_first=False, exit_status=0)
+            self.flushed = asyncio.ensure_future(asyncio.to_thread(self._flush))
 
     async def _leave(self) -> None:
         self._session.end(server_exited_first=False, exit_status=0)  # the session ends with the client

@@ -8,6 +8,9 @@ the instrumentors, with its safeguards) with one step replaced: the SDK is confi
 (mcp-otel registers none, so that ``opentelemetry-instrument`` alone configures the SDK as it would
 without mcp-otel). Then it runs the ``sitecustomize`` this one shadows (the user's, or the
 Python's own), as Python would have. Anything failing leaves the agent running, uninstrumented.
+First, the stdio servers the agent starts with the MCP SDK's default environment are given the
+run's variables (:mod:`mcp_otel.run_servers`), as the Python processes it starts with its own
+environment inherit them.
 """
 
 from __future__ import annotations
@@ -80,6 +83,20 @@ def _run_shadowed_sitecustomize() -> None:
     spec.loader.exec_module(module)
 
 
+def _pass_to_servers() -> None:
+    """The stdio servers this process starts with the SDK's default environment get the run's
+    variables, as this process was started with them (:mod:`mcp_otel.run_servers`)."""
+    try:
+        from mcp_otel.run_servers import pass_to_servers, run_variables
+    except ImportError:  # another Python than mcp-otel's: _auto_instrument says so
+        return
+    pass_to_servers(run_variables(os.environ, _HERE))
+
+
+try:
+    _pass_to_servers()
+except Exception as exc:
+    _say(f"its stdio servers get no run variables: {type(exc).__name__}: {exc}")
 try:
     _auto_instrument()
 except Exception as exc:
