@@ -10,9 +10,10 @@ spans only, no SERVER span, no one trace.
 
 In the agent (:func:`pass_to_servers`, called by run's ``sitecustomize``), a server started
 with no ``env`` is given the run's variables as its ``env`` (:func:`run_variables`, as the
-agent was started with them), laid over the SDK's default as any ``env`` is, and nothing else of
-the agent's environment. A server the agent gives an ``env`` gets what it is given: the agent
-said what its server gets. Nothing here is installed outside ``mcp-otel run``.
+agent was started with them) and a ``service.name`` of its own, named after its program as run
+names the agent (``python server.py`` gives ``server``), laid over the SDK's default as any
+``env`` is, and nothing else of the agent's environment. A server the agent gives an ``env``
+gets what it is given: the agent said what its server gets. Nothing here is installed outside ``mcp-otel run``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_otel.safety import report_once
+from mcp_otel.service_names import names_the_service, server_name_of
 
 STDIO_CLIENT = "mcp.client.stdio"  # both majors' (a package in 1.x, a module in 2.x)
 # The OTLP settings the exporters run names read (an endpoint, its headers, its protocol, ...).
@@ -61,7 +63,10 @@ def _with(variables: dict[str, str]) -> Callable[..., Any]:
         try:
             server = kwargs["server"] if "server" in kwargs else args[0]
             if server.env is None:  # the SDK lays env over its default: these alone, over it
-                given = server.model_copy(update={"env": dict(variables)})  # the agent's is left as it is
+                env = dict(variables)
+                if not names_the_service(env):  # named after its program, as run names the agent
+                    env["OTEL_SERVICE_NAME"] = server_name_of([server.command, *server.args])
+                given = server.model_copy(update={"env": env})  # the agent's is left as it is
                 if "server" in kwargs:
                     kwargs = {**kwargs, "server": given}
                 else:

@@ -46,6 +46,7 @@ def test_a_server_started_with_the_default_environment_is_instrumented_in_the_ag
         "OTEL_METRICS_EXPORTER": FILE_EXPORTER,
         "OTEL_LOGS_EXPORTER": "none",
         "PYTHONPATH": str(AUTO_INSTRUMENTATION),
+        "OTEL_SERVICE_NAME": "environment_server",  # its own program's name, as run names the agent
     }
     # One trace: the server's SERVER span is the child of the agent's CLIENT span.
     calls = {span["kind"]: span for span in otlp.spans(output) if span["name"] == TOOL_CALL}
@@ -54,6 +55,7 @@ def test_a_server_started_with_the_default_environment_is_instrumented_in_the_ag
     assert server["context"]["trace_id"] == client["context"]["trace_id"]
     assert server["parent_id"] == client["context"]["span_id"]
     assert client["service"] == "tests.agents.default_environment_agent"
+    assert server["service"] == "environment_server"
     assert (client["attributes"]["mcp.request.outcome"], server["attributes"]["mcp.request.outcome"]) == ("ok", "ok")
 
 
