@@ -435,3 +435,29 @@ def test_in_code_loads_no_sdk_it_did_not_ask_for(app: tuple[Path, Path], script:
     completed = _run(folder, node, "--import", "./record.mjs", script)
     assert completed.stderr == "sdk-node loaded: false\n"
     assert completed.stdout == ""
+
+
+def test_console_traces_leave_the_metrics_on_otlp_unless_set_too(
+    app: tuple[Path, Path], receiver: tuple[str, list[tuple[str, bytes]]]
+) -> None:
+    """Why the page sets ``OTEL_METRICS_EXPORTER`` with ``OTEL_TRACES_EXPORTER=console``: alone, the
+    metrics still go to OTLP at exit (with no collector listening, the exit waits for that export
+    to time out); set too, nothing is sent."""
+    folder, node = app
+    endpoint, received = receiver
+    env = docs_commands.environment(OTEL_TRACES_EXPORTER="console", OTEL_EXPORTER_OTLP_ENDPOINT=endpoint)
+    for metrics, sent in ((None, ["/v1/metrics"]), ("none", [])):
+        received.clear()
+        run_env = env if metrics is None else env | {"OTEL_METRICS_EXPORTER": metrics}
+        completed = subprocess.run(
+            [str(node), "--import", "./record.mjs", "--import", "mcp-otel/register", "app.mjs"],
+            cwd=folder,
+            env=run_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+        assert "name: 'tools/call echo'" in completed.stdout
+        assert [path for path, _ in received] == sent
