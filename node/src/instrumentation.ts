@@ -26,6 +26,7 @@ import {
 } from './frontends/protocol.js';
 import { field } from './fields.js';
 import { CallMetrics } from './metrics.js';
+import { importedFirst, loadedCommonJs } from './preloaded.js';
 import { reportOnce } from './safety.js';
 import { INSTRUMENTATION_SCOPE } from './semconv.js';
 import { Sides } from './sides.js';
@@ -36,6 +37,13 @@ interface Patched {
   readonly shape?: ProtocolShape;
   readonly methods: readonly string[];
 }
+
+// The CommonJS files the load hooks patch (the ends of their paths): v1's by name, v2's packages'
+// `require` builds.
+const CJS_FILES = [
+  ...SDK1_CJS_FILES.map((file) => `/${SDK1_PACKAGE}/${file}`),
+  ...SDK2_PACKAGES.map((name) => `/${name}/dist/index.cjs`),
+];
 
 export class McpInstrumentation extends InstrumentationBase<McpInstrumentationConfig> {
   // Made on first use: the base class's constructor asks for metric instruments before this
@@ -48,6 +56,8 @@ export class McpInstrumentation extends InstrumentationBase<McpInstrumentationCo
   private readonly patched = new Map<object, Patched>();
   // v1's CommonJS files, hooked by name (set by `enable`, which the base constructor calls).
   declare private requireHook: RequireHook | undefined;
+  // Whether the SDK modules loaded before the first `enable` were looked for (once).
+  declare private preloadChecked: boolean | undefined;
 
   constructor(config: McpInstrumentationConfig = {}) {
     super(INSTRUMENTATION_SCOPE, VERSION, config);
@@ -114,6 +124,35 @@ export class McpInstrumentation extends InstrumentationBase<McpInstrumentationCo
     });
     for (const [prototype, patched] of this.patched ?? []) this.patch(prototype, patched);
     this.sidesValue?.transports.watchAll();
+    if (!this.preloadChecked) {
+      this.preloadChecked = true;
+      // Said once the caller's synchronous code is done: a diagnostic logger it sets up just after
+      // making the instrumentation (an SDK given `OTEL_LOG_LEVEL`) gets the warning.
+      const stack = new Error().stack;
+      queueMicrotask(() => { this.warnOnPreloaded(stack); });
+    }
+  }
+
+  /**
+   * Say once, through the diagnostic logger, which MCP SDK module was loaded before this
+   * instrumentation and so is not instrumented (one the load hooks patched anyway is not said).
+   */
+  private warnOnPreloaded(stack: string | undefined): void {
+    try {
+      if (this.patched.size > 0) return;
+      const fix = 'make and register McpInstrumentation in a file loaded before the application: node --import ./telemetry.mjs app.mjs (ES modules) or require it first (CommonJS); see docs/typescript.md, "In code"';
+      for (const name of loadedCommonJs(CJS_FILES)) {
+        this._diag.warn(`Module ${name} has been loaded before ${this.instrumentationName} so it is not instrumented: ${fix}`);
+      }
+      const esm = importedFirst(stack);
+      if (esm !== undefined) {
+        this._diag.warn(
+          `${esm.specifiers.length > 1 ? 'Modules' : 'Module'} ${esm.specifiers.join(', ')} ${esm.specifiers.length > 1 ? 'have' : 'has'} been imported before ${this.instrumentationName} so it is not instrumented (the static imports of ${esm.module} run before its code): ${fix}`,
+        );
+      }
+    } catch (error) {
+      reportOnce('could not look for MCP SDK modules loaded first', error);
+    }
   }
 
   override disable(): void {

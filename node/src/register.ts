@@ -5,8 +5,8 @@
  * 1. Registers import-in-the-middle's ESM loader hook, limited to the modules the instrumentation
  *    hooks (the MCP SDKs), so ESM imports of them are instrumented; CommonJS `require`s are hooked
  *    without it.
- * 2. Starts the OpenTelemetry Node SDK (`@opentelemetry/sdk-node`, an optional peer dependency)
- *    with `McpInstrumentation` as its only instrumentation; the SDK reads the standard `OTEL_*`
+ * 2. Starts the OpenTelemetry Node SDK (`@opentelemetry/sdk-node`, a dependency, of the line this
+ *    Node.js runs; only this entry loads it) with `McpInstrumentation` as its only instrumentation; the SDK reads the standard `OTEL_*`
  *    variables itself: `OTEL_TRACES_EXPORTER` and `OTEL_METRICS_EXPORTER` (`otlp` by default,
  *    `console`, `none`), `OTEL_EXPORTER_OTLP_PROTOCOL` (`http/protobuf` by default, `http/json`,
  *    `grpc`), `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, ...
@@ -18,8 +18,8 @@
  *
  * It never breaks the application: it writes nothing to stdout (the SDK's diagnostic logger,
  * `OTEL_LOG_LEVEL`, writes to stderr; the `console` exporters print to stdout, the user's choice),
- * never changes the exit code, and without `@opentelemetry/sdk-node` it says so in one line on
- * stderr and the application runs without telemetry.
+ * never changes the exit code, and without `@opentelemetry/sdk-node` (an install that left it out)
+ * it says so in one line on stderr and the application runs without telemetry.
  */
 import * as nodeModule from 'node:module';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
