@@ -14,7 +14,7 @@ import { NotificationSide } from './notifications.js';
 import { reportOnce } from './safety.js';
 import { ServerSide } from './server.js';
 import { Connections } from './sessions.js';
-import { Transports } from './transport.js';
+import { Transports, watchInput } from './transport.js';
 
 export class Sides {
   readonly connections: Connections;
@@ -40,11 +40,22 @@ export class Sides {
     }
   }
 
-  /** `protocol` connects to `transport`: its session starts, and what it sends is watched. */
+  /**
+   * `protocol` connects to `transport`: its session starts, and what it sends is watched; a stdio
+   * server's input too, whose end is its client going away.
+   */
   connected(facts: SdkFacts, protocol: Protocol, transport: unknown): void {
     const role = typeof field(protocol, 'getServerVersion') === 'function' ? 'client' : 'server';
-    this.connections.opened(protocol, role, transport);
+    const connection = this.connections.opened(protocol, role, transport);
     this.transports.watch(transport, (message) => this.sending(facts, protocol, message));
+    if (role === 'server') {
+      connection.unwatchInput = watchInput(transport, () => {
+        this.guard('the end of input', () => {
+          this.server.inputEnded(protocol);
+          this.connections.closed(facts, protocol);
+        });
+      });
+    }
   }
 
   /** A message `protocol` sends: an answer to a request it handles, or a notification. */

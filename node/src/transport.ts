@@ -9,7 +9,13 @@
  * promise); what it may replace is a traced notification's message, by a copy whose `_meta` has
  * the trace context. Every watched transport is restored when the instrumentation is disabled,
  * and watched again, with its watcher, when it is enabled again (its connection goes on).
+ *
+ * A stdio server transport's input is watched too: the stream it reads (`_stdin`, the process's
+ * stdin) ending or closing is its client going away. v1's transport (and v2 2.0's) ignores that
+ * end, so the SDK never closes the connection; v2 2.4's closes it on the same two events, which
+ * mcp-otel then also sees as the connection's close.
  */
+import { field } from './fields.js';
 import { reportOnce } from './safety.js';
 
 /** What a watcher does with a message about to be sent: nothing, or a copy to send instead. */
@@ -69,4 +75,47 @@ export class Transports {
       if (target !== undefined && watcher !== undefined) this.watch(target, watcher);
     }
   }
+}
+
+/** A stream's events as `on` and `off` (a Node `Readable`). */
+interface Input {
+  on(event: string, listener: () => void): unknown;
+  off(event: string, listener: () => void): unknown;
+}
+
+/** The stream a stdio server transport reads its client from (both generations keep it here). */
+function inputOf(transport: unknown): Input | undefined {
+  const stdin = field(transport, '_stdin');
+  return typeof field(stdin, 'on') === 'function' && typeof field(stdin, 'off') === 'function' ? (stdin as Input) : undefined;
+}
+
+/**
+ * Whether the input of a stdio server transport has ended: its stream's end was read, or it was
+ * destroyed (the test v2 2.4's transport makes when it starts).
+ */
+export function inputEnded(transport: unknown): boolean {
+  const stdin = inputOf(transport);
+  return stdin !== undefined && (field(stdin, 'readableEnded') === true || field(stdin, 'destroyed') === true);
+}
+
+/**
+ * Call `ended` once when the input of stdio server transport `transport` ends or closes (its
+ * client went away). Returns what stops watching (the connection closed first), or nothing for
+ * another transport. The listeners change nothing the stream does: `end` and `close` neither
+ * start its flow nor keep the process alive.
+ */
+export function watchInput(transport: unknown, ended: () => void): (() => void) | undefined {
+  const stdin = inputOf(transport);
+  if (stdin === undefined || inputEnded(transport)) return undefined;
+  const stop = (): void => {
+    stdin.off('end', once);
+    stdin.off('close', once);
+  };
+  const once = (): void => {
+    stop();
+    ended();
+  };
+  stdin.on('end', once);
+  stdin.on('close', once);
+  return stop;
 }

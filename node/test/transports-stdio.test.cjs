@@ -8,8 +8,15 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const mcpOtel = require('../dist/cjs/index.js');
 const { setup } = require('./support/telemetry.cjs');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
 const {
+  SDK_DIR,
   plain,
+  records,
+  scratch,
+  alive,
+  kill,
   remoteSpans,
   events,
   until,
@@ -29,6 +36,8 @@ const {
 const telemetry = setup(mcpOtel);
 const { semconv } = mcpOtel;
 const LEGACY = '2025-11-25';
+const serverName = (generation) => `transports-${generation}`;
+const AGENT = path.join(__dirname, 'fixtures', 'transports', 'agent.cjs');
 const MODERN = '2026-07-28';
 
 /** The agent's finished spans, in the server program's shape. */
@@ -44,8 +53,12 @@ async function both(file, name, pid) {
   return { client, server };
 }
 
-/** The server's handler of `slow` is running. */
-const slowStarted = (file) => until(() => eventOf(file, 'slow-started'), 'the slow handler to start');
+/** The server's handler of `slow` is running (`ms`: how long two processes may take to start). */
+const slowStarted = (file, ms) => until(() => eventOf(file, 'slow-started'), 'the slow handler to start', ms);
+
+// An agent process that starts the server process: two Node processes loading their SDKs (and
+// instrumentation) one after the other, seconds on a loaded machine.
+const TWO_PROCESSES_MS = 30000;
 
 /** `slow` called with an AbortSignal the caller aborts (reason 'user-cancel') once the handler runs. */
 async function abortedMidCall(sdk, client, file) {
@@ -70,6 +83,29 @@ const closed = (generation) =>
     ? { rejected: 'McpError', code: -32000, message: 'MCP error -32000: Connection closed' }
     : { rejected: 'SdkError', code: 'CONNECTION_CLOSED', message: 'Connection closed' };
 
+/** The server's points of the histogram `name`, once it has written them (its stdin closed). */
+async function pointsOf(file, name) {
+  const written = await until(() => records(file).filter((entry) => entry.type === 'metrics').at(-1), "the server's points");
+  return written.points.filter((point) => point.name === name);
+}
+
+/** What the server's session point and its `tools/call slow` point say of a client gone mid-call. */
+async function clientGonePoints(file, server) {
+  assert.deepEqual(await pointsOf(file, semconv.MCP_SERVER_SESSION_DURATION), [
+    {
+      name: semconv.MCP_SERVER_SESSION_DURATION,
+      attributes: { [semconv.MCP_PROTOCOL_VERSION]: LEGACY, [semconv.MCP_SERVER_NAME]: server },
+      count: 1,
+    },
+  ]);
+  const slow = (await pointsOf(file, semconv.MCP_SERVER_OPERATION_DURATION)).filter(
+    (point) => point.attributes[semconv.GEN_AI_TOOL_NAME] === 'slow',
+  );
+  assert.deepEqual(slow.map((point) => [point.attributes[semconv.MCP_REQUEST_OUTCOME], point.attributes[semconv.MCP_REQUEST_CANCEL_REASON], point.count]), [
+    ['cancelled', 'disconnect', 1],
+  ]);
+}
+
 /** The same trace, the server's span the child of the agent's. */
 function oneTrace(client, server) {
   assert.equal(server.traceId, client.traceId, 'one trace');
@@ -77,7 +113,7 @@ function oneTrace(client, server) {
 }
 
 for (const generation of ['v1', 'v2']) {
-  const serverName = `transports-${generation}`;
+  const name = serverName(generation);
 
   test(`${generation} stdio: a tool call is ok on both sides, one trace across two processes, pipe`, async () => {
     telemetry.reset();
@@ -91,7 +127,7 @@ for (const generation of ['v1', 'v2']) {
           [semconv.GEN_AI_OPERATION_NAME]: 'execute_tool',
           [semconv.GEN_AI_TOOL_NAME]: 'echo',
           [semconv.MCP_PROTOCOL_VERSION]: LEGACY,
-          [semconv.MCP_SERVER_NAME]: serverName,
+          [semconv.MCP_SERVER_NAME]: name,
           [semconv.MCP_SERVER_VERSION]: '3.1.4',
           [semconv.NETWORK_TRANSPORT]: 'pipe',
           [semconv.JSONRPC_REQUEST_ID]: '1',
@@ -109,7 +145,7 @@ for (const generation of ['v1', 'v2']) {
         const handshake = await both(file, 'initialize');
         assert.deepEqual(stated(handshake.client), ok(false));
         assert.equal(handshake.client.attributes[semconv.MCP_PROTOCOL_VERSION], LEGACY);
-        assert.equal(handshake.client.attributes[semconv.MCP_SERVER_NAME], serverName);
+        assert.equal(handshake.client.attributes[semconv.MCP_SERVER_NAME], name);
         assert.equal(handshake.client.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
         assert.equal(handshake.server.attributes[semconv.JSONRPC_REQUEST_ID], '0');
         assert.equal(handshake.server.attributes[semconv.MCP_PROTOCOL_VERSION], LEGACY, 'the version it answered');
@@ -162,7 +198,7 @@ for (const generation of ['v1', 'v2']) {
         const sent = await until(() => find(agentSpans(), 'tools/call die', 'CLIENT'), 'the CLIENT span');
         assert.deepEqual(stated(sent), failed('connection_closed'));
         assert.equal(sent.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
-        assert.equal(sent.attributes[semconv.MCP_SERVER_NAME], serverName);
+        assert.equal(sent.attributes[semconv.MCP_SERVER_NAME], name);
         // The process exited inside the handler: nothing was left to end its SERVER span.
         assert.equal(find(remoteSpans(file), 'tools/call die', 'SERVER'), undefined);
         return answer;
@@ -175,13 +211,13 @@ for (const generation of ['v1', 'v2']) {
 // The client goes away mid-call (the agent closes its transport: the server's stdin ends).
 
 for (const generation of ['v1', 'v2']) {
-  test(`${generation} stdio: the client going away mid-call: cancelled/disconnect where the server's SDK sees EOF, else the handler finishes ok`, async () => {
+  test(`${generation} stdio: the client going away mid-call is cancelled/disconnect on the server, which records its session, whether or not its SDK sees EOF`, async () => {
     telemetry.reset();
     // v2 (2.4.0) closes the connection when stdin ends and aborts its handlers; v1 (and v2 2.0.0)
     // ignore EOF: the handler runs to its end and answers into a pipe whose reader is leaving.
     const seesEof = await stdioClosesOnEof(generation);
     const got = await transparently(telemetry, (instrumented) =>
-      withStdio(generation, { instrumented }, async ({ sdk, client, transport, file }) => {
+      withStdio(generation, { instrumented }, async ({ sdk, client, transport, file, pid }) => {
         // close() ends the server's stdin, then waits (up to 2 s) for its process to exit; a
         // handler that ignores EOF (800 ms) answers meanwhile, and the agent still reads that.
         const answer = await clientGoneMidCall(sdk, client, transport, file, seesEof ? undefined : 800);
@@ -191,12 +227,16 @@ for (const generation of ['v1', 'v2']) {
         } else {
           const order = events(file).map((entry) => entry.event);
           assert.deepEqual(order, ['slow-started', 'stdin-end', 'slow-finished'], 'stdin ended while the handler ran on');
+          // Nothing of mcp-otel's keeps the process alive: it exits once its handler is done.
+          await until(() => !alive(pid), 'the server process to exit');
         }
         if (!instrumented) return answer;
         const { client: sent, server: handled } = await both(file, 'tools/call slow');
-        assert.deepEqual(stated(handled), seesEof ? cancelled('disconnect') : ok());
+        // The server's client hung up: the handler's later answer (if any) reached no one of its.
+        assert.deepEqual(stated(handled), cancelled('disconnect'));
         assert.deepEqual(stated(sent), seesEof ? failed('connection_closed') : ok());
         oneTrace(sent, handled);
+        await clientGonePoints(file, serverName(generation));
         return answer;
       }),
     );
@@ -205,10 +245,9 @@ for (const generation of ['v1', 'v2']) {
   });
 }
 
-test('v1 stdio: a server application that closes its server when stdin ends records failed/shutdown', async () => {
-  // The model: the application closing its own server with a call in flight is failed/shutdown.
-  // mcp-otel cannot tell that this application closed because its client went away (the row
-  // "the client closed the connection (stdio EOF)" of docs/outcomes.md says cancelled/disconnect).
+test('v1 stdio: a server application that closes its server when stdin ends records cancelled/disconnect, not shutdown', async () => {
+  // The application closes its own server because its client went away (its input ended first):
+  // the row "the client closed the connection (stdio EOF)" of docs/outcomes.md, not a shutdown.
   telemetry.reset();
   const got = await transparently(telemetry, (instrumented) =>
     withStdio('v1', { instrumented, env: { CLOSE_ON_STDIN_END: '1' } }, async ({ sdk, client, transport, file }) => {
@@ -218,15 +257,52 @@ test('v1 stdio: a server application that closes its server when stdin ends reco
       assert.match(eventOf(file, 'slow-aborted').reason, /^DOMException/);
       if (!instrumented) return answer;
       const { client: sent, server: handled } = await both(file, 'tools/call slow');
-      assert.deepEqual(stated(handled), failed('shutdown'));
-      assert.equal(handled.statusMessage, 'server shut down with the call in flight');
+      assert.deepEqual(stated(handled), cancelled('disconnect'));
       assert.deepEqual(stated(sent), failed('connection_closed'));
       oneTrace(sent, handled);
+      await clientGonePoints(file, serverName('v1'));
       return answer;
     }),
   );
   assert.deepEqual(got, { rejected: 'McpError', code: -32000, message: 'MCP error -32000: Connection closed' });
 });
+
+for (const generation of ['v1', 'v2']) {
+  test(`${generation} stdio: the client process killed mid-call is cancelled/disconnect on the server, which records its session and runs on as without mcp-otel`, async () => {
+    const got = await transparently(telemetry, async (instrumented) => {
+      const { file, cleanup } = scratch();
+      // The agent, a process of its own, spawns the server and holds its stdin; killed, the
+      // server's stdin ends with nothing closed by anyone.
+      const agent = spawn(process.execPath, [AGENT, generation, '1500'], {
+        env: { PATH: process.env.PATH, MCP_OTEL_SPANS_FILE: file, MCP_OTEL_SDK_DIR: SDK_DIR, ...(instrumented ? {} : { MCP_OTEL_OFF: '1' }) },
+        stdio: 'ignore',
+      });
+      let pid;
+      try {
+        pid = (await slowStarted(file, TWO_PROCESSES_MS)).pid;
+        agent.kill('SIGKILL');
+        const seesEof = await stdioClosesOnEof(generation);
+        await until(() => eventOf(file, seesEof ? 'slow-aborted' : 'slow-finished'), 'the handler to end', TWO_PROCESSES_MS);
+        await until(() => !alive(pid), 'the server process to exit', TWO_PROCESSES_MS);
+        const order = events(file).map((entry) => entry.event);
+        if (instrumented) {
+          const handled = find(remoteSpans(file), 'tools/call slow', 'SERVER');
+          assert.deepEqual(stated(handled), cancelled('disconnect'));
+          assert.equal(handled.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
+          assert.equal(handled.attributes[semconv.JSONRPC_REQUEST_ID], '1');
+          await clientGonePoints(file, serverName(generation));
+        }
+        return { order, seesEof };
+      } finally {
+        kill(agent.pid);
+        kill(pid);
+        cleanup();
+      }
+    });
+    assert.deepEqual(got.order, ['slow-started', 'stdin-end', got.seesEof ? 'slow-aborted' : 'slow-finished']);
+    assert.equal(got.seesEof, generation === 'v2' && serverSdkVersion(generation) !== '2.0.0');
+  });
+}
 
 test('v2 serveStdio: the client going away mid-call (EOF) is cancelled/disconnect, though serveStdio then closes its server', async (t) => {
   // serveStdio answers the end of input by closing its McpServer (McpServer.close()): mcp-otel

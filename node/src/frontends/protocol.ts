@@ -27,6 +27,7 @@ import {
   TRANSPORT_TCP,
 } from '../semconv.js';
 import type { Sides } from '../sides.js';
+import { inputEnded } from '../transport.js';
 
 /** What tells one SDK generation's `Protocol` apart. */
 export interface ProtocolShape {
@@ -224,11 +225,13 @@ export function handlerControllers(protocol: Protocol): Map<unknown, AbortContro
 /**
  * Whether the transport has already closed: its own `_closed`, or, for v2's `serveStdio`, that of
  * the stdio transport its channel wraps (`_wire`), which closes at the end of input and then has
- * the SDK close the server. A server closed after that was not shut down: its client went away.
+ * the SDK close the server; or a stdio transport's input has ended (v1's stays open at the end of
+ * input, and an application may close its server then). A server closed after that was not shut
+ * down: its client went away.
  */
 export function transportClosed(protocol: Protocol): boolean {
   const transport = transportOf(protocol);
-  return field(transport, '_closed') === true || field(field(transport, '_wire'), '_closed') === true;
+  return field(transport, '_closed') === true || field(field(transport, '_wire'), '_closed') === true || inputEnded(transport);
 }
 
 /**
