@@ -12,6 +12,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const {
   SDK_DIR,
+  agentSdk,
   plain,
   records,
   scratch,
@@ -43,11 +44,12 @@ const MODERN = '2026-07-28';
 /** The agent's finished spans, in the server program's shape. */
 const agentSpans = () => telemetry.spans().map(plain);
 
-/** The agent's span and the server's span of `name`, once both have ended. */
-async function both(file, name, pid) {
-  const client = await until(() => find(agentSpans(), name, 'CLIENT'), `the CLIENT span ${name}`);
+/** The agent's span and the server's span of `name` (of JSON-RPC id `id`, if given), once both have ended. */
+async function both(file, name, pid, id) {
+  const named = (span, kind) => span.name === name && span.kind === kind && (id === undefined || span.attributes[semconv.JSONRPC_REQUEST_ID] === id);
+  const client = await until(() => agentSpans().find((span) => named(span, 'CLIENT')), `the CLIENT span ${name}`);
   const server = await until(
-    () => remoteSpans(file).find((span) => span.name === name && span.kind === 'SERVER' && (pid === undefined || span.pid === pid)),
+    () => remoteSpans(file).find((span) => named(span, 'SERVER') && (pid === undefined || span.pid === pid)),
     `the SERVER span ${name}`,
   );
   return { client, server };
@@ -333,6 +335,25 @@ test('v2 serveStdio: the client going away mid-call (EOF) is cancelled/disconnec
 
 const AUTO = { versionNegotiation: { mode: 'auto' } };
 
+/** The probe's CLIENT span: the agent's server/discover with the probe's id. */
+const probeSent = () =>
+  until(
+    () => agentSpans().find((span) => span.kind === 'CLIENT' && span.attributes[semconv.JSONRPC_REQUEST_ID] === 'server-discover-probe-1'),
+    "the probe's CLIENT span",
+  );
+
+/** The agent's points of server/discover requests, by outcome (or `none`): their counts. */
+async function discoverPoints() {
+  const points = await telemetry.points(semconv.MCP_CLIENT_OPERATION_DURATION);
+  const counts = {};
+  for (const { attributes, value } of points) {
+    if (attributes[semconv.MCP_METHOD_NAME] !== 'server/discover') continue;
+    const key = JSON.stringify(Object.fromEntries(Object.entries(attributes).sort()));
+    counts[key] = (counts[key] ?? 0) + value.count;
+  }
+  return counts;
+}
+
 /** The probe's SERVER span: the one named server/discover that is not the session server's. */
 const probeOf = (file, pid) =>
   until(() => remoteSpans(file).find((span) => span.name === 'server/discover' && span.pid !== pid), "the probe's SERVER span");
@@ -352,15 +373,17 @@ test('v2 stdio 2026-07-28 (serveStdio): the probe, server/discover and the tool 
       [semconv.MCP_REQUEST_OUTCOME]: 'ok',
     });
     assert.equal(probe.status, 'UNSET');
-    // The SDK sends the probe on the raw transport, past the request funnel mcp-otel wraps: the
-    // agent has no span of it, so it carries no trace context (the server's span is a root).
-    assert.equal(probe.parentSpanId, undefined);
-    assert.equal(find(agentSpans(), 'server/discover', 'CLIENT'), undefined);
+    // The SDK sends the probe on a sibling transport of its own, past the request funnel: its
+    // CLIENT span all the same, named from the answer, the parent of the server's.
+    const sent = await probeSent();
+    assert.deepEqual(sent.attributes, probe.attributes);
+    assert.equal(sent.status, 'UNSET');
+    oneTrace(sent, probe);
     assert.equal(find(agentSpans(), 'initialize', 'CLIENT'), undefined, 'no initialize on 2026-07-28');
 
     const discovered = await seen(client.discover());
     assert.deepEqual(discovered.result.supportedVersions, [MODERN]);
-    const discover = await both(file, 'server/discover', pid);
+    const discover = await both(file, 'server/discover', pid, '0');
     for (const span of [discover.client, discover.server]) {
       assert.deepEqual(stated(span), ok(false));
       assert.equal(span.attributes[semconv.MCP_PROTOCOL_VERSION], MODERN);
@@ -416,8 +439,16 @@ for (const server of ['v2', 'v1']) {
       assert.equal(probe.attributes[semconv.JSONRPC_REQUEST_ID], 'server-discover-probe-1');
       assert.equal(probe.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
       assert.equal(probe.attributes[semconv.MCP_PROTOCOL_VERSION], undefined, 'nothing was negotiated yet');
-      assert.equal(probe.parentSpanId, undefined);
-      assert.equal(find(agentSpans(), 'server/discover', 'CLIENT'), undefined, 'the probe bypasses the request funnel');
+      const sent = await probeSent();
+      assert.deepEqual(sent.attributes, {
+        [semconv.MCP_METHOD_NAME]: 'server/discover',
+        [semconv.NETWORK_TRANSPORT]: 'pipe',
+        [semconv.JSONRPC_REQUEST_ID]: 'server-discover-probe-1',
+        [semconv.RPC_RESPONSE_STATUS_CODE]: '-32601',
+        [semconv.MCP_REQUEST_RESULT_TYPE]: 'negotiation',
+      });
+      assert.equal(sent.status, 'UNSET');
+      oneTrace(sent, probe);
 
       const handshake = await both(file, 'initialize', pid);
       assert.deepEqual(stated(handshake.client), ok(false));
@@ -437,21 +468,45 @@ for (const server of ['v2', 'v1']) {
 
 test(
   'v2 stdio 2026-07-28: the connect-time probe has a CLIENT span (ok, or negotiation when refused), parent of the server’s',
-  { todo: 'the v2 client sends its connect-time server/discover probe on the raw transport (ProbeWindow.exchange), which mcp-otel does not see' },
   async () => {
     telemetry.reset();
-    for (const [server, mode, verdict] of [
-      ['v2', 'serve', ok(false)],
-      ['v2', 'stdio', { [semconv.RPC_RESPONSE_STATUS_CODE]: '-32601', [semconv.MCP_REQUEST_RESULT_TYPE]: 'negotiation', status: 'UNSET' }],
+    // Its point: the ok probe's, with what it learnt; none for a negotiation step.
+    const okPoint = JSON.stringify(Object.fromEntries(Object.entries({
+      [semconv.MCP_METHOD_NAME]: 'server/discover',
+      [semconv.MCP_PROTOCOL_VERSION]: MODERN,
+      [semconv.MCP_SERVER_NAME]: 'transports-v2',
+      [semconv.NETWORK_TRANSPORT]: 'pipe',
+      [semconv.MCP_REQUEST_OUTCOME]: 'ok',
+    }).sort()));
+    for (const [server, mode, verdict, points] of [
+      ['v2', 'serve', ok(false), { [okPoint]: 1 }],
+      ['v2', 'stdio', { [semconv.RPC_RESPONSE_STATUS_CODE]: '-32601', [semconv.MCP_REQUEST_RESULT_TYPE]: 'negotiation', status: 'UNSET' }, {}],
+      ['v1', 'stdio', { [semconv.RPC_RESPONSE_STATUS_CODE]: '-32601', [semconv.MCP_REQUEST_RESULT_TYPE]: 'negotiation', status: 'UNSET' }, {}],
     ]) {
+      const before = await discoverPoints();
       await withStdio('v2', { server, mode, clientOptions: AUTO }, async ({ file, pid }) => {
         const probe = await probeOf(file, pid);
-        const sent = find(agentSpans(), 'server/discover', 'CLIENT');
-        assert.ok(sent, 'a CLIENT span of the probe');
+        const sent = await probeSent();
         assert.deepEqual(stated(sent), verdict);
         oneTrace(sent, probe);
+        // The sibling the SDK probed on is gone; the session's own requests are spans as ever.
+        assert.equal(agentSpans().filter((span) => span.name === 'server/discover').length, 1);
       });
+      const after = await discoverPoints();
+      const added = Object.fromEntries(Object.entries(after).map(([key, count]) => [key, count - (before[key] ?? 0)]).filter(([, count]) => count > 0));
+      assert.deepEqual(added, points);
       telemetry.reset();
     }
+    // The stdio client transport's start is watched (the sibling's), and restored by disable().
+    const { prototype } = agentSdk('v2').StdioClientTransport;
+    const watched = () => Object.getOwnPropertySymbols(prototype.start).length;
+    assert.equal(watched(), 1);
+    telemetry.instrumentation.disable();
+    try {
+      assert.equal(watched(), 0);
+    } finally {
+      telemetry.instrumentation.enable();
+    }
+    assert.equal(watched(), 1);
   },
 );
