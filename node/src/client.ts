@@ -17,6 +17,7 @@
 import { context, createContextKey, type Attributes } from '@opentelemetry/api';
 import { requestAttributes, requestOf, type Request } from './attributes.js';
 import {
+  classifyClientError,
   classifyClientRejection,
   classifyClientResult,
   elicitationAction,
@@ -30,6 +31,7 @@ import { field, stringOf } from './fields.js';
 import type { Call, Lifecycle } from './lifecycle.js';
 import type { Verdict } from './outcome.js';
 import { withContext } from './propagation.js';
+import { awaitReply } from './transport.js';
 import { reportOnce } from './safety.js';
 import {
   JSONRPC_REQUEST_ID,
@@ -41,6 +43,8 @@ import {
   METHOD_INITIALIZE,
   METHOD_SERVER_DISCOVER,
   METHOD_TOOLS_CALL,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
 } from './semconv.js';
 import type { Connection, Connections } from './sessions.js';
 
@@ -199,9 +203,37 @@ export class ClientSide {
     return promise;
   }
 
-  /** End the span of `call`, answered with `result`. */
-  finishAnswered(protocol: Protocol, call: Call, request: Request, result: unknown): void {
-    const late: Attributes = {};
+  /**
+   * The SDK sends `message`, its connect-time probe, on `transport` itself, past its send funnel
+   * (no `Protocol` reads that transport yet): one CLIENT span, ended by the reply the transport
+   * hands the SDK's own handler. A probe with no reply (it timed out, its connection closed, or an
+   * HTTP status refused it) has no outcome, so no span. Returns the message to send instead: a
+   * copy with the span's trace context in `params._meta` (the SDK keeps no copy of what it sends).
+   */
+  probe(facts: SdkFacts, protocol: Protocol, transport: unknown, message: Message): Message | undefined {
+    const settings = this.settings();
+    const request = requestOf(message.method, message.params, settings);
+    const span = { ...requestAttributes(request, settings, {}), ...facts.attributesOfTransport(transport, 'client') };
+    const shape = this.connections.shape(this.connections.of(protocol, transport), 'client', request, settings, () => span);
+    const call = this.lifecycle.open('client', request, shape, { ...shape.span, [JSONRPC_REQUEST_ID]: String(message.id) });
+    call.requestId = message.id;
+    // The version it asks for: the server's, once it answers with a result.
+    const version = stringOf(field(field(message.params, '_meta'), PROTOCOL_VERSION_META_KEY));
+    awaitReply(transport, message.id, (reply) => {
+      const error = field(reply, 'error');
+      if (error === undefined) {
+        this.finishAnswered(protocol, call, request, field(reply, 'result'), version === undefined ? {} : { [MCP_PROTOCOL_VERSION]: version });
+        return;
+      }
+      const code = field(error, 'code');
+      const rpcError: RpcError = { code: typeof code === 'number' ? code : NaN, message: stringOf(field(error, 'message')) ?? '' };
+      this.lifecycle.finish(call, () => classifyClientError(rpcError, { keepMessage: settings.captureContent, method: request.method }));
+    });
+    return settings.propagate ? withContext(message, call.context) : undefined;
+  }
+
+  /** End the span of `call`, answered with `result` (`late`: what else its answer says). */
+  finishAnswered(protocol: Protocol, call: Call, request: Request, result: unknown, late: Attributes = {}): void {
     try {
       if (request.method === METHOD_INITIALIZE || request.method === METHOD_SERVER_DISCOVER) {
         this.learnServer(protocol, call, result, late);
@@ -218,9 +250,12 @@ export class ClientSide {
     this.lifecycle.finish(call, () => classifyClientResult(result, { answerDeclined, inputDeclined }), late);
   }
 
-  /** The handshake's answer names the server and the protocol version: the span and the point learn them. */
+  /**
+   * The handshake's answer names the server (an initialize result's `serverInfo`, a 2026-07-28
+   * server/discover result's `_meta` stamp) and the protocol version: the span and the point learn them.
+   */
   private learnServer(protocol: Protocol, call: Call, result: unknown, late: Attributes): void {
-    const info = field(result, 'serverInfo');
+    const info = field(result, 'serverInfo') ?? field(field(result, '_meta'), SERVER_INFO_META_KEY);
     const version = stringOf(field(result, 'protocolVersion'));
     this.connections.learnt(protocol, version);
     const settings = this.settings();

@@ -39,4 +39,16 @@ export interface SdkFacts {
   requestProtocolVersion(extra: unknown): string | undefined;
   /** Whether the connection's transport has already closed (the peer went away first). */
   transportClosed(protocol: Protocol): boolean;
+  /**
+   * Whether `message` is a request the SDK sends on a transport itself, past its send funnel (v2's
+   * connect-time `server/discover` probe, before any `Protocol` reads that transport).
+   */
+  isProbe(message: Message): boolean;
+  /**
+   * The prototype of the transports the SDK starts of its own to probe on, when it will probe on
+   * one instead of `transport` (v2: a disposable sibling of its base stdio client transport).
+   */
+  probeSiblingOf(transport: unknown): object | undefined;
+  /** The attributes of `transport` (network.transport, server.* or client.*). */
+  attributesOfTransport(transport: unknown, side: SideName): Attributes;
 }

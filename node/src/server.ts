@@ -9,7 +9,8 @@
  * own -32601 for an unknown method and the code it turns a handler's throw into included). A
  * request the SDK aborts is finished at the abort, as the SDK then answers nothing: the client's
  * `notifications/cancelled` is `cancelled` / `client`, the connection closing with it in flight
- * `cancelled` / `disconnect`, the application closing its own server `failed` / `shutdown`.
+ * `cancelled` / `disconnect`, the application closing its own server `failed` / `shutdown`. A stdio
+ * client's end of input is `cancelled` / `disconnect` too where the SDK lets its handlers run on.
  */
 import { context, trace, type Attributes, type Context, type Link } from '@opentelemetry/api';
 import { requestAttributes, requestOf } from './attributes.js';
@@ -172,6 +173,19 @@ export class ServerSide {
         this.finish(call, { isCancellation: true, transportClosed, method: call.method });
       }
     };
+  }
+
+  /**
+   * `protocol`'s client went away (its stdio input ended) with calls in flight, which its SDK lets
+   * run on (v1): each is `cancelled` / `disconnect` now; what its handler answers later reaches no
+   * one, and ends nothing.
+   */
+  inputEnded(protocol: Protocol): void {
+    const handling = this.connections.of(protocol).handling;
+    for (const [id, call] of handling) {
+      handling.delete(id);
+      this.finish(call, { isCancellation: true, transportClosed: true, method: call.method });
+    }
   }
 
   private finish(call: Call, facts: ServerEnd, late?: Attributes): void {

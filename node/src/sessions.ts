@@ -44,6 +44,8 @@ export interface Connection {
   shapes?: Shapes;
   opened?: number; // performance.now() at connect
   role?: SideName;
+  // Stops watching a stdio server's input for its client's end (`transport.ts`).
+  unwatchInput?: () => void;
   readonly sending: Set<Call>; // requests sent, unanswered
   readonly handling: Map<unknown, Call>; // requests handled, unanswered, by JSON-RPC id
 }
@@ -143,15 +145,21 @@ export class Connections {
   }
 
   /** `protocol` connects to `transport`: its session's clock runs. */
-  opened(protocol: Protocol, role: SideName, transport: unknown): void {
+  opened(protocol: Protocol, role: SideName, transport: unknown): Connection {
     const connection = this.of(protocol, transport);
     connection.opened = performance.now();
     connection.role = role;
+    return connection;
   }
 
-  /** The connection closed: its session's duration is recorded, with what it knew of its server. */
+  /**
+   * The connection closed (or, on stdio, its client's input ended): its session's duration is
+   * recorded once, with what it knew of its server.
+   */
   closed(facts: SdkFacts, protocol: Protocol): void {
     const connection = this.find(protocol);
+    connection?.unwatchInput?.();
+    if (connection !== undefined) connection.unwatchInput = undefined;
     if (connection?.opened === undefined || connection.role === undefined) return;
     const seconds = (performance.now() - connection.opened) / 1000;
     connection.opened = undefined;

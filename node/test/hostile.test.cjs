@@ -147,10 +147,12 @@ for (const generation of ['v1', 'v2']) {
       ? Object.getPrototypeOf(Object.getPrototypeOf(client))
       : Object.getPrototypeOf(sdk.Client.prototype);
     for (const name of PATCHED[generation]) assert.ok(isWrapped(protocol[name]), `${name} patched`);
+    for (const name of ['callTool', 'connect']) assert.ok(isWrapped(sdk.Client.prototype[name]), `Client.${name} patched`);
     assert.ok(Object.prototype.hasOwnProperty.call(clientTransport, 'send'), 'the transport is watched');
     telemetry.instrumentation.disable();
     try {
       for (const name of PATCHED[generation]) assert.ok(!isWrapped(protocol[name]), `${name} restored`);
+      for (const name of ['callTool', 'connect']) assert.ok(!isWrapped(sdk.Client.prototype[name]), `Client.${name} restored`);
       assert.ok(!Object.prototype.hasOwnProperty.call(clientTransport, 'send'), 'the transport restored');
       telemetry.reset();
       const { client: bare } = await connect(sdk);

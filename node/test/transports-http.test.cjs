@@ -237,8 +237,8 @@ test('v2 HTTP 2026-07-28: the probe, server/discover and the tool call all carry
       const discovered = await seen(client.discover());
       const answer = await seen(sdk.callTool(client, { name: 'echo', arguments: { text: 'hi' } }));
       if (!instrumented) return { discovered, answer };
-      // The connect-time probe: its SERVER span only (the SDK sends it past the request funnel,
-      // so the agent has no span of it and it carries no trace context).
+      // The connect-time probe: the SDK sends it on the transport itself, before its Protocol
+      // connects, past the request funnel; its CLIENT span all the same, the parent of the server's.
       const probe = await until(
         () => remoteSpans(file).find((span) => span.name === 'server/discover' && span.attributes[semconv.JSONRPC_REQUEST_ID] === 'server-discover-probe-1'),
         "the probe's SERVER span",
@@ -252,10 +252,21 @@ test('v2 HTTP 2026-07-28: the probe, server/discover and the tool call all carry
         [semconv.JSONRPC_REQUEST_ID]: 'server-discover-probe-1',
         [semconv.MCP_REQUEST_OUTCOME]: 'ok',
       });
-      assert.equal(probe.parentSpanId, undefined);
+      const isProbe = (span) => span.attributes[semconv.JSONRPC_REQUEST_ID] === 'server-discover-probe-1';
+      const sentProbe = await until(() => agentSpans().find((span) => span.kind === 'CLIENT' && isProbe(span)), "the probe's CLIENT span");
+      assert.deepEqual(sentProbe.attributes, {
+        ...probe.attributes,
+        [semconv.SERVER_ADDRESS]: '127.0.0.1',
+        [semconv.SERVER_PORT]: port,
+      });
+      assert.equal(sentProbe.status, 'UNSET');
+      oneTrace(sentProbe, probe);
       assert.equal(find(agentSpans(), 'initialize', 'CLIENT'), undefined, 'no initialize on 2026-07-28');
 
-      const sentDiscover = await until(() => find(agentSpans(), 'server/discover', 'CLIENT'), 'the discover CLIENT span');
+      const sentDiscover = await until(
+        () => agentSpans().find((span) => span.name === 'server/discover' && span.kind === 'CLIENT' && !isProbe(span)),
+        'the discover CLIENT span',
+      );
       const handledDiscover = await until(
         () => remoteSpans(file).find((span) => span.name === 'server/discover' && span.parentSpanId === sentDiscover.spanId),
         'the discover SERVER span',
@@ -297,7 +308,7 @@ test('v2 HTTP 2026-07-28 against a v1 server: the probe is refused before any MC
     }
     oneTrace(call.client, call.server);
     // The v1 application answers a request without a session HTTP 400 itself: no server/discover
-    // reached an McpServer, and the agent's probe is past the request funnel.
+    // reached an McpServer, and no JSON-RPC answer came back to the probe: no outcome, no span.
     assert.equal(remoteSpans(file).find((span) => span.name === 'server/discover'), undefined);
     assert.equal(find(agentSpans(), 'server/discover', 'CLIENT'), undefined);
     assert.ok(find(agentSpans(), 'initialize', 'CLIENT'), 'the fallback handshake');

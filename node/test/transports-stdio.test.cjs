@@ -8,8 +8,16 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const mcpOtel = require('../dist/cjs/index.js');
 const { setup } = require('./support/telemetry.cjs');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
 const {
+  SDK_DIR,
+  agentSdk,
   plain,
+  records,
+  scratch,
+  alive,
+  kill,
   remoteSpans,
   events,
   until,
@@ -29,23 +37,30 @@ const {
 const telemetry = setup(mcpOtel);
 const { semconv } = mcpOtel;
 const LEGACY = '2025-11-25';
+const serverName = (generation) => `transports-${generation}`;
+const AGENT = path.join(__dirname, 'fixtures', 'transports', 'agent.cjs');
 const MODERN = '2026-07-28';
 
 /** The agent's finished spans, in the server program's shape. */
 const agentSpans = () => telemetry.spans().map(plain);
 
-/** The agent's span and the server's span of `name`, once both have ended. */
-async function both(file, name, pid) {
-  const client = await until(() => find(agentSpans(), name, 'CLIENT'), `the CLIENT span ${name}`);
+/** The agent's span and the server's span of `name` (of JSON-RPC id `id`, if given), once both have ended. */
+async function both(file, name, pid, id) {
+  const named = (span, kind) => span.name === name && span.kind === kind && (id === undefined || span.attributes[semconv.JSONRPC_REQUEST_ID] === id);
+  const client = await until(() => agentSpans().find((span) => named(span, 'CLIENT')), `the CLIENT span ${name}`);
   const server = await until(
-    () => remoteSpans(file).find((span) => span.name === name && span.kind === 'SERVER' && (pid === undefined || span.pid === pid)),
+    () => remoteSpans(file).find((span) => named(span, 'SERVER') && (pid === undefined || span.pid === pid)),
     `the SERVER span ${name}`,
   );
   return { client, server };
 }
 
-/** The server's handler of `slow` is running. */
-const slowStarted = (file) => until(() => eventOf(file, 'slow-started'), 'the slow handler to start');
+/** The server's handler of `slow` is running (`ms`: how long two processes may take to start). */
+const slowStarted = (file, ms) => until(() => eventOf(file, 'slow-started'), 'the slow handler to start', ms);
+
+// An agent process that starts the server process: two Node processes loading their SDKs (and
+// instrumentation) one after the other, seconds on a loaded machine.
+const TWO_PROCESSES_MS = 30000;
 
 /** `slow` called with an AbortSignal the caller aborts (reason 'user-cancel') once the handler runs. */
 async function abortedMidCall(sdk, client, file) {
@@ -70,6 +85,29 @@ const closed = (generation) =>
     ? { rejected: 'McpError', code: -32000, message: 'MCP error -32000: Connection closed' }
     : { rejected: 'SdkError', code: 'CONNECTION_CLOSED', message: 'Connection closed' };
 
+/** The server's points of the histogram `name`, once it has written them (its stdin closed). */
+async function pointsOf(file, name) {
+  const written = await until(() => records(file).filter((entry) => entry.type === 'metrics').at(-1), "the server's points");
+  return written.points.filter((point) => point.name === name);
+}
+
+/** What the server's session point and its `tools/call slow` point say of a client gone mid-call. */
+async function clientGonePoints(file, server) {
+  assert.deepEqual(await pointsOf(file, semconv.MCP_SERVER_SESSION_DURATION), [
+    {
+      name: semconv.MCP_SERVER_SESSION_DURATION,
+      attributes: { [semconv.MCP_PROTOCOL_VERSION]: LEGACY, [semconv.MCP_SERVER_NAME]: server },
+      count: 1,
+    },
+  ]);
+  const slow = (await pointsOf(file, semconv.MCP_SERVER_OPERATION_DURATION)).filter(
+    (point) => point.attributes[semconv.GEN_AI_TOOL_NAME] === 'slow',
+  );
+  assert.deepEqual(slow.map((point) => [point.attributes[semconv.MCP_REQUEST_OUTCOME], point.attributes[semconv.MCP_REQUEST_CANCEL_REASON], point.count]), [
+    ['cancelled', 'disconnect', 1],
+  ]);
+}
+
 /** The same trace, the server's span the child of the agent's. */
 function oneTrace(client, server) {
   assert.equal(server.traceId, client.traceId, 'one trace');
@@ -77,7 +115,7 @@ function oneTrace(client, server) {
 }
 
 for (const generation of ['v1', 'v2']) {
-  const serverName = `transports-${generation}`;
+  const name = serverName(generation);
 
   test(`${generation} stdio: a tool call is ok on both sides, one trace across two processes, pipe`, async () => {
     telemetry.reset();
@@ -91,7 +129,7 @@ for (const generation of ['v1', 'v2']) {
           [semconv.GEN_AI_OPERATION_NAME]: 'execute_tool',
           [semconv.GEN_AI_TOOL_NAME]: 'echo',
           [semconv.MCP_PROTOCOL_VERSION]: LEGACY,
-          [semconv.MCP_SERVER_NAME]: serverName,
+          [semconv.MCP_SERVER_NAME]: name,
           [semconv.MCP_SERVER_VERSION]: '3.1.4',
           [semconv.NETWORK_TRANSPORT]: 'pipe',
           [semconv.JSONRPC_REQUEST_ID]: '1',
@@ -109,7 +147,7 @@ for (const generation of ['v1', 'v2']) {
         const handshake = await both(file, 'initialize');
         assert.deepEqual(stated(handshake.client), ok(false));
         assert.equal(handshake.client.attributes[semconv.MCP_PROTOCOL_VERSION], LEGACY);
-        assert.equal(handshake.client.attributes[semconv.MCP_SERVER_NAME], serverName);
+        assert.equal(handshake.client.attributes[semconv.MCP_SERVER_NAME], name);
         assert.equal(handshake.client.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
         assert.equal(handshake.server.attributes[semconv.JSONRPC_REQUEST_ID], '0');
         assert.equal(handshake.server.attributes[semconv.MCP_PROTOCOL_VERSION], LEGACY, 'the version it answered');
@@ -162,7 +200,7 @@ for (const generation of ['v1', 'v2']) {
         const sent = await until(() => find(agentSpans(), 'tools/call die', 'CLIENT'), 'the CLIENT span');
         assert.deepEqual(stated(sent), failed('connection_closed'));
         assert.equal(sent.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
-        assert.equal(sent.attributes[semconv.MCP_SERVER_NAME], serverName);
+        assert.equal(sent.attributes[semconv.MCP_SERVER_NAME], name);
         // The process exited inside the handler: nothing was left to end its SERVER span.
         assert.equal(find(remoteSpans(file), 'tools/call die', 'SERVER'), undefined);
         return answer;
@@ -175,13 +213,13 @@ for (const generation of ['v1', 'v2']) {
 // The client goes away mid-call (the agent closes its transport: the server's stdin ends).
 
 for (const generation of ['v1', 'v2']) {
-  test(`${generation} stdio: the client going away mid-call: cancelled/disconnect where the server's SDK sees EOF, else the handler finishes ok`, async () => {
+  test(`${generation} stdio: the client going away mid-call is cancelled/disconnect on the server, which records its session, whether or not its SDK sees EOF`, async () => {
     telemetry.reset();
     // v2 (2.4.0) closes the connection when stdin ends and aborts its handlers; v1 (and v2 2.0.0)
     // ignore EOF: the handler runs to its end and answers into a pipe whose reader is leaving.
     const seesEof = await stdioClosesOnEof(generation);
     const got = await transparently(telemetry, (instrumented) =>
-      withStdio(generation, { instrumented }, async ({ sdk, client, transport, file }) => {
+      withStdio(generation, { instrumented }, async ({ sdk, client, transport, file, pid }) => {
         // close() ends the server's stdin, then waits (up to 2 s) for its process to exit; a
         // handler that ignores EOF (800 ms) answers meanwhile, and the agent still reads that.
         const answer = await clientGoneMidCall(sdk, client, transport, file, seesEof ? undefined : 800);
@@ -191,12 +229,16 @@ for (const generation of ['v1', 'v2']) {
         } else {
           const order = events(file).map((entry) => entry.event);
           assert.deepEqual(order, ['slow-started', 'stdin-end', 'slow-finished'], 'stdin ended while the handler ran on');
+          // Nothing of mcp-otel's keeps the process alive: it exits once its handler is done.
+          await until(() => !alive(pid), 'the server process to exit');
         }
         if (!instrumented) return answer;
         const { client: sent, server: handled } = await both(file, 'tools/call slow');
-        assert.deepEqual(stated(handled), seesEof ? cancelled('disconnect') : ok());
+        // The server's client hung up: the handler's later answer (if any) reached no one of its.
+        assert.deepEqual(stated(handled), cancelled('disconnect'));
         assert.deepEqual(stated(sent), seesEof ? failed('connection_closed') : ok());
         oneTrace(sent, handled);
+        await clientGonePoints(file, serverName(generation));
         return answer;
       }),
     );
@@ -205,10 +247,9 @@ for (const generation of ['v1', 'v2']) {
   });
 }
 
-test('v1 stdio: a server application that closes its server when stdin ends records failed/shutdown', async () => {
-  // The model: the application closing its own server with a call in flight is failed/shutdown.
-  // mcp-otel cannot tell that this application closed because its client went away (the row
-  // "the client closed the connection (stdio EOF)" of docs/outcomes.md says cancelled/disconnect).
+test('v1 stdio: a server application that closes its server when stdin ends records cancelled/disconnect, not shutdown', async () => {
+  // The application closes its own server because its client went away (its input ended first):
+  // the row "the client closed the connection (stdio EOF)" of docs/outcomes.md, not a shutdown.
   telemetry.reset();
   const got = await transparently(telemetry, (instrumented) =>
     withStdio('v1', { instrumented, env: { CLOSE_ON_STDIN_END: '1' } }, async ({ sdk, client, transport, file }) => {
@@ -218,15 +259,52 @@ test('v1 stdio: a server application that closes its server when stdin ends reco
       assert.match(eventOf(file, 'slow-aborted').reason, /^DOMException/);
       if (!instrumented) return answer;
       const { client: sent, server: handled } = await both(file, 'tools/call slow');
-      assert.deepEqual(stated(handled), failed('shutdown'));
-      assert.equal(handled.statusMessage, 'server shut down with the call in flight');
+      assert.deepEqual(stated(handled), cancelled('disconnect'));
       assert.deepEqual(stated(sent), failed('connection_closed'));
       oneTrace(sent, handled);
+      await clientGonePoints(file, serverName('v1'));
       return answer;
     }),
   );
   assert.deepEqual(got, { rejected: 'McpError', code: -32000, message: 'MCP error -32000: Connection closed' });
 });
+
+for (const generation of ['v1', 'v2']) {
+  test(`${generation} stdio: the client process killed mid-call is cancelled/disconnect on the server, which records its session and runs on as without mcp-otel`, async () => {
+    const got = await transparently(telemetry, async (instrumented) => {
+      const { file, cleanup } = scratch();
+      // The agent, a process of its own, spawns the server and holds its stdin; killed, the
+      // server's stdin ends with nothing closed by anyone.
+      const agent = spawn(process.execPath, [AGENT, generation, '1500'], {
+        env: { PATH: process.env.PATH, MCP_OTEL_SPANS_FILE: file, MCP_OTEL_SDK_DIR: SDK_DIR, ...(instrumented ? {} : { MCP_OTEL_OFF: '1' }) },
+        stdio: 'ignore',
+      });
+      let pid;
+      try {
+        pid = (await slowStarted(file, TWO_PROCESSES_MS)).pid;
+        agent.kill('SIGKILL');
+        const seesEof = await stdioClosesOnEof(generation);
+        await until(() => eventOf(file, seesEof ? 'slow-aborted' : 'slow-finished'), 'the handler to end', TWO_PROCESSES_MS);
+        await until(() => !alive(pid), 'the server process to exit', TWO_PROCESSES_MS);
+        const order = events(file).map((entry) => entry.event);
+        if (instrumented) {
+          const handled = find(remoteSpans(file), 'tools/call slow', 'SERVER');
+          assert.deepEqual(stated(handled), cancelled('disconnect'));
+          assert.equal(handled.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
+          assert.equal(handled.attributes[semconv.JSONRPC_REQUEST_ID], '1');
+          await clientGonePoints(file, serverName(generation));
+        }
+        return { order, seesEof };
+      } finally {
+        kill(agent.pid);
+        kill(pid);
+        cleanup();
+      }
+    });
+    assert.deepEqual(got.order, ['slow-started', 'stdin-end', got.seesEof ? 'slow-aborted' : 'slow-finished']);
+    assert.equal(got.seesEof, generation === 'v2' && serverSdkVersion(generation) !== '2.0.0');
+  });
+}
 
 test('v2 serveStdio: the client going away mid-call (EOF) is cancelled/disconnect, though serveStdio then closes its server', async (t) => {
   // serveStdio answers the end of input by closing its McpServer (McpServer.close()): mcp-otel
@@ -257,6 +335,25 @@ test('v2 serveStdio: the client going away mid-call (EOF) is cancelled/disconnec
 
 const AUTO = { versionNegotiation: { mode: 'auto' } };
 
+/** The probe's CLIENT span: the agent's server/discover with the probe's id. */
+const probeSent = () =>
+  until(
+    () => agentSpans().find((span) => span.kind === 'CLIENT' && span.attributes[semconv.JSONRPC_REQUEST_ID] === 'server-discover-probe-1'),
+    "the probe's CLIENT span",
+  );
+
+/** The agent's points of server/discover requests, by outcome (or `none`): their counts. */
+async function discoverPoints() {
+  const points = await telemetry.points(semconv.MCP_CLIENT_OPERATION_DURATION);
+  const counts = {};
+  for (const { attributes, value } of points) {
+    if (attributes[semconv.MCP_METHOD_NAME] !== 'server/discover') continue;
+    const key = JSON.stringify(Object.fromEntries(Object.entries(attributes).sort()));
+    counts[key] = (counts[key] ?? 0) + value.count;
+  }
+  return counts;
+}
+
 /** The probe's SERVER span: the one named server/discover that is not the session server's. */
 const probeOf = (file, pid) =>
   until(() => remoteSpans(file).find((span) => span.name === 'server/discover' && span.pid !== pid), "the probe's SERVER span");
@@ -276,15 +373,17 @@ test('v2 stdio 2026-07-28 (serveStdio): the probe, server/discover and the tool 
       [semconv.MCP_REQUEST_OUTCOME]: 'ok',
     });
     assert.equal(probe.status, 'UNSET');
-    // The SDK sends the probe on the raw transport, past the request funnel mcp-otel wraps: the
-    // agent has no span of it, so it carries no trace context (the server's span is a root).
-    assert.equal(probe.parentSpanId, undefined);
-    assert.equal(find(agentSpans(), 'server/discover', 'CLIENT'), undefined);
+    // The SDK sends the probe on a sibling transport of its own, past the request funnel: its
+    // CLIENT span all the same, named from the answer, the parent of the server's.
+    const sent = await probeSent();
+    assert.deepEqual(sent.attributes, probe.attributes);
+    assert.equal(sent.status, 'UNSET');
+    oneTrace(sent, probe);
     assert.equal(find(agentSpans(), 'initialize', 'CLIENT'), undefined, 'no initialize on 2026-07-28');
 
     const discovered = await seen(client.discover());
     assert.deepEqual(discovered.result.supportedVersions, [MODERN]);
-    const discover = await both(file, 'server/discover', pid);
+    const discover = await both(file, 'server/discover', pid, '0');
     for (const span of [discover.client, discover.server]) {
       assert.deepEqual(stated(span), ok(false));
       assert.equal(span.attributes[semconv.MCP_PROTOCOL_VERSION], MODERN);
@@ -340,8 +439,16 @@ for (const server of ['v2', 'v1']) {
       assert.equal(probe.attributes[semconv.JSONRPC_REQUEST_ID], 'server-discover-probe-1');
       assert.equal(probe.attributes[semconv.NETWORK_TRANSPORT], 'pipe');
       assert.equal(probe.attributes[semconv.MCP_PROTOCOL_VERSION], undefined, 'nothing was negotiated yet');
-      assert.equal(probe.parentSpanId, undefined);
-      assert.equal(find(agentSpans(), 'server/discover', 'CLIENT'), undefined, 'the probe bypasses the request funnel');
+      const sent = await probeSent();
+      assert.deepEqual(sent.attributes, {
+        [semconv.MCP_METHOD_NAME]: 'server/discover',
+        [semconv.NETWORK_TRANSPORT]: 'pipe',
+        [semconv.JSONRPC_REQUEST_ID]: 'server-discover-probe-1',
+        [semconv.RPC_RESPONSE_STATUS_CODE]: '-32601',
+        [semconv.MCP_REQUEST_RESULT_TYPE]: 'negotiation',
+      });
+      assert.equal(sent.status, 'UNSET');
+      oneTrace(sent, probe);
 
       const handshake = await both(file, 'initialize', pid);
       assert.deepEqual(stated(handshake.client), ok(false));
@@ -361,21 +468,45 @@ for (const server of ['v2', 'v1']) {
 
 test(
   'v2 stdio 2026-07-28: the connect-time probe has a CLIENT span (ok, or negotiation when refused), parent of the server’s',
-  { todo: 'the v2 client sends its connect-time server/discover probe on the raw transport (ProbeWindow.exchange), which mcp-otel does not see' },
   async () => {
     telemetry.reset();
-    for (const [server, mode, verdict] of [
-      ['v2', 'serve', ok(false)],
-      ['v2', 'stdio', { [semconv.RPC_RESPONSE_STATUS_CODE]: '-32601', [semconv.MCP_REQUEST_RESULT_TYPE]: 'negotiation', status: 'UNSET' }],
+    // Its point: the ok probe's, with what it learnt; none for a negotiation step.
+    const okPoint = JSON.stringify(Object.fromEntries(Object.entries({
+      [semconv.MCP_METHOD_NAME]: 'server/discover',
+      [semconv.MCP_PROTOCOL_VERSION]: MODERN,
+      [semconv.MCP_SERVER_NAME]: 'transports-v2',
+      [semconv.NETWORK_TRANSPORT]: 'pipe',
+      [semconv.MCP_REQUEST_OUTCOME]: 'ok',
+    }).sort()));
+    for (const [server, mode, verdict, points] of [
+      ['v2', 'serve', ok(false), { [okPoint]: 1 }],
+      ['v2', 'stdio', { [semconv.RPC_RESPONSE_STATUS_CODE]: '-32601', [semconv.MCP_REQUEST_RESULT_TYPE]: 'negotiation', status: 'UNSET' }, {}],
+      ['v1', 'stdio', { [semconv.RPC_RESPONSE_STATUS_CODE]: '-32601', [semconv.MCP_REQUEST_RESULT_TYPE]: 'negotiation', status: 'UNSET' }, {}],
     ]) {
+      const before = await discoverPoints();
       await withStdio('v2', { server, mode, clientOptions: AUTO }, async ({ file, pid }) => {
         const probe = await probeOf(file, pid);
-        const sent = find(agentSpans(), 'server/discover', 'CLIENT');
-        assert.ok(sent, 'a CLIENT span of the probe');
+        const sent = await probeSent();
         assert.deepEqual(stated(sent), verdict);
         oneTrace(sent, probe);
+        // The sibling the SDK probed on is gone; the session's own requests are spans as ever.
+        assert.equal(agentSpans().filter((span) => span.name === 'server/discover').length, 1);
       });
+      const after = await discoverPoints();
+      const added = Object.fromEntries(Object.entries(after).map(([key, count]) => [key, count - (before[key] ?? 0)]).filter(([, count]) => count > 0));
+      assert.deepEqual(added, points);
       telemetry.reset();
     }
+    // The stdio client transport's start is watched (the sibling's), and restored by disable().
+    const { prototype } = agentSdk('v2').StdioClientTransport;
+    const watched = () => Object.getOwnPropertySymbols(prototype.start).length;
+    assert.equal(watched(), 1);
+    telemetry.instrumentation.disable();
+    try {
+      assert.equal(watched(), 0);
+    } finally {
+      telemetry.instrumentation.enable();
+    }
+    assert.equal(watched(), 1);
   },
 );

@@ -13,6 +13,7 @@
  * | `_onclose` | the connection closed, which aborts every handler | `ServerSide.closed` |
  * | `close` | the application closing its own object | `ServerSide.closingByApplication` |
  * | `connect` | the transport given: its `send` is watched (answers, notifications sent) | `Transports.watch` |
+ * | `Client.connect` | v2 probes the server (`server/discover`) before: that transport, or the sibling it probes on, watched | `Sides.negotiating` |
  */
 import type { Attributes } from '@opentelemetry/api';
 import type { ConnectionFacts } from '../attributes.js';
@@ -27,6 +28,7 @@ import {
   TRANSPORT_TCP,
 } from '../semconv.js';
 import type { Sides } from '../sides.js';
+import { inputEnded } from '../transport.js';
 
 /** What tells one SDK generation's `Protocol` apart. */
 export interface ProtocolShape {
@@ -73,6 +75,7 @@ export function protocolOf(classOrInstance: unknown, shape: ProtocolShape): obje
 /** Patch a `Protocol` prototype for `sides`. */
 export function patchProtocol(prototype: object, shape: ProtocolShape, sides: Sides, wrap: Wrap): void {
   const { facts } = shape;
+  FACTS.set(prototype, facts);
   wrap(prototype, shape.sendFunnel, (original) =>
     function (this: Protocol, ...args: unknown[]) {
       const message = args[shape.messageIndex] as Message;
@@ -144,14 +147,34 @@ export function patchProtocol(prototype: object, shape: ProtocolShape, sides: Si
  * checks the result against the tool's output schema after the answer came, and what the
  * application gets (the result, or that check's error) is what the span states.
  */
-export const LOGICAL_CALLS = ['callTool'];
+const LOGICAL = ['callTool'];
+
+/**
+ * Every `Client` method patched (the instrumentation wraps and restores these): its logical calls,
+ * and its own `connect`, where a v2 client probes the server before its `Protocol` connects.
+ */
+export const LOGICAL_CALLS = [...LOGICAL, 'connect'];
+
+// The facts of each `Protocol` prototype patched: a `Client`'s connect finds its generation's.
+const FACTS = new WeakMap<object, SdkFacts>();
+
+/** The facts of the SDK generation of `protocol` (a `Client` or `Server` instance), by its prototype chain. */
+function factsOf(protocol: Protocol): SdkFacts | undefined {
+  let prototype: object | null = Object.getPrototypeOf(protocol) as object | null;
+  for (let depth = 0; prototype !== null && depth < 8; depth++) {
+    const facts = FACTS.get(prototype);
+    if (facts !== undefined) return facts;
+    prototype = Object.getPrototypeOf(prototype) as object | null;
+  }
+  return undefined;
+}
 
 /** The `Client` prototype of a class or an instance (the one that owns `callTool`). */
 export function clientOf(classOrInstance: unknown): object | undefined {
   let prototype: unknown =
     typeof classOrInstance === 'function' ? (classOrInstance as { prototype: unknown }).prototype : classOrInstance;
   for (let depth = 0; prototype !== null && prototype !== undefined && depth < 8; depth++) {
-    if (typeof prototype === 'object' && LOGICAL_CALLS.every((name) => Object.prototype.hasOwnProperty.call(prototype, name))) {
+    if (typeof prototype === 'object' && LOGICAL.every((name) => Object.prototype.hasOwnProperty.call(prototype, name))) {
       return prototype;
     }
     prototype = Object.getPrototypeOf(prototype);
@@ -159,15 +182,22 @@ export function clientOf(classOrInstance: unknown): object | undefined {
   return undefined;
 }
 
-/** Patch a `Client` prototype's logical calls for `sides`. */
+/** Patch a `Client` prototype's logical calls and its `connect` for `sides`. */
 export function patchClient(prototype: object, sides: Sides, wrap: Wrap): void {
-  for (const name of LOGICAL_CALLS) {
+  for (const name of LOGICAL) {
     wrap(prototype, name, (original) =>
       function (this: Protocol, ...args: unknown[]) {
         return sides.client.logical(this, () => original.apply(this, args) as Promise<unknown>);
       },
     );
   }
+  wrap(prototype, 'connect', (original) =>
+    function (this: Protocol, ...args: unknown[]) {
+      const facts = factsOf(this);
+      const connect = (): unknown => original.apply(this, args);
+      return facts === undefined ? connect() : sides.negotiating(facts, this, args[0], connect);
+    },
+  );
 }
 
 /** The transport a `Protocol` object is connected to (both generations keep it here). */
@@ -191,12 +221,16 @@ export function connectionFacts(protocol: Protocol): ConnectionFacts {
   };
 }
 
-/**
- * The connection's transport attributes, from the transport's class (stdio: `pipe`; HTTP: `tcp`
- * and, for a client, the server's address and port from its URL).
- */
+/** The connection's transport attributes (`attributesOfTransport` of its transport). */
 export function transportAttributes(protocol: Protocol, side: SideName): Attributes {
-  const transport = transportOf(protocol);
+  return attributesOfTransport(transportOf(protocol), side);
+}
+
+/**
+ * A transport's attributes, from its class (stdio: `pipe`; HTTP: `tcp` and, for a client, the
+ * server's address and port from its URL).
+ */
+export function attributesOfTransport(transport: unknown, side: SideName): Attributes {
   const kind = stringOf(field(field(transport, 'constructor'), 'name')) ?? '';
   if (/stdio/i.test(kind)) return { [NETWORK_TRANSPORT]: TRANSPORT_PIPE };
   if (!/http|sse/i.test(kind)) return {}; // in memory, or a transport of the application's own
@@ -224,11 +258,13 @@ export function handlerControllers(protocol: Protocol): Map<unknown, AbortContro
 /**
  * Whether the transport has already closed: its own `_closed`, or, for v2's `serveStdio`, that of
  * the stdio transport its channel wraps (`_wire`), which closes at the end of input and then has
- * the SDK close the server. A server closed after that was not shut down: its client went away.
+ * the SDK close the server; or a stdio transport's input has ended (v1's stays open at the end of
+ * input, and an application may close its server then). A server closed after that was not shut
+ * down: its client went away.
  */
 export function transportClosed(protocol: Protocol): boolean {
   const transport = transportOf(protocol);
-  return field(transport, '_closed') === true || field(field(transport, '_wire'), '_closed') === true;
+  return field(transport, '_closed') === true || field(field(transport, '_wire'), '_closed') === true || inputEnded(transport);
 }
 
 /**

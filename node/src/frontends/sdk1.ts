@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SdkFacts } from '../facts.js';
 import {
+  attributesOfTransport,
   codedError,
   connectionFacts,
   handlerControllers,
@@ -51,6 +52,9 @@ const facts: SdkFacts = {
   handlerControllers,
   requestProtocolVersion,
   transportClosed,
+  isProbe: () => false, // v1 never probes
+  probeSiblingOf: () => undefined,
+  attributesOfTransport,
 };
 
 export const SDK1: ProtocolShape = { sendFunnel: 'request', messageIndex: 0, optionsIndex: 2, facts };

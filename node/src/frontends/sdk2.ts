@@ -9,10 +9,18 @@
  * options)`; a peer's JSON-RPC error is a `ProtocolError` with a numeric `code`; the SDK's own are
  * `SdkError`s with string codes (its request timeout, also what it rejects a caller's abort with,
  * `REQUEST_TIMEOUT`, and its closed connection `CONNECTION_CLOSED`).
+ *
+ * Its `Client.connect` with `versionNegotiation` probes the server with `server/discover` before
+ * the `Protocol` connects, past the send funnel: sent on the transport itself (`ProbeWindow`), with
+ * a string id `server-discover-probe-N` (never one of the Protocol's numbers), answered to the
+ * window's own `onmessage`. Its base stdio client transport is not probed in place: the SDK starts a
+ * disposable sibling (`new transport.constructor(...)`) to probe on, only when the transport's
+ * prototype is that base class's (it owns `_dispose`) and keeps its spawn parameters.
  */
-import type { SdkFacts, SdkFailure } from '../facts.js';
+import type { Message, SdkFacts, SdkFailure } from '../facts.js';
 import { field } from '../fields.js';
 import {
+  attributesOfTransport,
   codedError,
   connectionFacts,
   handlerControllers,
@@ -25,6 +33,7 @@ import {
 
 export const SDK2_PACKAGES = ['@modelcontextprotocol/client', '@modelcontextprotocol/server'];
 export const SDK2_VERSIONS = ['>=2.0.0 <3'];
+const PROBE_ID_PREFIX = 'server-discover-probe-';
 const SDK_FAILURES: Record<string, SdkFailure> = {
   REQUEST_TIMEOUT: 'timeout',
   CONNECTION_CLOSED: 'connection_closed',
@@ -42,6 +51,18 @@ const facts: SdkFacts = {
   handlerControllers,
   requestProtocolVersion,
   transportClosed,
+  isProbe(message: Message): boolean {
+    return typeof message.id === 'string' && message.id.startsWith(PROBE_ID_PREFIX);
+  },
+  probeSiblingOf(transport: unknown): object | undefined {
+    const prototype: unknown = typeof transport === 'object' && transport !== null ? Object.getPrototypeOf(transport) : undefined;
+    const params = field(transport, '_serverParams');
+    const spawns = typeof field(params, 'command') === 'string';
+    return spawns && typeof prototype === 'object' && prototype !== null && Object.prototype.hasOwnProperty.call(prototype, '_dispose')
+      ? prototype
+      : undefined;
+  },
+  attributesOfTransport,
 };
 
 export const SDK2: ProtocolShape = { sendFunnel: '_requestWithSchemaViaCodec', messageIndex: 1, optionsIndex: 3, facts };
