@@ -88,10 +88,14 @@ func benchCalls(b *testing.B, session *mcp.ClientSession) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu, measured := processCPU()
 	for b.Loop() {
 		if _, err := session.CallTool(ctx, params); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if used, ok := processCPU(); ok && measured {
+		b.ReportMetric(float64(used-cpu)/float64(b.N), "cpu-ns/op")
 	}
 }
 
@@ -102,7 +106,7 @@ func BenchmarkCallTool(b *testing.B) {
 }
 
 // Over stdio: the server is the built test server, instrumented the same way in its process
-// (ns/op is the round trip; allocs/op the client's process only).
+// (ns/op is the round trip; allocs/op and cpu-ns/op the client's process only).
 func BenchmarkCallToolStdio(b *testing.B) {
 	for _, variant := range variants {
 		b.Run(variant, func(b *testing.B) {

@@ -310,9 +310,12 @@ func (t *telemetry) track(req mcp.Request, c *call) *sync.Map {
 		return nil
 	}
 	key := weak.Make(session)
-	found, loaded := t.inFlight.LoadOrStore(key, &sync.Map{})
-	if !loaded {
-		runtime.AddCleanup(session, func(key weak.Pointer[mcp.ClientSession]) { t.inFlight.Delete(key) }, key)
+	found, ok := t.inFlight.Load(key) // a session's first call only makes its map
+	if !ok {
+		var loaded bool
+		if found, loaded = t.inFlight.LoadOrStore(key, &sync.Map{}); !loaded {
+			runtime.AddCleanup(session, func(key weak.Pointer[mcp.ClientSession]) { t.inFlight.Delete(key) }, key)
+		}
 	}
 	calls := found.(*sync.Map)
 	calls.Store(c, struct{}{})
@@ -375,7 +378,8 @@ func metaOf(req mcp.Request) map[string]any {
 
 // withMeta is req with a copy of its params whose _meta carries the trace context of ctx: the
 // caller's params and map are never changed, the SDK's own _meta keys are kept, and the request
-// keeps its concrete type.
+// keeps its concrete type. The SDK's own request types are copied as themselves; any other
+// through reflection (a type assertion costs nothing, a reflective one a walk of method sets).
 func withMeta(ctx context.Context, t *telemetry, method string, req mcp.Request) mcp.Request {
 	params := req.GetParams()
 	var copied mcp.Params
@@ -384,12 +388,41 @@ func withMeta(ctx context.Context, t *telemetry, method string, req mcp.Request)
 			return req
 		}
 	} else {
-		value := reflect.ValueOf(params)
-		fresh := reflect.New(value.Elem().Type())
-		fresh.Elem().Set(value.Elem())
-		copied = fresh.Interface().(mcp.Params)
+		copied = copyParams(params)
 	}
 	copied.SetMeta(injected(ctx, t.config.propagator, copied.GetMeta()))
+	switch r := req.(type) {
+	case *mcp.ClientRequest[mcp.Params]:
+		if r != nil {
+			fresh := *r
+			fresh.Params = copied
+			return &fresh
+		}
+	case *mcp.ServerRequest[mcp.Params]:
+		if r != nil {
+			fresh := *r
+			fresh.Params = copied
+			return &fresh
+		}
+	}
+	return withParams(req, copied)
+}
+
+// copyParams is a shallow copy of params (not nil): a tool call's as itself, any other by reflection.
+func copyParams(params mcp.Params) mcp.Params {
+	if p, ok := params.(*mcp.CallToolParams); ok {
+		fresh := *p
+		return &fresh
+	}
+	value := reflect.ValueOf(params)
+	fresh := reflect.New(value.Elem().Type())
+	fresh.Elem().Set(value.Elem())
+	return fresh.Interface().(mcp.Params)
+}
+
+// withParams is a copy of a request of a type of its own (a pointer to a struct with a Params
+// field) holding params instead; req itself when it has no such field.
+func withParams(req mcp.Request, params mcp.Params) mcp.Request {
 	request := reflect.ValueOf(req)
 	if request.Kind() != reflect.Pointer || request.Elem().Kind() != reflect.Struct {
 		return req
@@ -401,10 +434,10 @@ func withMeta(ctx context.Context, t *telemetry, method string, req mcp.Request)
 		return req
 	}
 	slot := fresh.Elem().Field(index)
-	if !reflect.TypeOf(copied).AssignableTo(slot.Type()) {
+	if !reflect.TypeOf(params).AssignableTo(slot.Type()) {
 		return req
 	}
-	slot.Set(reflect.ValueOf(copied))
+	slot.Set(reflect.ValueOf(params))
 	return fresh.Interface().(mcp.Request)
 }
 
