@@ -40,7 +40,7 @@ type telemetry struct {
 	config    *config
 	lifecycle *lifecycle
 	// The calls each client session has in flight: an elicitation its agent declines belongs to them.
-	inFlight sync.Map // weak.Pointer[mcp.ClientSession] -> *sync.Map of *call
+	inFlight sync.Map // weak.Pointer[mcp.ClientSession] -> *calls
 	// What each server session's handshake named (the SDK keeps the server's identity to itself).
 	servers sync.Map // weak.Pointer[mcp.ServerSession] -> connectionFacts
 }
@@ -59,9 +59,7 @@ func (t *telemetry) sending(next mcp.MethodHandler) mcp.MethodHandler {
 		handled, _ := ctx.Value(handledKey{}).(*call)
 		calls := t.track(req, c)
 		res, err := next(c.ctx, method, withMeta(c.ctx, t, method, req))
-		if calls != nil {
-			calls.Delete(c)
-		}
+		calls.remove(c)
 		t.sent(ctx, c, handled, r.method, res, err)
 		return res, err
 	}
@@ -304,7 +302,7 @@ func (t *telemetry) rememberServer(session *mcp.ServerSession, info *mcp.Impleme
 }
 
 // track notes a call an agent has in flight on its session (nil: not a client session).
-func (t *telemetry) track(req mcp.Request, c *call) *sync.Map {
+func (t *telemetry) track(req mcp.Request, c *call) *calls {
 	session, ok := req.GetSession().(*mcp.ClientSession)
 	if !ok || session == nil {
 		return nil
@@ -313,13 +311,31 @@ func (t *telemetry) track(req mcp.Request, c *call) *sync.Map {
 	found, ok := t.inFlight.Load(key) // a session's first call only makes its map
 	if !ok {
 		var loaded bool
-		if found, loaded = t.inFlight.LoadOrStore(key, &sync.Map{}); !loaded {
+		if found, loaded = t.inFlight.LoadOrStore(key, &calls{set: map[*call]struct{}{}}); !loaded {
 			runtime.AddCleanup(session, func(key weak.Pointer[mcp.ClientSession]) { t.inFlight.Delete(key) }, key)
 		}
 	}
-	calls := found.(*sync.Map)
-	calls.Store(c, struct{}{})
-	return calls
+	inFlight := found.(*calls)
+	inFlight.mu.Lock()
+	inFlight.set[c] = struct{}{}
+	inFlight.mu.Unlock()
+	return inFlight
+}
+
+// calls are the calls a client session has in flight (a map under a lock: adding and removing a
+// call allocates nothing, as a sync.Map's entries do).
+type calls struct {
+	mu  sync.Mutex
+	set map[*call]struct{}
+}
+
+func (in *calls) remove(c *call) {
+	if in == nil {
+		return
+	}
+	in.mu.Lock()
+	delete(in.set, c)
+	in.mu.Unlock()
 }
 
 // declinedOn: the agent answered its server's input request with the person's no; the calls it has
@@ -330,10 +346,12 @@ func (t *telemetry) declinedOn(session mcp.Session) {
 		return
 	}
 	if found, ok := t.inFlight.Load(weak.Make(client)); ok {
-		found.(*sync.Map).Range(func(key, _ any) bool {
-			key.(*call).inputDeclined.Store(true)
-			return true
-		})
+		inFlight := found.(*calls)
+		inFlight.mu.Lock()
+		for c := range inFlight.set {
+			c.inputDeclined.Store(true)
+		}
+		inFlight.mu.Unlock()
 	}
 }
 
