@@ -56,17 +56,18 @@ func requestAttributes(r request, facts connectionFacts, c *config) []attribute.
 	if c.serverName != "" {
 		name, version = c.serverName, c.serverVersion
 	}
-	for _, kv := range []struct{ key, value string }{
-		{semconv.MCPProtocolVersion, facts.protocolVersion},
-		{semconv.MCPSessionID, facts.sessionID},
-		{semconv.MCPServerName, name},
-		{semconv.MCPServerVersion, version},
-	} {
-		if kv.value != "" {
-			attrs = append(attrs, attribute.String(kv.key, model.Bounded(kv.value, c.maxNameLength)))
-		}
+	attrs = appendBounded(attrs, semconv.MCPProtocolVersion, facts.protocolVersion, c.maxNameLength)
+	attrs = appendBounded(attrs, semconv.MCPSessionID, facts.sessionID, c.maxNameLength)
+	attrs = appendBounded(attrs, semconv.MCPServerName, name, c.maxNameLength)
+	return appendBounded(attrs, semconv.MCPServerVersion, version, c.maxNameLength)
+}
+
+// appendBounded appends key = value cut to limit characters, when value is not empty.
+func appendBounded(attrs []attribute.KeyValue, key, value string, limit int) []attribute.KeyValue {
+	if value == "" {
+		return attrs
 	}
-	return attrs
+	return append(attrs, attribute.String(key, model.Bounded(value, limit)))
 }
 
 // tracedNotification reports whether a notification of method gets a span: every one, but progress

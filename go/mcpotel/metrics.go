@@ -18,13 +18,8 @@ import (
 // kept, later ones read _OTHER; the methods the specification defines always pass.
 type callMetrics struct {
 	durations [2]metric.Float64Histogram // [client, server]
-	bounds    map[attribute.Key]*nameBound
-}
-
-// The span attributes a point copies (besides the outcome's).
-var copiedKeys = []attribute.Key{
-	semconv.MCPMethodName, semconv.GenAIOperationName, semconv.GenAIToolName, semconv.GenAIPromptName,
-	semconv.MCPServerName, semconv.NetworkTransport, semconv.MCPProtocolVersion,
+	// The bounded names: methods (the specification's always pass), tools, prompts, servers.
+	methods, tools, prompts, servers nameBound
 }
 
 func newCallMetrics(meter metric.Meter, c *config) *callMetrics {
@@ -41,31 +36,43 @@ func newCallMetrics(meter metric.Meter, c *config) *callMetrics {
 			histogram(semconv.MCPClientOperationDuration, "Duration of MCP requests as their sender saw them."),
 			histogram(semconv.MCPServerOperationDuration, "Duration of MCP requests as their receiver handled them."),
 		},
-		bounds: map[attribute.Key]*nameBound{
-			semconv.MCPMethodName:   {limit: c.maxMetricNames, always: semconv.KnownMethods},
-			semconv.GenAIToolName:   {limit: c.maxMetricNames},
-			semconv.GenAIPromptName: {limit: c.maxMetricNames},
-			semconv.MCPServerName:   {limit: c.maxMetricNames},
-		},
+		methods: nameBound{limit: c.maxMetricNames, always: semconv.KnownMethods},
+		tools:   nameBound{limit: c.maxMetricNames},
+		prompts: nameBound{limit: c.maxMetricNames},
+		servers: nameBound{limit: c.maxMetricNames},
 	}
 }
 
-// attributes are a request's point attributes, from its span's (names bounded).
+// attributes are a request's point attributes, from its span's, in their order (names bounded):
+// mcp.method.name, gen_ai.operation.name, gen_ai.tool.name, gen_ai.prompt.name, mcp.server.name,
+// network.transport and mcp.protocol.version.
 func (m *callMetrics) attributes(span []attribute.KeyValue) []attribute.KeyValue {
-	out := make([]attribute.KeyValue, 0, len(copiedKeys))
-	for _, key := range copiedKeys {
-		for _, kv := range span {
-			if kv.Key != key {
-				continue
-			}
-			if bound := m.bounds[key]; bound != nil {
-				kv = key.String(bound.admit(kv.Value.AsString()))
-			}
-			out = append(out, kv)
+	out := make([]attribute.KeyValue, 0, pointKeys)
+	for _, kv := range span {
+		var bound *nameBound
+		switch kv.Key {
+		case semconv.MCPMethodName:
+			bound = &m.methods
+		case semconv.GenAIToolName:
+			bound = &m.tools
+		case semconv.GenAIPromptName:
+			bound = &m.prompts
+		case semconv.MCPServerName:
+			bound = &m.servers
+		case semconv.GenAIOperationName, semconv.NetworkTransport, semconv.MCPProtocolVersion:
+		default:
+			continue
 		}
+		if bound != nil {
+			kv.Value = attribute.StringValue(bound.admit(kv.Value.AsString()))
+		}
+		out = append(out, kv)
 	}
 	return out
 }
+
+// pointKeys is how many attributes a point copies from its span (besides the outcome's).
+const pointKeys = 7
 
 // record records one request of side (0 client, 1 server) that started at started, in its span's
 // context (an exemplar links the point to its own request).

@@ -40,7 +40,7 @@ type telemetry struct {
 	config    *config
 	lifecycle *lifecycle
 	// The calls each client session has in flight: an elicitation its agent declines belongs to them.
-	inFlight sync.Map // weak.Pointer[mcp.ClientSession] -> *sync.Map of *call
+	inFlight sync.Map // weak.Pointer[mcp.ClientSession] -> *calls
 	// What each server session's handshake named (the SDK keeps the server's identity to itself).
 	servers sync.Map // weak.Pointer[mcp.ServerSession] -> connectionFacts
 }
@@ -59,9 +59,7 @@ func (t *telemetry) sending(next mcp.MethodHandler) mcp.MethodHandler {
 		handled, _ := ctx.Value(handledKey{}).(*call)
 		calls := t.track(req, c)
 		res, err := next(c.ctx, method, withMeta(c.ctx, t, method, req))
-		if calls != nil {
-			calls.Delete(c)
-		}
+		calls.remove(c)
 		t.sent(ctx, c, handled, r.method, res, err)
 		return res, err
 	}
@@ -304,19 +302,40 @@ func (t *telemetry) rememberServer(session *mcp.ServerSession, info *mcp.Impleme
 }
 
 // track notes a call an agent has in flight on its session (nil: not a client session).
-func (t *telemetry) track(req mcp.Request, c *call) *sync.Map {
+func (t *telemetry) track(req mcp.Request, c *call) *calls {
 	session, ok := req.GetSession().(*mcp.ClientSession)
 	if !ok || session == nil {
 		return nil
 	}
 	key := weak.Make(session)
-	found, loaded := t.inFlight.LoadOrStore(key, &sync.Map{})
-	if !loaded {
-		runtime.AddCleanup(session, func(key weak.Pointer[mcp.ClientSession]) { t.inFlight.Delete(key) }, key)
+	found, ok := t.inFlight.Load(key) // a session's first call only makes its map
+	if !ok {
+		var loaded bool
+		if found, loaded = t.inFlight.LoadOrStore(key, &calls{set: map[*call]struct{}{}}); !loaded {
+			runtime.AddCleanup(session, func(key weak.Pointer[mcp.ClientSession]) { t.inFlight.Delete(key) }, key)
+		}
 	}
-	calls := found.(*sync.Map)
-	calls.Store(c, struct{}{})
-	return calls
+	inFlight := found.(*calls)
+	inFlight.mu.Lock()
+	inFlight.set[c] = struct{}{}
+	inFlight.mu.Unlock()
+	return inFlight
+}
+
+// calls are the calls a client session has in flight (a map under a lock: adding and removing a
+// call allocates nothing, as a sync.Map's entries do).
+type calls struct {
+	mu  sync.Mutex
+	set map[*call]struct{}
+}
+
+func (in *calls) remove(c *call) {
+	if in == nil {
+		return
+	}
+	in.mu.Lock()
+	delete(in.set, c)
+	in.mu.Unlock()
 }
 
 // declinedOn: the agent answered its server's input request with the person's no; the calls it has
@@ -327,10 +346,12 @@ func (t *telemetry) declinedOn(session mcp.Session) {
 		return
 	}
 	if found, ok := t.inFlight.Load(weak.Make(client)); ok {
-		found.(*sync.Map).Range(func(key, _ any) bool {
-			key.(*call).inputDeclined.Store(true)
-			return true
-		})
+		inFlight := found.(*calls)
+		inFlight.mu.Lock()
+		for c := range inFlight.set {
+			c.inputDeclined.Store(true)
+		}
+		inFlight.mu.Unlock()
 	}
 }
 
@@ -403,7 +424,8 @@ func metaOf(req mcp.Request) map[string]any {
 
 // withMeta is req with a copy of its params whose _meta carries the trace context of ctx: the
 // caller's params and map are never changed, the SDK's own _meta keys are kept, and the request
-// keeps its concrete type.
+// keeps its concrete type. The SDK's own request types are copied as themselves; any other
+// through reflection (a type assertion costs nothing, a reflective one a walk of method sets).
 func withMeta(ctx context.Context, t *telemetry, method string, req mcp.Request) mcp.Request {
 	params := req.GetParams()
 	var copied mcp.Params
@@ -412,12 +434,41 @@ func withMeta(ctx context.Context, t *telemetry, method string, req mcp.Request)
 			return req
 		}
 	} else {
-		value := reflect.ValueOf(params)
-		fresh := reflect.New(value.Elem().Type())
-		fresh.Elem().Set(value.Elem())
-		copied = fresh.Interface().(mcp.Params)
+		copied = copyParams(params)
 	}
 	copied.SetMeta(injected(ctx, t.config.propagator, copied.GetMeta()))
+	switch r := req.(type) {
+	case *mcp.ClientRequest[mcp.Params]:
+		if r != nil {
+			fresh := *r
+			fresh.Params = copied
+			return &fresh
+		}
+	case *mcp.ServerRequest[mcp.Params]:
+		if r != nil {
+			fresh := *r
+			fresh.Params = copied
+			return &fresh
+		}
+	}
+	return withParams(req, copied)
+}
+
+// copyParams is a shallow copy of params (not nil): a tool call's as itself, any other by reflection.
+func copyParams(params mcp.Params) mcp.Params {
+	if p, ok := params.(*mcp.CallToolParams); ok {
+		fresh := *p
+		return &fresh
+	}
+	value := reflect.ValueOf(params)
+	fresh := reflect.New(value.Elem().Type())
+	fresh.Elem().Set(value.Elem())
+	return fresh.Interface().(mcp.Params)
+}
+
+// withParams is a copy of a request of a type of its own (a pointer to a struct with a Params
+// field) holding params instead; req itself when it has no such field.
+func withParams(req mcp.Request, params mcp.Params) mcp.Request {
 	request := reflect.ValueOf(req)
 	if request.Kind() != reflect.Pointer || request.Elem().Kind() != reflect.Struct {
 		return req
@@ -429,10 +480,10 @@ func withMeta(ctx context.Context, t *telemetry, method string, req mcp.Request)
 		return req
 	}
 	slot := fresh.Elem().Field(index)
-	if !reflect.TypeOf(copied).AssignableTo(slot.Type()) {
+	if !reflect.TypeOf(params).AssignableTo(slot.Type()) {
 		return req
 	}
-	slot.Set(reflect.ValueOf(copied))
+	slot.Set(reflect.ValueOf(params))
 	return fresh.Interface().(mcp.Request)
 }
 

@@ -100,7 +100,8 @@ func (*Unfinished) verdict() {}
 
 // Bounded is text cut to limit characters, marking the cut.
 func Bounded(text string, limit int) string {
-	if utf8.RuneCountInString(text) <= limit {
+	// No more bytes than limit: no more characters either (most names), without counting them.
+	if len(text) <= limit || utf8.RuneCountInString(text) <= limit {
 		return text
 	}
 	runes := []rune(text)
