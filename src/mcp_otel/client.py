@@ -492,17 +492,29 @@ class ClientInstrumentation:
                     call.cancel_sent = True
             method, params = messages.notification_of(notification)
             span = self.notification_span(instance, method, params)
-            if span is not None and carry is not None and method == METHOD_INITIALIZED and self.settings.propagate:
-                carrier: dict[str, str] = {}
-                self.propagator.inject(carrier, span)
-                if carrier:  # the copy in the caller's place (the SDK's own object, made for this send)
-                    carried = carry(notification, carrier)
-                    args, kwargs = (
-                        ((carried, *args[1:]), kwargs) if args else (args, {**kwargs, "notification": carried})
-                    )
+            if span is not None and carry is not None and method == METHOD_INITIALIZED:
+                args, kwargs = self._carrying(carry, span, notification, args, kwargs)
         except Exception as exc:
             report_once("could not inspect an outgoing notification", exc)
         return await self._sending_notification(span, wrapped, args, kwargs)
+
+    def _carrying(
+        self, carry: Carry, span: Span, notification: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The send's arguments with ``carry``'s copy of ``notification`` (the SDK's own object,
+        made for this send), ``span``'s context in its ``params._meta``, in its place."""
+        if not self.settings.propagate:
+            return args, kwargs
+        try:
+            carrier: dict[str, str] = {}
+            self.propagator.inject(carrier, span)
+            if not carrier:
+                return args, kwargs
+            carried = carry(notification, carrier)
+            return ((carried, *args[1:]), kwargs) if args else (args, {**kwargs, "notification": carried})
+        except Exception as exc:  # sent as it is, still with its span
+            report_once("could not inject trace context", exc)
+            return args, kwargs
 
     async def notify(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """mcp 2.x: a dispatcher sends a notification by method and params (a server's progress, log

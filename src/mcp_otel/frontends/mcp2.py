@@ -103,6 +103,7 @@ def _received(
 ) -> ServerRequest:
     params = params if isinstance(params, Mapping) else {}
     http_request = getattr(getattr(dctx, "message_metadata", None), "request_context", None)
+    dispatcher = getattr(dctx, "_dispatcher", None)
     return ServerRequest(  # by position (see ServerRequest)
         method,
         params,
@@ -113,9 +114,9 @@ def _received(
         http_request,
         server_name,
         server_version,
-        getattr(getattr(dctx, "_dispatcher", None), "_write_stream", None),  # write_stream
+        getattr(dispatcher, "_write_stream", None),  # write_stream
         params.get("inputResponses"),  # input_responses
-        _dispatcher(dctx),  # connection
+        dispatcher if dispatcher is not None else _dispatcher(dctx),  # connection
     )
 
 
