@@ -63,6 +63,7 @@ from mcp_otel.semconv import (
     METHOD_CANCELLED,
     METHOD_ELICITATION_CREATE,
     METHOD_INITIALIZE,
+    METHOD_INITIALIZED,
     METHOD_SERVER_DISCOVER,
     METHOD_TOOLS_CALL,
     NETWORK_TRANSPORT,
@@ -107,6 +108,9 @@ NOTIFYING: ContextVar[bool] = ContextVar("mcp_otel_notifying", default=False)
 # the arguments to send it with, given (wrapped, instance, args, kwargs) as the patch got them.
 Started = tuple["ClientCall | None", tuple[Any, ...], dict[str, Any]]
 Start = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Started]
+
+# A front end's copy of a typed notification with the given entries in its ``params._meta``.
+Carry = Callable[[Any, Mapping[str, str]], Any]
 
 # What a front end does when the caller stopped waiting for a request (mcp 1.x: the courtesy
 # cancel, opt-in); it never raises.
@@ -466,11 +470,18 @@ class ClientInstrumentation:
         return result
 
     async def send_notification(
-        self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        wrapped: Any,
+        instance: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        carry: Carry | None = None,
     ) -> Any:
         """A session sends a typed notification (mcp 1.x ``BaseSession``, either side; mcp 2.x
         ``ClientSession``): a cancel of a call in flight is noted on it, and the notification has
-        its CLIENT span, around the send."""
+        its CLIENT span, around the send. The handshake's ``notifications/initialized`` (which
+        the SDKs send without params) is sent as ``carry`` copies it, with the span's context in
+        ``params._meta``: the receiver's span of it is its child."""
         span = None
         try:
             notification = args[0] if args else kwargs.get("notification")
@@ -479,10 +490,31 @@ class ClientInstrumentation:
                 call = self._inflight.get((id(instance), str(request_id)))
                 if call is not None:
                     call.cancel_sent = True
-            span = self.notification_span(instance, *messages.notification_of(notification))
+            method, params = messages.notification_of(notification)
+            span = self.notification_span(instance, method, params)
+            if span is not None and carry is not None and method == METHOD_INITIALIZED:
+                args, kwargs = self._carrying(carry, span, notification, args, kwargs)
         except Exception as exc:
             report_once("could not inspect an outgoing notification", exc)
         return await self._sending_notification(span, wrapped, args, kwargs)
+
+    def _carrying(
+        self, carry: Carry, span: Span, notification: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The send's arguments with ``carry``'s copy of ``notification`` (the SDK's own object,
+        made for this send), ``span``'s context in its ``params._meta``, in its place."""
+        if not self.settings.propagate:
+            return args, kwargs
+        try:
+            carrier: dict[str, str] = {}
+            self.propagator.inject(carrier, span)
+            if not carrier:
+                return args, kwargs
+            carried = carry(notification, carrier)
+            return ((carried, *args[1:]), kwargs) if args else (args, {**kwargs, "notification": carried})
+        except Exception as exc:  # sent as it is, still with its span
+            report_once("could not inject trace context", exc)
+            return args, kwargs
 
     async def notify(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """mcp 2.x: a dispatcher sends a notification by method and params (a server's progress, log

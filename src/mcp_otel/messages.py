@@ -157,6 +157,9 @@ class ServerRequest(NamedTuple):
     write_stream: Any  # the connection's write stream (the transport registry's key)
     # A 2026-07-28 round's answers to the previous round's input requests (mcp 2.x; 1.x has none).
     input_responses: Any = None
+    # What the connection's messages share, where the owner is not one per connection (mcp 2.x on
+    # 2026-07-28: a runner per message): what a cancel's request id is matched in. None: the owner.
+    connection: Any = None
 
 
 # The longest propagation value read from params._meta: W3C baggage's own limit (traceparent is 55

@@ -3,8 +3,8 @@
 Reads the JSON lines the OpenTelemetry OTLP JSON file exporter writes (``mcp-otel run``) and
 the collector's file exporter writes: one ``{"resourceSpans": [...]}`` object per line; lines
 with other signals are skipped. A call is a span of the chosen side (CLIENT: the agent's view,
-by default) whose ``mcp.method.name`` is the chosen method (``tools/call`` by default; any, for
-:data:`EVERY_METHOD`). Its outcome is ``mcp.request.outcome`` (``tool.outcome``); spans without
+by default) whose ``mcp.method.name`` is the chosen method (``tools/call`` by default; any
+request's, for :data:`EVERY_METHOD`). Its outcome is ``mcp.request.outcome`` (``tool.outcome``); spans without
 it (other instrumentations, older versions) are counted by their status, ERROR as failed and
 anything else as ok (ADR-191 rule 5), and flagged in the output.
 
@@ -13,7 +13,8 @@ successes either. "declined" counts the cancels that were a person's no (``input
 "caller faults" counts the failures whose ``rpc.response.status_code`` blames the request
 (-32602 ...: :data:`~mcp_otel.semconv.CALLER_FAULT_CODES`); the server-fault rate leaves them out,
 as the dashboards and alerts do. Spans of requests answered with no result yet (an input round, a
-task creation, a version negotiation step) are not calls.
+task creation, a version negotiation step) are not calls, nor are notifications' spans (a
+``notifications/*`` method: no answer, so no outcome to count, whichever ``--method``).
 
 Files are streamed a line at a time and every call is added to its summary as it is read, so
 memory does not grow with the number of calls: a summary holds counts and a latency sketch
@@ -46,6 +47,7 @@ from mcp_otel.semconv import (
     MCP_REQUEST_RESULT_TYPE,
     MCP_SERVER_NAME,
     METHOD_TOOLS_CALL,
+    NOTIFICATION_PREFIX,
     RPC_RESPONSE_STATUS_CODE,
     SERVER_ADDRESS,
     TOOL_CANCEL_REASON,
@@ -541,9 +543,10 @@ else:
 
 def _call(attributes: dict[str, Any], status_code: Any, start: Any, end: Any) -> Call | None:
     """The call a span of an MCP request states, from its attributes a call is made of (converted),
-    its status code and its start and end times; ``None`` for a request with no result yet."""
+    its status code and its start and end times; ``None`` for a request with no result yet, and
+    for a notification's span (no answer: not a call, whatever its status)."""
     method = attributes[MCP_METHOD_NAME]
-    if method is None:
+    if method is None or (method.__class__ is str and method.startswith(NOTIFICATION_PREFIX)):
         return None
     outcome = outcome_of_span(attributes, status_code in _STATUS_ERROR)
     if outcome is None:  # an input round or a task creation: not a finished call

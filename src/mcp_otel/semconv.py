@@ -111,6 +111,7 @@ METHOD_TASKS_CANCEL: Final = "tasks/cancel"
 TASKS_METHOD_PREFIX: Final = "tasks/"  # the requests about a task (params.taskId)
 # The notification a request's sender cancels it with (params.requestId, params.reason).
 METHOD_CANCELLED: Final = "notifications/cancelled"
+METHOD_INITIALIZED: Final = "notifications/initialized"
 # A request's progress (params.progressToken: the SDKs use the request's own id) and a log message.
 METHOD_PROGRESS: Final = "notifications/progress"
 METHOD_LOG_MESSAGE: Final = "notifications/message"
@@ -148,7 +149,7 @@ KNOWN_METHODS: Final = frozenset(
         "tasks/list",
         METHOD_TASKS_CANCEL,
         METHOD_CANCELLED,
-        "notifications/initialized",
+        METHOD_INITIALIZED,
         METHOD_PROGRESS,
         METHOD_LOG_MESSAGE,
         "notifications/resources/list_changed",

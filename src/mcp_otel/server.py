@@ -71,6 +71,8 @@ CONNECTION_ATTRIBUTES = (MCP_SERVER_NAME, MCP_SERVER_VERSION, MCP_PROTOCOL_VERSI
 
 
 _NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
+# Calls ended before their peer's cancel was handed on, kept for it (ServerInstrumentation.cancel_to_come).
+MAX_CANCELS_TO_COME = 1024
 
 
 class ServerCall(Call):
@@ -86,6 +88,7 @@ class ServerCall(Call):
     # elicitation this process sent while handling it).
     input_declined = False
     remote_span: SpanContext | None = None  # the sender's span (none came with the request)
+    cancel_seen = False  # the peer's notifications/cancelled of it was received while it ran
 
 
 # What a front end reads of a request it handles, given its patch's (wrapped, instance, args,
@@ -99,9 +102,18 @@ def _unanswered(call: ServerCall, result: Any) -> None:
     return None
 
 
+def _cancel_key(connection: Any, owner: Any, request_id: Any) -> tuple[int, str]:
+    """What a request is found by when a cancel names it: its connection's (else owner's) identity
+    and its id (ids are unique per connection, per direction)."""
+    return id(owner if connection is None else connection), str(request_id)
+
+
 # The request handled in this task: lets the respond() and SDK-middleware hooks find it, and
 # requests sent while handling it inherit its connection's facts.
 ACTIVE_SERVER_CALL: ContextVar[ServerCall | None] = ContextVar("mcp_otel_server_call", default=None)
+# The method of the notification handled in this task inside our SERVER span: lets a front end
+# skip the SDK's own span of it (setting ``sdk_spans``).
+ACTIVE_NOTIFICATION: ContextVar[str | None] = ContextVar("mcp_otel_server_notification", default=None)
 
 
 def note_input_declined() -> None:
@@ -142,8 +154,12 @@ class ServerInstrumentation:
         # The span of a request a session sent, while in flight (the client side's): what a
         # progress notification received is about.
         self._sent_span = sent_span
-        # (id(owner), request id) -> the call being handled: what a cancel received is about.
+        # (id(connection, else owner), request id) -> the call being handled: what a cancel received
+        # is about (_cancel_key).
         self._handling: dict[tuple[int, str], ServerCall] = {}
+        # The same key -> the span of a call the peer cancelled, ended before its cancel was handed
+        # on (see cancel_to_come): what that cancel is about. At most MAX_CANCELS_TO_COME.
+        self._cancels_to_come: dict[tuple[int, str], Span] = {}
         self._cache = AttributeCache()
         self._propagator = MetaPropagator()
 
@@ -173,7 +189,9 @@ class ServerInstrumentation:
             if found is not None:
                 call = self._call(*found)
                 if (request_id := found[0].request_id).__class__ in (int, str):
-                    held = (id(call.owner), str(request_id))
+                    # _cancel_key, inline (every request)
+                    connection = found[0].connection
+                    held = (id(call.owner if connection is None else connection), str(request_id))
                     self._handling[held] = call
         except Exception as exc:
             report_once("could not start a server span", exc)
@@ -220,9 +238,11 @@ class ServerInstrumentation:
         if span is None:
             return await wrapped(*args, **kwargs)
         token = otel_context.attach(trace.set_span_in_context(span))
+        notification_token = ACTIVE_NOTIFICATION.set(method)
         try:
             return await wrapped(*args, **kwargs)
         finally:
+            ACTIVE_NOTIFICATION.reset(notification_token)
             otel_context.detach(token)
             span.end()
 
@@ -237,23 +257,44 @@ class ServerInstrumentation:
             return None
         request = Request.of(method, incoming.params, self.settings)
         _, parent, links = self._parent_and_links(incoming.meta)
+        concerned = messages.concerned_request_id(method, incoming.params)
+        span = None
+        if concerned is not None and method == METHOD_CANCELLED:
+            # Looked up (and let go) whether or not it is the parent.
+            span = self._cancelled_span(_cancel_key(incoming.connection, owner, concerned))
         if parent is None and not links:
-            concerned = messages.concerned_request_id(method, incoming.params)
-            span = None
-            if concerned is not None and method == METHOD_CANCELLED:
-                handled = self._handling.get((id(owner), str(concerned)))
-                span = None if handled is None else handled.span
-            elif concerned is not None:
+            if concerned is not None and method != METHOD_CANCELLED:
                 span = self._sent_span(owner, concerned)
             parent = trace.set_span_in_context(span, otel_context.Context()) if span is not None else None
         attributes, _ = self._attributes(incoming, request)
         return self._lifecycle.notification(SpanKind.SERVER, request, attributes, parent=parent, links=links)
 
+    def _cancelled_span(self, key: tuple[int, str]) -> Span | None:
+        """The span of the call a cancel received is about: still handled, or ended already (its
+        front end applied the cancel first: :meth:`cancel_to_come`)."""
+        handled = self._handling.get(key)
+        if handled is not None:
+            handled.cancel_seen = True
+            return handled.span
+        return self._cancels_to_come.pop(key, None)
+
+    def cancel_to_come(self, call: ServerCall, connection: Any, request_id: Any) -> None:
+        """The peer cancelled ``call`` (request ``request_id`` on ``connection``, as in its
+        :class:`~mcp_otel.messages.ServerRequest`) and the SDK applied the cancel before handing
+        its notification on (mcp 2.x's dispatcher: the call may end first): that notification's
+        span still finds the call's. Kept until it comes, at most :data:`MAX_CANCELS_TO_COME` (one
+        that never comes is let go when full)."""
+        if call.cancel_seen or request_id.__class__ not in (int, str):
+            return
+        if len(self._cancels_to_come) >= MAX_CANCELS_TO_COME:
+            self._cancels_to_come.clear()
+        self._cancels_to_come[_cancel_key(connection, call.owner, request_id)] = call.span
+
     def refused(self, incoming: messages.ServerRequest, code: int) -> None:
         """A request the SDK answered ``code`` before any handler saw it (mcp 1.x: params it could
         not validate): its SERVER span, opened and finished at once with that answer."""
         try:
-            request = Request.of(incoming.method, None, self.settings)
+            request = Request.of(incoming.method, incoming.params, self.settings)  # its names, bounded
             _, parent, links = self._parent_and_links(incoming.meta)
             attributes, metric_attributes = self._attributes(incoming, request)
             call = self._lifecycle.open(

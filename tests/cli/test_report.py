@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry import baggage, context
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.trace import TracerProvider
@@ -19,8 +21,10 @@ from mcp_otel.cli import main
 from mcp_otel.otlp_file import JsonLinesMetricExporter, JsonLinesSpanExporter
 from mcp_otel.outcome import CallOutcome, finish_span
 from mcp_otel.report import OTHER_NAMES, Summaries, format_table, read_calls
-from mcp_otel.semconv import CancelReason
+from mcp_otel.semconv import GEN_AI_CONVERSATION_ID, CancelReason
 from tests.cli.otlp_files import repeat, write_tool_calls
+from tests.harness import open_session
+from tests.servers.tools import SERVER_NAME
 
 
 def write_spans(
@@ -312,6 +316,100 @@ def test_by_method_and_method_filter(tmp_path: Path, capsys: pytest.CaptureFixtu
     (tool_calls,) = report()
     assert (tool_calls["name"], tool_calls["calls"]) == ("s", 1)
     assert sum(row["calls"] for row in report("--method", "*")) == 5
+
+
+def _legacy_spans(path: Path) -> None:
+    """Spans of another instrumentation (no outcome attribute), as the file exporter writes them: a
+    request failed (ERROR: counted failed by its status, rule 5) and two notifications, one with
+    status ERROR, on both sides."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(path)))
+    tracer = provider.get_tracer("another")
+    for kind in (SpanKind.CLIENT, SpanKind.SERVER):
+        for method, error in (
+            ("resources/read", True),
+            ("notifications/cancelled", True),
+            ("notifications/progress", False),
+        ):
+            attributes = {"mcp.method.name": method, "mcp.server.name": SERVER_NAME}
+            span = tracer.start_span(method, kind=kind, attributes=attributes)
+            if error:
+                span.set_status(Status(StatusCode.ERROR, "peer's error"))
+            span.end()
+    provider.shutdown()
+
+
+@pytest.mark.anyio
+async def test_notifications_are_not_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], instrument: Callable[..., Any]
+) -> None:
+    """A notification's span (``notifications/initialized`` of every session, a cancel) has no
+    answer and no outcome: in no mode is it a call, not even counted ok from its status. Requests'
+    spans without an outcome are still counted by their status (rule 5)."""
+    run, legacy = tmp_path / "run.jsonl", tmp_path / "legacy.jsonl"
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(run)))
+    instrument(tracer_provider=provider)
+    token = context.attach(baggage.set_baggage(GEN_AI_CONVERSATION_ID, "conversation-1"))
+    try:
+        async with open_session("memory") as session:  # both sides in this process
+            await session.list_tools()  # first: call_tool then has the tools' schemas (no list of its own)
+            await session.call_tool("ok", {})
+            await session.call_tool("tool_error", {})
+    finally:
+        context.detach(token)
+    provider.shutdown()
+    _legacy_spans(legacy)
+    # What the files hold, so the rows below are known: each side's handshake, its notification, the calls.
+    written = {(span["name"], span["kind"]) for span in _spans_in(run)}
+    assert {("notifications/initialized", 2), ("notifications/initialized", 3)} <= written
+
+    def report(*options: str) -> list[tuple[Any, ...]]:
+        assert main(["report", str(run), str(legacy), "--format", "json", *options]) == 0
+        return [
+            (row["name"], row["calls"], row["ok"], row["failed"], row["cancelled"], row["derived_from_status"])
+            for row in json.loads(capsys.readouterr().out)
+        ]
+
+    # initialize, tools/list, tools/call ok and tool_error (ours); resources/read (rule 5, failed).
+    every = [(SERVER_NAME, 5, 3, 2, 0, 1)]
+    for side in ("client", "server"):
+        assert report("--side", side, "--method", "*") == every
+        assert report("--side", side, "--method", "*", "--since", "1h") == every
+        assert report("--side", side, "--by", "method") == [
+            ("initialize", 1, 1, 0, 0, 0),
+            ("resources/read", 1, 0, 1, 0, 1),
+            ("tools/call", 2, 1, 1, 0, 0),
+            ("tools/list", 1, 1, 0, 0, 0),
+        ]
+        assert report("--side", side, "--by", "tool", "--method", "*") == [
+            ("(unknown)", 3, 2, 1, 0, 1),
+            ("ok", 1, 1, 0, 0, 0),
+            ("tool_error", 1, 0, 1, 0, 0),
+        ]
+        assert report("--side", side, "--conversation", "conversation-1", "--method", "*") == [
+            (SERVER_NAME, 4, 3, 1, 0, 0)
+        ]
+        assert report("--side", side) == [(SERVER_NAME, 2, 1, 1, 0, 0)]
+        for method in ("notifications/initialized", "notifications/cancelled", "notifications/progress"):
+            assert report("--side", side, "--method", method) == []
+            assert report("--side", side, "--method", method, "--by", "method") == []
+    code, out, _ = run_report(capsys, run, legacy, "--method", "*")
+    assert code == 0
+    (row,) = [line for line in out.splitlines() if line.startswith(SERVER_NAME)]
+    assert row.split()[:9] == [f"{SERVER_NAME}", "*", "5", "3", "2", "0", "0", "40.0%", "0"]
+    code, out, _ = run_report(capsys, run, legacy, "--method", "notifications/initialized")
+    assert (code, out.splitlines()[2]) == (0, "(no MCP requests found)")
+
+
+def _spans_in(path: Path) -> list[dict[str, Any]]:
+    return [
+        span
+        for line in path.read_text().splitlines()
+        for resource in json.loads(line).get("resourceSpans", [])
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+    ]
 
 
 def test_names_past_the_bound_are_counted_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

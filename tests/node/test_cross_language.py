@@ -27,6 +27,7 @@ from mcp_otel.semconv import (
     MCP_REQUEST_OUTCOME,
     MCP_SERVER_NAME,
     MCP_SERVER_VERSION,
+    METHOD_INITIALIZED,
     NETWORK_TRANSPORT,
     TOOL_CANCEL_REASON,
     TOOL_OUTCOME,
@@ -197,3 +198,8 @@ async def test_a_python_agents_call_and_the_typescript_server_are_one_trace(
     for side in (failed, child_of(failed, servers)):
         assert side.picked(COMPARED) == expected("tool_error", name, FAILED, error=ErrorType.TOOL_ERROR)
         assert side.status == "ERROR"
+    # The handshake's notifications/initialized (the Python SDK sends it without params; mcp-otel
+    # with its CLIENT span's context in params._meta, which the TypeScript SDK accepts): one trace.
+    (sent,) = [span for span in python_spans(exporter.get_finished_spans()) if span.name == METHOD_INITIALIZED]
+    received = [(s.kind, s.trace_id, s.parent_id) for s in ts_spans(server_file) if s.name == METHOD_INITIALIZED]
+    assert received == [("SERVER", sent.trace_id, sent.span_id)]

@@ -48,8 +48,8 @@ def method_and_params(request: Any) -> tuple[Any, Any]:
 
 
 def with_meta(request: Any, carrier: Mapping[str, str]) -> Any:
-    """A copy of an mcp 1.x request with ``carrier`` added to ``params._meta`` (the caller's
-    request is not changed)."""
+    """A copy of an mcp 1.x request (or notification) with ``carrier`` added to ``params._meta``
+    (the caller's is not changed)."""
     root = getattr(request, "root", request)
     params = root.params
     if params is None:
@@ -213,7 +213,12 @@ class Mcp1FrontEnd(SdkFrontEnd):
         return [
             # Both sides send through BaseSession; inside call_tool too (an inner patch).
             Patch("mcp.shared.session", "BaseSession.send_request", self._send_request, optional=True, inner=True),
-            Patch("mcp.shared.session", "BaseSession.send_notification", self._client.send_notification, optional=True),
+            Patch(
+                "mcp.shared.session",
+                "BaseSession.send_notification",
+                partial(self._client.send_notification, carry=with_meta),
+                optional=True,
+            ),
             # The handler returns nothing: the answer is what respond() was given.
             Patch(
                 "mcp.server.lowlevel.server", "Server._handle_request", self._handling(_handled_request), optional=True

@@ -52,7 +52,7 @@ from mcp_otel.semconv import (
     CancelReason,
     ResultType,
 )
-from mcp_otel.server import ACTIVE_SERVER_CALL, RequestFacts, ServerCall, ServerInstrumentation
+from mcp_otel.server import ACTIVE_NOTIFICATION, ACTIVE_SERVER_CALL, RequestFacts, ServerCall, ServerInstrumentation
 from mcp_otel.sessions import SessionInstrumentation
 
 # mcp 2.x TransportContext.kind values.
@@ -103,6 +103,7 @@ def _received(
 ) -> ServerRequest:
     params = params if isinstance(params, Mapping) else {}
     http_request = getattr(getattr(dctx, "message_metadata", None), "request_context", None)
+    dispatcher = getattr(dctx, "_dispatcher", None)
     return ServerRequest(  # by position (see ServerRequest)
         method,
         params,
@@ -113,9 +114,16 @@ def _received(
         http_request,
         server_name,
         server_version,
-        getattr(getattr(dctx, "_dispatcher", None), "_write_stream", None),  # write_stream
+        getattr(dispatcher, "_write_stream", None),  # write_stream
         params.get("inputResponses"),  # input_responses
+        dispatcher if dispatcher is not None else _dispatcher(dctx),  # connection
     )
+
+
+def _dispatcher(dctx: Any) -> Any:
+    """The JSON-RPC dispatcher a message came through, one per connection (a 2026-07-28 stream
+    wraps each message's context, ``_inner``, and serves each message with a runner of its own)."""
+    return getattr(getattr(dctx, "_inner", dctx), "_dispatcher", None)
 
 
 def peer_cancelled(dctx: Any) -> bool:
@@ -203,7 +211,10 @@ class Mcp2FrontEnd(SdkFrontEnd):
             Patch("mcp.server.session", "ServerSession.send_request", self._server_send_request, optional=True),
             Patch("mcp.server.connection", "Connection.send_raw_request", self._connection_send, optional=True),
             Patch(
-                "mcp.client.session", "ClientSession.send_notification", self._client.send_notification, optional=True
+                "mcp.client.session",
+                "ClientSession.send_notification",
+                partial(self._client.send_notification, carry=_with_meta),
+                optional=True,
             ),
             Patch("mcp.shared.jsonrpc_dispatcher", "otel_span", self._sdk_span, optional=True),
             # Notifications sent: every dispatcher's send (a session's typed send goes through one).
@@ -389,7 +400,11 @@ class Mcp2FrontEnd(SdkFrontEnd):
     def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> Verdict:
         owner, dctx = call.owner, call.dispatch
         cancelled = exc is not None and messages.is_cancellation(exc)
-        cancelled_by_peer = peer_cancelled(dctx) or (cancelled and direct(dctx))
+        cancel_received = peer_cancelled(dctx)
+        if cancel_received:
+            # The dispatcher cancels the handler before it hands the notification on.
+            self._server.cancel_to_come(call, _dispatcher(dctx), getattr(dctx, "request_id", None))
+        cancelled_by_peer = cancel_received or (cancelled and direct(dctx))
         if exc is None and not cancelled_by_peer and (result_type := unfinished(result)) is not None:
             return result_type
         rpc_error = handler_answer(owner, exc) if exc is not None and not cancelled else None
@@ -406,13 +421,18 @@ class Mcp2FrontEnd(SdkFrontEnd):
         )
 
     def _sdk_middleware(self, wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """``OpenTelemetryMiddleware`` (the SDK's own SERVER spans): skipped for the requests we
-        trace."""
-        call = ACTIVE_SERVER_CALL.get()
-        if self._server.settings.sdk_spans is SdkSpans.SUPPRESS and call is not None:
+        """``OpenTelemetryMiddleware`` (the SDK's own SERVER spans, of every message received):
+        skipped for the requests and notifications we trace."""
+        call, notification = ACTIVE_SERVER_CALL.get(), ACTIVE_NOTIFICATION.get()
+        if self._server.settings.sdk_spans is SdkSpans.SUPPRESS and (call is not None or notification is not None):
             try:
                 ctx, call_next = binding.arguments_of(wrapped, args, kwargs, "ctx", "call_next")
-                skip = getattr(ctx, "method", None) == call.method and call_next is not None
+                method = getattr(ctx, "method", None)
+                skip = (
+                    call_next is not None
+                    and method is not None
+                    and (method == notification or (call is not None and method == call.method))
+                )
             except Exception as exc:
                 report_once("could not inspect the SDK's server middleware call", exc)
                 skip = False
@@ -492,6 +512,15 @@ def _input_method(request: Any) -> str:
     """An input request's method, bounded to the specification's (a peer's other name: ``_OTHER``)."""
     method = getattr(request, "method", None)
     return method if method in INPUT_METHODS else OTHER_VALUE
+
+
+def _with_meta(notification: Any, carrier: Mapping[str, str]) -> Any:
+    """A copy of an mcp 2.x typed notification with ``carrier`` added to ``params._meta`` (a dict
+    on 2.x; the caller's notification is not changed)."""
+    data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
+    params = data.setdefault("params", {})
+    params["_meta"] = {**(params.get("_meta") or {}), **carrier}
+    return type(notification).model_validate(data)
 
 
 def _envelope_params(protocol_version: Any) -> dict[str, Any]:
