@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from google.protobuf.json_format import Parse
@@ -19,6 +17,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from tests.cli.distro import distro_path
 from tests.harness import REPO_ROOT, env_without_otel
+from tests.otlp_receiver import receiving
 
 pytestmark = pytest.mark.mcp2  # the demo servers are mcp 2.x MCPServers
 
@@ -112,32 +111,11 @@ def test_run_the_demo(tmp_path: Path) -> None:
             assert points[(name, outcome)] == row[outcome], (name, outcome)
 
 
-class _Collector(BaseHTTPRequestHandler):
-    received: ClassVar[list[tuple[str, bytes]]] = []
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        self.received.append((self.path, body))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.end_headers()
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def otlp_receiver() -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
     """A minimal OTLP/HTTP receiver on 127.0.0.1 that records what it is sent."""
-    _Collector.received = []
-    server = HTTPServer(("127.0.0.1", 0), _Collector)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", _Collector.received
-    finally:
-        server.shutdown()
-        server.server_close()
+    with receiving() as endpoint_and_received:
+        yield endpoint_and_received
 
 
 def test_run_exports_otlp_when_an_endpoint_is_set(

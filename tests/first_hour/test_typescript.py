@@ -12,13 +12,11 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
@@ -27,6 +25,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from tests.first_hour import docs_commands
 from tests.harness import MCP_MAJOR
+from tests.otlp_receiver import receiving
 from tests.processes import missing
 
 REPO_ROOT = docs_commands.REPO_ROOT
@@ -45,41 +44,11 @@ pytestmark = [
 ]
 
 
-class _Receiver(BaseHTTPRequestHandler):
-    received: ClassVar[list[tuple[str, bytes]]] = []
-
-    def do_POST(self) -> None:
-        self.received.append((self.path, self._body()))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.end_headers()
-
-    def _body(self) -> bytes:
-        if self.headers["Content-Length"] is not None:
-            return self.rfile.read(int(self.headers["Content-Length"]))
-        body = b""  # Node's exporter sends its body chunked
-        while size := int(self.rfile.readline().split(b";")[0], 16):
-            body += self.rfile.read(size)
-            self.rfile.readline()
-        self.rfile.readline()
-        return body
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def receiver() -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
     """An OTLP/HTTP receiver on 127.0.0.1 recording each request's path and body."""
-    _Receiver.received = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", _Receiver.received
-    finally:
-        server.shutdown()
-        server.server_close()
+    with receiving() as endpoint_and_received:
+        yield endpoint_and_received
 
 
 @dataclass(frozen=True)
