@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from opentelemetry import baggage
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
@@ -24,6 +23,7 @@ from mcp_otel.attributes import Request, server_identity
 from mcp_otel.classify import RpcError
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import Unfinished, Verdict, bounded, finish_span, finish_unfinished
+from mcp_otel.propagation import baggage_of
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     GEN_AI_CONVERSATION_ID,
@@ -148,7 +148,7 @@ class Lifecycle:
     def _in_conversation(attributes: Mapping[str, Any], parent: Context | None) -> Mapping[str, Any]:
         """``attributes`` with the conversation in the context's baggage (``gen_ai.conversation.id``:
         the sender's own, or what came in ``_meta``), if any."""
-        conversation = baggage.get_baggage(GEN_AI_CONVERSATION_ID, parent)
+        conversation = baggage_of(parent).get(GEN_AI_CONVERSATION_ID)
         if conversation is None:
             return attributes
         # Rare: attributes are shared, so a copy.

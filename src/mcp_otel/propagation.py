@@ -63,7 +63,7 @@ class MetaPropagator:
         context's baggage)."""
         if (textmap := propagate.get_global_textmap()) is not self._textmap:
             self._refresh(textmap)
-        if self._direct and not (self._baggage and _current_baggage()):
+        if self._direct and not (self._baggage and baggage_of()):
             span_context = span.get_span_context()
             if span_context != trace.INVALID_SPAN_CONTEXT:  # the propagator's own test
                 # A tuple (trace_id, span_id, is_remote, trace_flags, trace_state, is_valid): one
@@ -144,15 +144,19 @@ class MetaPropagator:
 _SPAN_KEY: Any = getattr(getattr(trace, "propagation", None), "_SPAN_KEY", None)
 
 
-# The current context's baggage, read as ``baggage.get_all`` does but without its four calls and
-# the read-only copy it makes (every request is asked); the API's own function if its key moved.
+# A context's baggage, read as ``baggage.get_all`` does but without its four calls and the
+# read-only copy it makes (every request is asked, on both sides); the API's own function if its
+# key moved.
 _BAGGAGE_KEY: Any = getattr(baggage, "_BAGGAGE_KEY", None)
+_NO_BAGGAGE: Mapping[str, object] = {}
 
 
-def _current_baggage() -> Any:
+def baggage_of(context: Context | None = None) -> Mapping[str, object]:
+    """The baggage of ``context`` (default: the current one), empty when it has none."""
     if _BAGGAGE_KEY is None:
-        return baggage.get_all()
-    return otel_context.get_current().get(_BAGGAGE_KEY)
+        return baggage.get_all(context)
+    found = (otel_context.get_current() if context is None else context).get(_BAGGAGE_KEY)
+    return found if isinstance(found, dict) else _NO_BAGGAGE
 
 
 def _shape(textmap: Any) -> tuple[type, ...] | None:

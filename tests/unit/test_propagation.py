@@ -218,3 +218,26 @@ def test_another_propagator_writes_itself(textmap: None) -> None:
         assert written == {"baggage": "user=alice"}
     finally:
         context.detach(token)
+
+
+@pytest.mark.parametrize(
+    "given_context",
+    [
+        Context(),
+        baggage.set_baggage("gen_ai.conversation.id", "c-1", Context()),
+        baggage.set_baggage("k", "v", baggage.set_baggage("user", "alice", Context())),
+        context.set_value(propagation._BAGGAGE_KEY, "not a dict", Context()),
+    ],
+    ids=["none", "one", "two", "not-a-dict"],
+)
+def test_a_contexts_baggage_is_the_apis(given_context: Context) -> None:
+    """Read directly (every request on both sides asks), a context's baggage is what the API's
+    ``get_all`` says, given or current, and so is each value ``get_baggage`` reads."""
+    assert dict(propagation.baggage_of(given_context)) == dict(baggage.get_all(given_context))
+    token = context.attach(given_context)
+    try:
+        assert dict(propagation.baggage_of()) == dict(baggage.get_all())
+        for key in ("gen_ai.conversation.id", "user", "missing"):
+            assert propagation.baggage_of().get(key) == baggage.get_baggage(key)
+    finally:
+        context.detach(token)
