@@ -26,8 +26,9 @@ test('@mastra/mcp: one tools/call CLIENT span under the ambient span, ok', { ski
   const span = onlyClientSpan(assert, result, 'tools/call quick');
   assertToolCallSpan(assert, result, span, { tool: 'quick', server: SERVER, outcome: 'ok' });
   assert.match(result.value.toolOutput, new RegExp(`traceparent=00-${span.traceId}-${span.spanId}-01`));
-  // What Mastra sends: the handshake and one tool list, at listTools(), before the run.
-  assert.deepEqual(spanNames(result), ['initialize', 'notifications/initialized', 'tools/call quick', 'tools/list']);
+  // What Mastra sends: v2's connect-time probe (refused: a negotiation step), the handshake and
+  // one tool list, at listTools(), before the run.
+  assert.deepEqual(spanNames(result), ['initialize', 'notifications/initialized', 'server/discover', 'tools/call quick', 'tools/list']);
   assertEveryRequestHasAnOutcome(assert, result);
 });
 
@@ -46,7 +47,7 @@ test('@mastra/mcp: the caller aborts the agent: cancelled/caller, UNSET, the sam
   assert.equal(bare.slowAborted, true);
   const span = onlyClientSpan(assert, result, 'tools/call slow');
   assertToolCallSpan(assert, result, span, { tool: 'slow', server: SERVER, outcome: 'cancelled', cancelReason: 'caller' });
-  assert.deepEqual(spanNames(result), ['initialize', 'notifications/cancelled', 'notifications/initialized', 'tools/call slow', 'tools/list']);
+  assert.deepEqual(spanNames(result), ['initialize', 'notifications/cancelled', 'notifications/initialized', 'server/discover', 'tools/call slow', 'tools/list']);
   assertEveryRequestHasAnOutcome(assert, result);
 });
 

@@ -25,8 +25,9 @@ test('@openai/agents: one tools/call CLIENT span under the ambient span, ok', { 
   assertToolCallSpan(assert, result, span, { tool: 'quick', server: SERVER, outcome: 'ok' });
   // mcp-otel's context reached the server through the framework (params._meta.traceparent).
   assert.match(result.value.toolOutput, new RegExp(`traceparent=00-${span.traceId}-${span.spanId}-01`));
-  // What the framework sends: the handshake at connect(), the tool list on each turn (two turns).
-  assert.deepEqual(spanNames(result), ['initialize', 'notifications/initialized', 'tools/call quick', 'tools/list', 'tools/list']);
+  // What the framework sends: v2's probe (refused) and the handshake at connect(), the tool list on
+  // each turn (two turns).
+  assert.deepEqual(spanNames(result), ['initialize', 'notifications/initialized', 'server/discover', 'tools/call quick', 'tools/list', 'tools/list']);
   assertEveryRequestHasAnOutcome(assert, result);
   for (const each of result.spans.filter((s) => s.name === 'tools/list')) assert.equal(each.parentSpanId, result.ambientSpanId);
   // The framework's own span of the call is in its own tracing, not OTel.
@@ -49,7 +50,7 @@ test('@openai/agents: the caller aborts the run: cancelled/caller, UNSET, the sa
   assert.equal(bare.spans.length, 0);
   const span = onlyClientSpan(assert, result, 'tools/call slow');
   assertToolCallSpan(assert, result, span, { tool: 'slow', server: SERVER, outcome: 'cancelled', cancelReason: 'caller' });
-  assert.deepEqual(spanNames(result), ['initialize', 'notifications/cancelled', 'notifications/initialized', 'tools/call slow', 'tools/list']);
+  assert.deepEqual(spanNames(result), ['initialize', 'notifications/cancelled', 'notifications/initialized', 'server/discover', 'tools/call slow', 'tools/list']);
   assertEveryRequestHasAnOutcome(assert, result);
   assert.ok(result.agentsSpans.some((s) => s.type === 'function' && s.name === 'slow'), JSON.stringify(result.agentsSpans));
 });
