@@ -29,7 +29,8 @@ import (
 // What the SDK keeps from middleware, and so from its spans: the JSON-RPC request id (no
 // jsonrpc.request.id), the transport (no network.transport or server.address), requests it
 // refuses before middleware runs (an unknown method, params it cannot decode: the caller sees
-// the error; the server has no span), and the notifications/cancelled it sends itself.
+// the error; the server has no span), and the notifications/cancelled it sends itself. The
+// opt-in transport wrapper (wire.go) gives a sent request's id and transport back.
 
 // rejectedByTransport is the SDK's own code for a message its transport could not carry
 // (jsonrpc2.ErrRejected): a closed connection, not a peer's answer.
@@ -58,7 +59,7 @@ func (t *telemetry) sending(next mcp.MethodHandler) mcp.MethodHandler {
 		c := t.lifecycle.open(ctx, sideClient, r.method, r.name(), attrs, nil)
 		handled, _ := ctx.Value(handledKey{}).(*call)
 		calls := t.track(req, c)
-		res, err := next(c.ctx, method, withMeta(c.ctx, t, method, req))
+		res, err := next(c, method, withMeta(c.ctx, t, method, req))
 		calls.remove(c)
 		t.sent(ctx, c, handled, r.method, res, err)
 		return res, err

@@ -1,0 +1,245 @@
+package mcpotel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/mcp-otel/mcp-otel/go/internal/model"
+	"github.com/mcp-otel/mcp-otel/go/internal/semconv"
+)
+
+// The second front end: an opt-in wrapper of the SDK's Transport, the only code that reads its
+// Connection and jsonrpc messages. It sees what the SDK keeps from middleware: the request id a
+// request is sent with and the transport it travels on (written on the request's CLIENT span and
+// point, found by the call the request's context is), and when a connection opens and closes (a
+// session's duration). It makes no span of its own and never changes a message.
+
+// Transport wraps t: requests sent over it get jsonrpc.request.id and network.transport on their
+// CLIENT spans (network.transport on their points too), and each connection it makes records its
+// session's duration (mcp.client.session.duration or mcp.server.session.duration) when it closes.
+// Use it with InstrumentClient or InstrumentServer: pass c.Connect or s.Connect (or s.Run) the
+// wrapped transport. opts are the Instrument functions' (the meter provider, name limits and the
+// server's identity apply).
+func Transport(t mcp.Transport, opts ...Option) mcp.Transport {
+	c := newConfig(opts)
+	meter := c.meterProvider.Meter(semconv.InstrumentationScope, meterVersion)
+	return &wireTransport{Transport: t, kind: transportKind(t), sessions: newSessionMetrics(meter, c)}
+}
+
+// transportKind is network.transport for the SDK's own transports ("": another, not named).
+func transportKind(t mcp.Transport) string {
+	switch t.(type) {
+	case *mcp.StdioTransport, *mcp.CommandTransport:
+		return semconv.TransportPipe
+	case *mcp.StreamableClientTransport, *mcp.StreamableServerTransport, *mcp.SSEClientTransport, *mcp.SSEServerTransport:
+		return semconv.TransportTCP
+	}
+	return ""
+}
+
+type wireTransport struct {
+	mcp.Transport
+	kind     string
+	sessions *sessionMetrics
+}
+
+func (w *wireTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := w.Transport.Connect(ctx)
+	if err != nil || conn == nil {
+		return conn, err
+	}
+	return &wireConnection{Connection: conn, transport: w, started: time.Now()}, nil
+}
+
+// wireConnection is one connection: it notes the id of each request it writes on the call that
+// sent it, and keeps what its session's points need.
+type wireConnection struct {
+	mcp.Connection
+	transport *wireTransport
+	started   time.Time
+	closeOnce sync.Once
+
+	mu sync.Mutex
+	// side: the side of the first request it carried (written: a client; read: a server).
+	side      int
+	sideKnown bool
+	// A server's session is a handshake-era one (it read initialize; 2026-07-28 connections are
+	// stateless: no session), answered by the request with this id.
+	handshakeID any
+	session     bool
+	// The server's name and protocol version, as the session's requests' points said them.
+	facts []attribute.KeyValue
+	// Read failed before this side closed the connection: the peer went away.
+	closing, peerGone bool
+}
+
+// sentOn is what a connection saw of a call it carried.
+type sentOn struct {
+	attributes []attribute.KeyValue
+	connection *wireConnection
+}
+
+func (c *wireConnection) Write(ctx context.Context, msg jsonrpc.Message) error {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		c.sawRequest(m, sideClient)
+		if sent, ok := ctx.Value(callKey{}).(*call); ok && m.ID.IsValid() {
+			wire := &sentOn{connection: c, attributes: []attribute.KeyValue{attribute.String(semconv.JSONRPCRequestID, fmt.Sprint(m.ID.Raw()))}}
+			if c.transport.kind != "" {
+				wire.attributes = append(wire.attributes, attribute.String(semconv.NetworkTransport, c.transport.kind))
+			}
+			sent.wire.Store(wire)
+			c.learn(sent.point) // what the session knew when the request left (it may close first)
+		}
+	case *jsonrpc.Response:
+		c.answered(m)
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+func (c *wireConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		c.mu.Lock()
+		c.peerGone = c.peerGone || !c.closing
+		c.mu.Unlock()
+	} else if req, ok := msg.(*jsonrpc.Request); ok {
+		c.sawRequest(req, sideServer)
+	}
+	return msg, err
+}
+
+func (c *wireConnection) Close() error {
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+	err := c.Connection.Close()
+	c.closeOnce.Do(c.ended)
+	return err
+}
+
+// sawRequest learns the connection's side from its first request, and a server's session from
+// the handshake it reads.
+func (c *wireConnection) sawRequest(req *jsonrpc.Request, side int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.sideKnown {
+		c.side, c.sideKnown = side, true
+		c.session = side == sideClient
+	}
+	if side == sideServer && c.side == sideServer && req.Method == semconv.MethodInitialize && req.ID.IsValid() && c.handshakeID == nil {
+		c.handshakeID = req.ID.Raw()
+	}
+}
+
+// answered reads a server's answer to its handshake: the server and the protocol version it names.
+func (c *wireConnection) answered(res *jsonrpc.Response) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handshakeID == nil || c.session || res.ID.Raw() != c.handshakeID || res.Error != nil {
+		return
+	}
+	c.session = true
+	var answer struct {
+		ProtocolVersion string              `json:"protocolVersion"`
+		ServerInfo      *mcp.Implementation `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(res.Result, &answer); err != nil {
+		reportOnce("could not read a handshake's answer", err)
+		return
+	}
+	c.facts = c.transport.sessions.attributes(answer.ServerInfo, answer.ProtocolVersion)
+}
+
+// learn keeps what a finished request's point says of the session: its server and protocol
+// (each the latest said: a server/discover's point names no protocol version).
+func (c *wireConnection) learn(point []attribute.KeyValue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, kv := range point {
+		if kv.Key != semconv.MCPServerName && kv.Key != semconv.MCPProtocolVersion {
+			continue
+		}
+		if i := slices.IndexFunc(c.facts, func(known attribute.KeyValue) bool { return known.Key == kv.Key }); i >= 0 {
+			c.facts[i] = kv
+		} else {
+			c.facts = append(c.facts, kv)
+		}
+	}
+}
+
+// ended records the session's one point: a client's, or a server's handshake-era session.
+func (c *wireConnection) ended() {
+	c.mu.Lock()
+	side, session, facts, peerGone := c.side, c.session, slices.Clone(c.facts), c.peerGone
+	c.mu.Unlock()
+	if !session {
+		return
+	}
+	// A client whose server went away ended with connection_closed; a client closing the
+	// connection is how a server's session ends (stdio).
+	if side == sideClient && peerGone {
+		facts = append(facts, attribute.String(semconv.ErrorType, semconv.ErrorConnectionClosed))
+	}
+	c.transport.sessions.record(side, time.Since(c.started), facts)
+}
+
+// sessionMetrics holds the session-duration histograms: one point per session, when it closes,
+// with its server's name and protocol version (and error.type when the peer went away).
+type sessionMetrics struct {
+	config    *config
+	durations [2]metric.Float64Histogram // [client, server]
+	servers   nameBound
+}
+
+func newSessionMetrics(meter metric.Meter, c *config) *sessionMetrics {
+	histogram := func(name, description string) metric.Float64Histogram {
+		h, err := meter.Float64Histogram(name, metric.WithUnit(semconv.DurationUnit), metric.WithDescription(description),
+			metric.WithExplicitBucketBoundaries(semconv.DurationBuckets...))
+		if err != nil {
+			reportOnce("could not create a histogram", err)
+		}
+		return h
+	}
+	return &sessionMetrics{
+		config: c,
+		durations: [2]metric.Float64Histogram{
+			histogram(semconv.MCPClientSessionDuration, "Duration of MCP sessions as clients saw them."),
+			histogram(semconv.MCPServerSessionDuration, "Duration of MCP sessions as servers saw them."),
+		},
+		servers: nameBound{limit: c.maxMetricNames},
+	}
+}
+
+// attributes are a session point's: the server's name (the configured identity first) and the
+// protocol version its handshake settled on.
+func (m *sessionMetrics) attributes(info *mcp.Implementation, version string) []attribute.KeyValue {
+	name := m.config.serverName
+	if name == "" && info != nil {
+		name = info.Name
+	}
+	out := []attribute.KeyValue{}
+	if name != "" {
+		out = append(out, attribute.String(semconv.MCPServerName, m.servers.admit(model.Bounded(name, m.config.maxNameLength))))
+	}
+	if version != "" {
+		out = append(out, attribute.String(semconv.MCPProtocolVersion, version))
+	}
+	return out
+}
+
+func (m *sessionMetrics) record(side int, lasted time.Duration, attrs []attribute.KeyValue) {
+	if m.durations[side] == nil {
+		return
+	}
+	m.durations[side].Record(context.Background(), lasted.Seconds(), metric.WithAttributes(attrs...))
+}

@@ -1,0 +1,137 @@
+package mcpotel_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-otel/mcp-otel/go/internal/testserver"
+)
+
+// mcpotel.Transport: the wire's facts on the middleware's spans and points (the request id and the
+// transport of each request sent; no span of its own), and each session's duration point when its
+// connection closes. Without it, the same spans and points lack them (the other tests: their
+// exact attributes name neither), and no session point.
+
+const (
+	clientSessionMetric = "mcp.client.session.duration"
+	serverSessionMetric = "mcp.server.session.duration"
+)
+
+func echo(t *testing.T, p *pair) {
+	t.Helper()
+	if _, err := p.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wire is what the wrapper adds to a span: the request's id, the transport.
+func wire(id, transport string) attrs {
+	return attrs{"jsonrpc.request.id": id, "network.transport": transport}
+}
+
+// sessionPoint is a session's point attributes.
+func sessionPoint(version string) attrs {
+	return attrs{"mcp.server.name": testserver.Name, "mcp.protocol.version": version}
+}
+
+// Over stdio (CommandTransport), 2026-07-28: server/discover is request 1, the tool call 2.
+func TestTransportStdio(t *testing.T) {
+	p := setup{wire: true}.overStdio(t)
+	echo(t, p)
+	discover := p.agent.span(t, "client", "server/discover")
+	wantDiscover := attrs{"mcp.method.name": "server/discover", "mcp.request.outcome": "ok",
+		"mcp.server.name": testserver.Name, "mcp.server.version": testserver.Version}.with(wire("1", "pipe"))
+	wantSpan(t, discover, "client", "server/discover", "Unset", wantDiscover)
+	want := toolCall("echo", testserver.ModernProtocol, "").with(okTool).with(wire("2", "pipe"))
+	wantSpan(t, p.agent.span(t, "client", "tools/call echo"), "client", "tools/call echo", "Unset", want)
+	p.agent.point(t, clientMetric, pointOf(want), 1)
+	p.agent.point(t, clientMetric, pointOf(wantDiscover), 1)
+	if spans := p.agent.ended(); len(spans) != 2 {
+		t.Errorf("%d spans, want 2 (no span of the wrapper's own):\n%s", len(spans), dump(spans))
+	}
+	if got := p.agent.points(t, clientSessionMetric); len(got) != 0 {
+		t.Errorf("a session point before the session closed: %v", attrsOf(got[0].Attributes))
+	}
+	if err := p.session.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p.agent.point(t, clientSessionMetric, sessionPoint(testserver.ModernProtocol), 1)
+	// The server's received request: the middleware's span, as the unwrapped server's.
+	wantSpan(t, p.child.span(t, "server", "tools/call echo"), "server", "tools/call echo", "Unset",
+		toolCall("echo", testserver.ModernProtocol, "").with(okTool))
+}
+
+// Over streamable HTTP: stateless (2026-07-28: server/discover 1, the call 2) and stateful
+// (server/discover 1, refused by the server, the client falls back to initialize 2; the call 3).
+func TestTransportHTTP(t *testing.T) {
+	for _, stateless := range []bool{true, false} {
+		name := map[bool]string{true: "stateless", false: "stateful"}[stateless]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			version := map[bool]string{true: testserver.ModernProtocol, false: testserver.LegacyProtocol}[stateless]
+			p, _ := setup{wire: true, stateless: stateless}.overHTTP(t)
+			echo(t, p)
+			session := ""
+			if !stateless {
+				session = p.session.ID()
+			}
+			ids := map[bool][2]string{true: {"1", "2"}, false: {"2", "3"}}[stateless]
+			want := toolCall("echo", version, session).with(okTool).with(wire(ids[1], "tcp"))
+			wantSpan(t, p.agent.span(t, "client", "tools/call echo"), "client", "tools/call echo", "Unset", want)
+			p.agent.point(t, clientMetric, pointOf(want), 1)
+			first := map[bool]string{true: "server/discover", false: "initialize"}[stateless]
+			if got := p.agent.span(t, "client", first).Attributes; got["jsonrpc.request.id"] != ids[0] || got["network.transport"] != "tcp" {
+				t.Errorf("%s: %v", first, got)
+			}
+			if err := p.session.Close(); err != nil {
+				t.Fatal(err)
+			}
+			p.agent.point(t, clientSessionMetric, sessionPoint(version), 1)
+		})
+	}
+}
+
+// The server process dies mid-call: the client's session ended with connection_closed.
+func TestTransportServerDies(t *testing.T) {
+	p := setup{wire: true}.overStdio(t)
+	if _, err := p.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "die"}); err == nil {
+		t.Fatal("the call to a dying server succeeded")
+	}
+	want := toolCall("die", testserver.ModernProtocol, "").with(closedTool).with(wire("2", "pipe"))
+	wantSpan(t, p.agent.span(t, "client", "tools/call die"), "client", "tools/call die", "Error", want)
+	_ = p.session.Close()
+	p.agent.point(t, clientSessionMetric, sessionPoint(testserver.ModernProtocol).with(attrs{"error.type": "connection_closed"}), 1)
+}
+
+// Both sides wrapped, in memory (a transport with no network.transport), the handshake at
+// 2025-11-25 (server/discover 1, refused; initialize 2; the call 3): each side's session point;
+// the ids on the CLIENT spans only.
+func TestTransportInMemory(t *testing.T) {
+	p := setup{wire: true, legacy: true}.inMemory(t)
+	echo(t, p)
+	want := toolCall("echo", testserver.LegacyProtocol, "").with(okTool)
+	wantSpan(t, p.agent.span(t, "client", "tools/call echo"), "client", "tools/call echo", "Unset", want.with(attrs{"jsonrpc.request.id": "3"}))
+	wantSpan(t, p.server.span(t, "server", "tools/call echo"), "server", "tools/call echo", "Unset", want)
+	if err := p.session.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p.agent.point(t, clientSessionMetric, sessionPoint(testserver.LegacyProtocol), 1)
+	p.server.point(t, serverSessionMetric, sessionPoint(testserver.LegacyProtocol), 1)
+}
+
+// Unwrapped: no session points (and, the other tests show, no request ids).
+func TestNoTransportNoSessionPoints(t *testing.T) {
+	p := setup{legacy: true}.inMemory(t)
+	echo(t, p)
+	_ = p.session.Close()
+	p.agent.span(t, "client", "tools/call echo")
+	for _, s := range []*side{p.agent, p.server} {
+		for _, name := range []string{clientSessionMetric, serverSessionMetric} {
+			if got := s.points(t, name); len(got) != 0 {
+				t.Errorf("%s without the wrapper: %v", name, attrsOf(got[0].Attributes))
+			}
+		}
+	}
+}
