@@ -409,7 +409,8 @@ type setup struct {
 	stateless bool
 	// Receiving middleware added to the server before mcpotel (so run inside it).
 	inner []mcp.Middleware
-	// The client's transport (in memory: the server's too) wrapped with mcpotel.Transport.
+	// The transports wrapped with mcpotel.Transport: the client's, and the server's in memory and
+	// over stdio (HTTP: the handler makes the server's).
 	wire bool
 }
 
@@ -594,6 +595,8 @@ func (s setup) overStdio(t testing.TB, extraEnv ...string) *pair {
 	}
 	if s.bare {
 		extraEnv = append(extraEnv, "MCPOTEL_TESTSERVER_INSTRUMENT=none")
+	} else if s.wire {
+		extraEnv = append(extraEnv, "MCPOTEL_TESTSERVER_WIRE=1")
 	}
 	cmd.Env = p.child.env(extraEnv...)
 	var stderr bytes.Buffer

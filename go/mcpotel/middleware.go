@@ -72,6 +72,7 @@ func (t *telemetry) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			return t.notify(ctx, sideServer, method, req, next)
 		}
 		r, attrs := t.read(method, req)
+		attrs = append(attrs, receivedAttributes(req)...)
 		parent, links := t.parent(ctx, req)
 		c := t.lifecycle.open(parent, sideServer, r.method, r.name(), attrs, links)
 		res, err := next(context.WithValue(c.ctx, handledKey{}, c), method, req)

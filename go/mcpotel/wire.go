@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -18,17 +19,18 @@ import (
 )
 
 // The second front end: an opt-in wrapper of the SDK's Transport, the only code that reads its
-// Connection and jsonrpc messages. It sees what the SDK keeps from middleware: the request id a
-// request is sent with and the transport it travels on (written on the request's CLIENT span and
-// point, found by the call the request's context is), and when a connection opens and closes (a
-// session's duration). It makes no span of its own and never changes a message.
+// Connection and jsonrpc messages. It sees what the SDK keeps from middleware: the id a request
+// travels with and the transport (on a request sent: found by the call its context is; on a
+// request read: by the traceparent its sender put in _meta), and when a connection opens and
+// closes (a session's duration). It makes no span of its own and never changes a message.
 
-// Transport wraps t: requests sent over it get jsonrpc.request.id and network.transport on their
-// CLIENT spans (network.transport on their points too), and each connection it makes records its
-// session's duration (mcp.client.session.duration or mcp.server.session.duration) when it closes.
-// Use it with InstrumentClient or InstrumentServer: pass c.Connect or s.Connect (or s.Run) the
-// wrapped transport. opts are the Instrument functions' (the meter provider, name limits and the
-// server's identity apply).
+// Transport wraps t: the requests sent over it get jsonrpc.request.id and network.transport on
+// their CLIENT spans, the requests read from it on their SERVER spans when their sender propagated
+// trace context (network.transport on the points too), and each connection it makes records its
+// session's duration (mcp.client.session.duration, or mcp.server.session.duration for a
+// handshake-era session) when it closes. Use it with InstrumentClient or InstrumentServer: pass
+// the wrapped transport to c.Connect, s.Connect or s.Run. opts are the Instrument functions' (the
+// meter provider, name limits and server identity apply to the session points).
 func Transport(t mcp.Transport, opts ...Option) mcp.Transport {
 	c := newConfig(opts)
 	meter := c.meterProvider.Meter(semconv.InstrumentationScope, meterVersion)
@@ -57,6 +59,7 @@ func (w *wireTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil || conn == nil {
 		return conn, err
 	}
+	readers.Add(1)
 	return &wireConnection{Connection: conn, transport: w, started: time.Now()}, nil
 }
 
@@ -80,6 +83,8 @@ type wireConnection struct {
 	facts []attribute.KeyValue
 	// Read failed before this side closed the connection: the peer went away.
 	closing, peerGone bool
+	// The keys of the requests it read (receivedRequests), forgotten when it closes.
+	pending map[string]*receivedOn
 }
 
 // sentOn is what a connection saw of a call it carried.
@@ -114,16 +119,96 @@ func (c *wireConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.mu.Unlock()
 	} else if req, ok := msg.(*jsonrpc.Request); ok {
 		c.sawRequest(req, sideServer)
+		if req.ID.IsValid() {
+			c.received(req)
+		}
 	}
 	return msg, err
 }
+
+// received notes a request read, for the middleware that handles it to find by the trace context
+// its sender put in _meta (W3C traceparent: the sender's span, one per request). The SDK hands the
+// request to middleware on another goroutine with nothing else that joins the two; a request
+// without one is not found, and two read with the same one (a sender that reuses its context)
+// are neither.
+func (c *wireConnection) received(req *jsonrpc.Request) {
+	var params struct {
+		Meta struct {
+			Traceparent string `json:"traceparent"`
+		} `json:"_meta"`
+	}
+	if len(req.Params) == 0 || json.Unmarshal(req.Params, &params) != nil || params.Meta.Traceparent == "" {
+		return // the SDK answers params it cannot read; not ours to report
+	}
+	key := params.Meta.Traceparent
+	on := &receivedOn{connection: c, attributes: []attribute.KeyValue{attribute.String(semconv.JSONRPCRequestID, fmt.Sprint(req.ID.Raw()))}}
+	if c.transport.kind != "" {
+		on.attributes = append(on.attributes, attribute.String(semconv.NetworkTransport, c.transport.kind))
+	}
+	if _, loaded := receivedRequests.LoadOrStore(key, on); loaded {
+		receivedRequests.Store(key, ambiguous)
+		return
+	}
+	c.mu.Lock()
+	if c.pending == nil {
+		c.pending = map[string]*receivedOn{}
+	}
+	c.pending[key] = on
+	c.mu.Unlock()
+}
+
+// receivedOn is what a connection saw of a request it read.
+type receivedOn struct {
+	attributes []attribute.KeyValue
+	connection *wireConnection
+}
+
+var (
+	// receivedRequests: requests read and not yet handled, by their traceparent.
+	receivedRequests sync.Map // string -> *receivedOn
+	ambiguous        = &receivedOn{}
+	// readers is how many wrapped connections are open: the middleware looks only while one is.
+	readers atomic.Int64
+)
+
+// receivedAttributes are the wire's facts of a request handled, if a wrapped connection read it
+// (no wrapped connection open: one atomic load).
+func receivedAttributes(req mcp.Request) []attribute.KeyValue {
+	if readers.Load() == 0 {
+		return nil
+	}
+	key, _ := metaOf(req)[traceparentKey].(string)
+	if key == "" {
+		return nil
+	}
+	found, ok := receivedRequests.LoadAndDelete(key)
+	if !ok || found == ambiguous {
+		return nil
+	}
+	on := found.(*receivedOn)
+	on.connection.mu.Lock()
+	delete(on.connection.pending, key)
+	on.connection.mu.Unlock()
+	return on.attributes
+}
+
+const traceparentKey = "traceparent"
 
 func (c *wireConnection) Close() error {
 	c.mu.Lock()
 	c.closing = true
 	c.mu.Unlock()
 	err := c.Connection.Close()
-	c.closeOnce.Do(c.ended)
+	c.closeOnce.Do(func() {
+		c.ended()
+		c.mu.Lock()
+		for key, on := range c.pending { // read, never handled (refused before middleware)
+			receivedRequests.CompareAndDelete(key, on)
+		}
+		c.pending = nil
+		c.mu.Unlock()
+		readers.Add(-1)
+	})
 	return err
 }
 

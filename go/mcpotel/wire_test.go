@@ -2,11 +2,13 @@ package mcpotel_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-otel/mcp-otel/go/internal/testserver"
+	"github.com/mcp-otel/mcp-otel/go/mcpotel"
 )
 
 // mcpotel.Transport: the wire's facts on the middleware's spans and points (the request id and the
@@ -58,9 +60,9 @@ func TestTransportStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.agent.point(t, clientSessionMetric, sessionPoint(testserver.ModernProtocol), 1)
-	// The server's received request: the middleware's span, as the unwrapped server's.
+	// The server's (its StdioTransport wrapped): the request it read, found by its traceparent.
 	wantSpan(t, p.child.span(t, "server", "tools/call echo"), "server", "tools/call echo", "Unset",
-		toolCall("echo", testserver.ModernProtocol, "").with(okTool))
+		toolCall("echo", testserver.ModernProtocol, "").with(okTool).with(wire("2", "pipe")))
 }
 
 // Over streamable HTTP: stateless (2026-07-28: server/discover 1, the call 2) and stateful
@@ -106,14 +108,14 @@ func TestTransportServerDies(t *testing.T) {
 }
 
 // Both sides wrapped, in memory (a transport with no network.transport), the handshake at
-// 2025-11-25 (server/discover 1, refused; initialize 2; the call 3): each side's session point;
-// the ids on the CLIENT spans only.
+// 2025-11-25 (server/discover 1, refused; initialize 2; the call 3): each side's session point,
+// the id on both spans.
 func TestTransportInMemory(t *testing.T) {
 	p := setup{wire: true, legacy: true}.inMemory(t)
 	echo(t, p)
 	want := toolCall("echo", testserver.LegacyProtocol, "").with(okTool)
 	wantSpan(t, p.agent.span(t, "client", "tools/call echo"), "client", "tools/call echo", "Unset", want.with(attrs{"jsonrpc.request.id": "3"}))
-	wantSpan(t, p.server.span(t, "server", "tools/call echo"), "server", "tools/call echo", "Unset", want)
+	wantSpan(t, p.server.span(t, "server", "tools/call echo"), "server", "tools/call echo", "Unset", want.with(attrs{"jsonrpc.request.id": "3"}))
 	if err := p.session.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,4 +136,55 @@ func TestNoTransportNoSessionPoints(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A streamable HTTP server that connects its own transport (mcp.StreamableHTTPHandler makes its
+// transports itself, with no hook to wrap them): the id and tcp on its SERVER span too.
+func TestTransportHTTPServer(t *testing.T) {
+	s := setup{wire: true}
+	p := s.make(t)
+	st := &mcp.StreamableServerTransport{SessionID: "wired"}
+	ss, err := p.srv.Connect(context.Background(), mcpotel.Transport(st, p.server.options()...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(st)
+	t.Cleanup(hs.Close)
+	p.session, err = p.client.Connect(context.Background(), s.transport(&mcp.StreamableClientTransport{Endpoint: hs.URL}, p.agent), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, p)
+	client := p.agent.span(t, "client", "tools/call echo")
+	server := p.server.span(t, "server", "tools/call echo")
+	// A stateful session: server/discover 1 refused, initialize 2 at 2025-11-25, the call 3.
+	want := toolCall("echo", testserver.LegacyProtocol, "wired").with(okTool).with(wire("3", "tcp"))
+	wantSpan(t, client, "client", "tools/call echo", "Unset", want)
+	wantSpan(t, server, "server", "tools/call echo", "Unset", want)
+	wantChild(t, server, client)
+	p.server.point(t, serverMetric, pointOf(want), 1)
+	_ = p.session.Close()
+	_ = ss.Close()
+}
+
+// A caller that propagates no trace context: the wrapped server cannot tell which request it read
+// its middleware handles, and records no id (never a guessed one).
+func TestTransportUntracedCaller(t *testing.T) {
+	p := setup{wire: true, legacy: true}.make(t)
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := p.srv.Connect(ctx, mcpotel.Transport(st, p.server.options()...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.session, err = mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, p)
+	_ = p.session.Close()
+	_ = ss.Wait()
+	wantSpan(t, p.server.span(t, "server", "tools/call echo"), "server", "tools/call echo", "Unset",
+		toolCall("echo", testserver.LegacyProtocol, "").with(okTool))
+	p.server.point(t, serverSessionMetric, sessionPoint(testserver.LegacyProtocol), 1)
 }
