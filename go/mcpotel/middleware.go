@@ -72,11 +72,20 @@ func (t *telemetry) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			return t.notify(ctx, sideServer, method, req, next)
 		}
 		r, attrs := t.read(method, req)
-		attrs = append(attrs, receivedAttributes(req)...)
+		wire := received(req)
+		if wire != nil {
+			attrs = append(attrs, wire.attributes...)
+		}
 		parent, links := t.parent(ctx, req)
 		c := t.lifecycle.open(parent, sideServer, r.method, r.name(), attrs, links)
+		if wire != nil {
+			wire.serving(req.GetSession(), c.span.SpanContext())
+		}
 		res, err := next(context.WithValue(c.ctx, handledKey{}, c), method, req)
 		t.handled(ctx, c, r.method, req, res, err)
+		if wire != nil {
+			wire.done()
+		}
 		return res, err
 	}
 }
@@ -178,6 +187,13 @@ func (t *telemetry) notify(ctx context.Context, side int, method string, req mcp
 	parent, links := ctx, []trace.Link(nil)
 	if side == sideServer {
 		parent, links = t.parent(ctx, req)
+		// The SDK sends its cancels with no trace context: the cancelled call's span is the parent
+		// when a wrapped connection read both.
+		if method == semconv.MethodCancelled && parent == ctx && links == nil {
+			if call, ok := cancelledCall(req); ok {
+				parent = trace.ContextWithSpanContext(ctx, call)
+			}
+		}
 	}
 	spanCtx, span := t.lifecycle.notification(parent, side, r.name(), attrs, links)
 	defer span.End()

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-otel/mcp-otel/go/internal/model"
 	"github.com/mcp-otel/mcp-otel/go/internal/semconv"
@@ -85,6 +86,10 @@ type wireConnection struct {
 	closing, peerGone bool
 	// The keys of the requests it read (receivedRequests), forgotten when it closes.
 	pending map[string]*receivedOn
+	// The SERVER spans of the requests it read that are being handled, and of those a cancel it
+	// read named, by request id; the session they are handled on.
+	serving, cancels map[string]trace.SpanContext
+	handledOn        mcp.Session
 }
 
 // sentOn is what a connection saw of a call it carried.
@@ -121,6 +126,8 @@ func (c *wireConnection) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.sawRequest(req, sideServer)
 		if req.ID.IsValid() {
 			c.received(req)
+		} else if req.Method == semconv.MethodCancelled {
+			c.cancelRead(req)
 		}
 	}
 	return msg, err
@@ -141,7 +148,8 @@ func (c *wireConnection) received(req *jsonrpc.Request) {
 		return // the SDK answers params it cannot read; not ours to report
 	}
 	key := params.Meta.Traceparent
-	on := &receivedOn{connection: c, attributes: []attribute.KeyValue{attribute.String(semconv.JSONRPCRequestID, fmt.Sprint(req.ID.Raw()))}}
+	id := fmt.Sprint(req.ID.Raw())
+	on := &receivedOn{connection: c, id: id, attributes: []attribute.KeyValue{attribute.String(semconv.JSONRPCRequestID, id)}}
 	if c.transport.kind != "" {
 		on.attributes = append(on.attributes, attribute.String(semconv.NetworkTransport, c.transport.kind))
 	}
@@ -161,6 +169,74 @@ func (c *wireConnection) received(req *jsonrpc.Request) {
 type receivedOn struct {
 	attributes []attribute.KeyValue
 	connection *wireConnection
+	id         string
+}
+
+// serving notes the SERVER span of the request handled, while it runs, for a cancel of it
+// (session: the session middleware handles it on).
+func (on *receivedOn) serving(session mcp.Session, span trace.SpanContext) {
+	c := on.connection
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.serving == nil {
+		c.serving = map[string]trace.SpanContext{}
+	}
+	c.serving[on.id] = span
+	if c.handledOn == nil && session != nil {
+		c.handledOn = session
+		sessions.Store(session, c)
+	}
+}
+
+// done: the request was handled.
+func (on *receivedOn) done() {
+	on.connection.mu.Lock()
+	delete(on.connection.serving, on.id)
+	on.connection.mu.Unlock()
+}
+
+// cancelRead notes a notifications/cancelled read: the SERVER span of the request it names, still
+// running (the SDK cancels the handler only after this read; the notification's middleware may run
+// after the handler returned), for the notification's span to be its child.
+func (c *wireConnection) cancelRead(req *jsonrpc.Request) {
+	var params struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(req.Params, &params) != nil || params.RequestID == nil {
+		return
+	}
+	id := fmt.Sprint(params.RequestID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if span, ok := c.serving[id]; ok {
+		if c.cancels == nil {
+			c.cancels = map[string]trace.SpanContext{}
+		}
+		c.cancels[id] = span
+	}
+}
+
+// cancelledCall is the SERVER span of the request a received notifications/cancelled names, when a
+// wrapped connection read both.
+func cancelledCall(req mcp.Request) (trace.SpanContext, bool) {
+	if readers.Load() == 0 {
+		return trace.SpanContext{}, false
+	}
+	params, ok := req.GetParams().(*mcp.CancelledParams)
+	if !ok || params == nil || params.RequestID == nil {
+		return trace.SpanContext{}, false
+	}
+	found, ok := sessions.Load(req.GetSession())
+	if !ok {
+		return trace.SpanContext{}, false
+	}
+	c := found.(*wireConnection)
+	id := fmt.Sprint(params.RequestID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	span, ok := c.cancels[id]
+	delete(c.cancels, id)
+	return span, ok
 }
 
 var (
@@ -169,11 +245,13 @@ var (
 	ambiguous        = &receivedOn{}
 	// readers is how many wrapped connections are open: the middleware looks only while one is.
 	readers atomic.Int64
+	// sessions: the wrapped connection each session handles requests from (learnt from them).
+	sessions sync.Map // mcp.Session -> *wireConnection
 )
 
-// receivedAttributes are the wire's facts of a request handled, if a wrapped connection read it
-// (no wrapped connection open: one atomic load).
-func receivedAttributes(req mcp.Request) []attribute.KeyValue {
+// received is what a wrapped connection saw of a request handled, if one read it (no wrapped
+// connection open: one atomic load).
+func received(req mcp.Request) *receivedOn {
 	if readers.Load() == 0 {
 		return nil
 	}
@@ -189,7 +267,7 @@ func receivedAttributes(req mcp.Request) []attribute.KeyValue {
 	on.connection.mu.Lock()
 	delete(on.connection.pending, key)
 	on.connection.mu.Unlock()
-	return on.attributes
+	return on
 }
 
 const traceparentKey = "traceparent"
@@ -205,7 +283,10 @@ func (c *wireConnection) Close() error {
 		for key, on := range c.pending { // read, never handled (refused before middleware)
 			receivedRequests.CompareAndDelete(key, on)
 		}
-		c.pending = nil
+		c.pending, c.serving, c.cancels = nil, nil, nil
+		if c.handledOn != nil {
+			sessions.CompareAndDelete(c.handledOn, c)
+		}
 		c.mu.Unlock()
 		readers.Add(-1)
 	})

@@ -2,6 +2,7 @@ package mcpotel_test
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"testing"
 
@@ -187,4 +188,38 @@ func TestTransportUntracedCaller(t *testing.T) {
 	wantSpan(t, p.server.span(t, "server", "tools/call echo"), "server", "tools/call echo", "Unset",
 		toolCall("echo", testserver.LegacyProtocol, "").with(okTool))
 	p.server.point(t, serverSessionMetric, sessionPoint(testserver.LegacyProtocol), 1)
+}
+
+// The caller cancels a call: the SDK's notifications/cancelled carries no trace context, and the
+// server's span of it is a child of the cancelled call's SERVER span, found by the request id the
+// wrapped connection read (unwrapped: a root, TestCancelAnswered).
+func TestTransportCancelParent(t *testing.T) {
+	for _, how := range []string{"in memory", "stdio"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			var p *pair
+			var serverSpan func(kind, name string) testserver.Span
+			if how == "stdio" {
+				p = setup{wire: true}.overStdio(t)
+				serverSpan = func(kind, name string) testserver.Span { return p.child.span(t, kind, name) }
+			} else {
+				p = setup{wire: true}.inMemory(t)
+				serverSpan = func(kind, name string) testserver.Span { return p.server.span(t, kind, name) }
+			}
+			if _, err := scenarioNamed(t, "caller cancel").call(t, p); !errors.Is(err, context.Canceled) {
+				t.Fatalf("the caller's cancel: %v", err)
+			}
+			call := serverSpan("server", "tools/call slow")
+			wantSpan(t, call, "server", "tools/call slow", "Unset", toolCall("slow", testserver.ModernProtocol, "").
+				with(cancelledTool("client")).with(wire("2", map[string]string{"stdio": "pipe", "in memory": ""}[how])))
+			cancel := serverSpan("server", "notifications/cancelled")
+			wantSpan(t, cancel, "server", "notifications/cancelled", "Unset", attrs{
+				"mcp.method.name":      "notifications/cancelled",
+				"mcp.protocol.version": testserver.ModernProtocol,
+				"mcp.server.name":      testserver.Name,
+				"mcp.server.version":   testserver.Version,
+			})
+			wantChild(t, cancel, call)
+		})
+	}
 }
