@@ -148,7 +148,7 @@ func (c *wireConnection) received(req *jsonrpc.Request) {
 		return // the SDK answers params it cannot read; not ours to report
 	}
 	key := params.Meta.Traceparent
-	id := fmt.Sprint(req.ID.Raw())
+	id := model.Bounded(fmt.Sprint(req.ID.Raw()), c.transport.sessions.config.maxNameLength) // the peer's choice
 	on := &receivedOn{connection: c, id: id, attributes: []attribute.KeyValue{attribute.String(semconv.JSONRPCRequestID, id)}}
 	if c.transport.kind != "" {
 		on.attributes = append(on.attributes, attribute.String(semconv.NetworkTransport, c.transport.kind))
@@ -205,7 +205,7 @@ func (c *wireConnection) cancelRead(req *jsonrpc.Request) {
 	if json.Unmarshal(req.Params, &params) != nil || params.RequestID == nil {
 		return
 	}
-	id := fmt.Sprint(params.RequestID)
+	id := model.Bounded(fmt.Sprint(params.RequestID), c.transport.sessions.config.maxNameLength)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if span, ok := c.serving[id]; ok {
@@ -231,7 +231,7 @@ func cancelledCall(req mcp.Request) (trace.SpanContext, bool) {
 		return trace.SpanContext{}, false
 	}
 	c := found.(*wireConnection)
-	id := fmt.Sprint(params.RequestID)
+	id := model.Bounded(fmt.Sprint(params.RequestID), c.transport.sessions.config.maxNameLength)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	span, ok := c.cancels[id]
