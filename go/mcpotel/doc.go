@@ -12,8 +12,13 @@
 // The names, attributes, outcomes and rules are the Python and TypeScript packages' (one model,
 // tested across languages): docs/go.md and docs/outcomes.md in the repository.
 //
+// An opt-in wrapper of the SDK's transport adds what middleware is not shown: the request id and
+// transport of each request sent, and each session's duration point:
+//
+//	session, err := client.Connect(ctx, mcpotel.Transport(&mcp.CommandTransport{Command: cmd}), nil)
+//
 // The package's layers mirror the others': instrument.go (the host), middleware.go (the front end:
-// the only code that reads the SDK's types), lifecycle.go (a request opened and finished once),
+// the only code that reads the SDK's types; wire.go, the transport wrapper's, reads its messages), lifecycle.go (a request opened and finished once),
 // attributes.go and propagation.go (what a request is read as), outcome.go and metrics.go (the one
 // writer of status and outcome, the duration points), and internal/model (the pure classifier).
 package mcpotel

@@ -8,6 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -125,4 +127,50 @@ func ExampleInstrumentServer() {
 	// server server/discover: ok
 	// server tools/call forecast: ok
 	// server tools/call forecast: failed (tool_error)
+}
+
+// The wire wrapper: each request the client sends names its JSON-RPC id (and, over stdio or HTTP,
+// its transport), and the session's duration is recorded when it closes.
+func ExampleTransport() {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1.0.0"}, nil)
+	mcpotel.InstrumentClient(client, mcpotel.WithTracerProvider(tp), mcpotel.WithMeterProvider(mp))
+
+	ctx := context.Background()
+	clientTransport, serverTransport := mcp.NewInMemoryTransports()
+	if _, err := weatherServer().Connect(ctx, serverTransport, nil); err != nil {
+		panic(err)
+	}
+	// With &mcp.CommandTransport{...} or &mcp.StreamableClientTransport{...} as it is used.
+	session, err := client.Connect(ctx, mcpotel.Transport(clientTransport, mcpotel.WithMeterProvider(mp)), nil)
+	if err != nil {
+		panic(err)
+	}
+	_, _ = session.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": "Paris"}})
+	_ = session.Close()
+
+	for _, span := range spans.Ended() {
+		for _, kv := range span.Attributes() {
+			if kv.Key == "jsonrpc.request.id" {
+				fmt.Println(span.Name(), "id", kv.Value.AsString())
+			}
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	_ = reader.Collect(ctx, &rm)
+	for _, scope := range rm.ScopeMetrics {
+		for _, m := range scope.Metrics {
+			if m.Name == "mcp.client.session.duration" {
+				fmt.Println(m.Name, m.Data.(metricdata.Histogram[float64]).DataPoints[0].Count)
+			}
+		}
+	}
+	// Output:
+	// server/discover id 1
+	// tools/call forecast id 2
+	// mcp.client.session.duration 1
 }

@@ -409,6 +409,17 @@ type setup struct {
 	stateless bool
 	// Receiving middleware added to the server before mcpotel (so run inside it).
 	inner []mcp.Middleware
+	// The transports wrapped with mcpotel.Transport: the client's, and the server's in memory and
+	// over stdio (HTTP: the handler makes the server's).
+	wire bool
+}
+
+// transport is t, wrapped with mcpotel.Transport and side's options when the setup says so.
+func (s setup) transport(t mcp.Transport, side *side) mcp.Transport {
+	if !s.wire || s.bare {
+		return t
+	}
+	return mcpotel.Transport(t, side.options()...)
 }
 
 func (s setup) make(t testing.TB) *pair {
@@ -433,11 +444,11 @@ func (s setup) inMemory(t testing.TB) *pair {
 	p := s.make(t)
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := p.srv.Connect(ctx, st, nil)
+	ss, err := p.srv.Connect(ctx, s.transport(st, p.server), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.session, err = p.client.Connect(ctx, ct, nil)
+	p.session, err = p.client.Connect(ctx, s.transport(ct, p.agent), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +474,7 @@ func (s setup) overHTTP(t testing.TB) (*pair, *httptest.Server) {
 	hs := httptest.NewServer(s.handler(p)) // 127.0.0.1
 	t.Cleanup(hs.Close)
 	var err error
-	p.session, err = p.client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	p.session, err = p.client.Connect(context.Background(), s.transport(&mcp.StreamableClientTransport{Endpoint: hs.URL}, p.agent), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,12 +595,14 @@ func (s setup) overStdio(t testing.TB, extraEnv ...string) *pair {
 	}
 	if s.bare {
 		extraEnv = append(extraEnv, "MCPOTEL_TESTSERVER_INSTRUMENT=none")
+	} else if s.wire {
+		extraEnv = append(extraEnv, "MCPOTEL_TESTSERVER_WIRE=1")
 	}
 	cmd.Env = p.child.env(extraEnv...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	var err error
-	p.session, err = p.client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+	p.session, err = p.client.Connect(context.Background(), s.transport(&mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, p.agent), nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}

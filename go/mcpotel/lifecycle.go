@@ -35,6 +35,22 @@ type call struct {
 	finished atomic.Bool
 	// The person declined an input request of this call (an elicitation it sent, or answered).
 	inputDeclined atomic.Bool
+	// What a wrapped connection saw of this call on the wire (nil: no wrapper, or not yet).
+	wire atomic.Pointer[sentOn]
+}
+
+// A call is the context its request is sent in (the span's context): a wrapped connection's Write
+// finds the call there with no allocation of its own (callKey).
+type callKey struct{}
+
+func (c *call) Deadline() (time.Time, bool) { return c.ctx.Deadline() }
+func (c *call) Done() <-chan struct{}       { return c.ctx.Done() }
+func (c *call) Err() error                  { return c.ctx.Err() }
+func (c *call) Value(key any) any {
+	if key == (callKey{}) {
+		return c
+	}
+	return c.ctx.Value(key)
 }
 
 type lifecycle struct {
@@ -68,6 +84,10 @@ func (l *lifecycle) finish(c *call, verdict model.Verdict, late []attribute.KeyV
 	if c.finished.Swap(true) {
 		return
 	}
+	wire := c.wire.Load()
+	if wire != nil {
+		late = append(append([]attribute.KeyValue{}, late...), wire.attributes...)
+	}
 	finishSpan(c.span, verdict, c.method, late)
 	if outcome, ok := verdict.(*model.Outcome); ok {
 		point := c.point
@@ -75,6 +95,9 @@ func (l *lifecycle) finish(c *call, verdict model.Verdict, late []attribute.KeyV
 			point = l.metrics.attributes(append(append([]attribute.KeyValue{}, late...), c.point...))
 		}
 		l.metrics.record(c.ctx, c.side, c.started, point, outcome, c.method == semconv.MethodToolsCall)
+		if wire != nil {
+			wire.connection.learn(point)
+		}
 	}
 }
 

@@ -29,7 +29,8 @@ import (
 // What the SDK keeps from middleware, and so from its spans: the JSON-RPC request id (no
 // jsonrpc.request.id), the transport (no network.transport or server.address), requests it
 // refuses before middleware runs (an unknown method, params it cannot decode: the caller sees
-// the error; the server has no span), and the notifications/cancelled it sends itself.
+// the error; the server has no span), and the notifications/cancelled it sends itself. The
+// opt-in transport wrapper (wire.go) gives a sent request's id and transport back.
 
 // rejectedByTransport is the SDK's own code for a message its transport could not carry
 // (jsonrpc2.ErrRejected): a closed connection, not a peer's answer.
@@ -58,7 +59,7 @@ func (t *telemetry) sending(next mcp.MethodHandler) mcp.MethodHandler {
 		c := t.lifecycle.open(ctx, sideClient, r.method, r.name(), attrs, nil)
 		handled, _ := ctx.Value(handledKey{}).(*call)
 		calls := t.track(req, c)
-		res, err := next(c.ctx, method, withMeta(c.ctx, t, method, req))
+		res, err := next(c, method, withMeta(c.ctx, t, method, req))
 		calls.remove(c)
 		t.sent(ctx, c, handled, r.method, res, err)
 		return res, err
@@ -71,10 +72,20 @@ func (t *telemetry) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			return t.notify(ctx, sideServer, method, req, next)
 		}
 		r, attrs := t.read(method, req)
+		wire := received(req)
+		if wire != nil {
+			attrs = append(attrs, wire.attributes...)
+		}
 		parent, links := t.parent(ctx, req)
 		c := t.lifecycle.open(parent, sideServer, r.method, r.name(), attrs, links)
+		if wire != nil {
+			wire.serving(req.GetSession(), c.span.SpanContext())
+		}
 		res, err := next(context.WithValue(c.ctx, handledKey{}, c), method, req)
 		t.handled(ctx, c, r.method, req, res, err)
+		if wire != nil {
+			wire.done()
+		}
 		return res, err
 	}
 }
@@ -176,6 +187,13 @@ func (t *telemetry) notify(ctx context.Context, side int, method string, req mcp
 	parent, links := ctx, []trace.Link(nil)
 	if side == sideServer {
 		parent, links = t.parent(ctx, req)
+		// The SDK sends its cancels with no trace context: the cancelled call's span is the parent
+		// when a wrapped connection read both.
+		if method == semconv.MethodCancelled && parent == ctx && links == nil {
+			if call, ok := cancelledCall(req); ok {
+				parent = trace.ContextWithSpanContext(ctx, call)
+			}
+		}
 	}
 	spanCtx, span := t.lifecycle.notification(parent, side, r.name(), attrs, links)
 	defer span.End()

@@ -13,6 +13,7 @@
 //	MCPOTEL_TESTSERVER_EVENTS      a file: "started TOOL", "ended TOOL ERR CAUSE" lines
 //	MCPOTEL_TESTSERVER_PIDFILE     a file: the process id, written at start
 //	MCPOTEL_TESTSERVER_LEGACY      1: server/discover refused (the client falls back to initialize at 2025-11-25)
+//	MCPOTEL_TESTSERVER_WIRE        1: its transport wrapped with mcpotel.Transport
 //
 // A client prints "connected" once connected and then what the call returned, and is meant to
 // be killed mid-call.
@@ -108,7 +109,11 @@ func serve() error {
 	default:
 		return fmt.Errorf("MCPOTEL_TESTSERVER_INSTRUMENT=%q: mcpotel, floor or none", mode)
 	}
-	return server.Run(context.Background(), &mcp.StdioTransport{})
+	var transport mcp.Transport = &mcp.StdioTransport{}
+	if os.Getenv("MCPOTEL_TESTSERVER_WIRE") == "1" {
+		transport = mcpotel.Transport(transport, mcpotel.WithMeterProvider(mp))
+	}
+	return server.Run(context.Background(), transport)
 }
 
 func client(how, target, tool string) error {
