@@ -43,10 +43,14 @@ import {
   METHOD_INITIALIZE,
   METHOD_SERVER_DISCOVER,
   METHOD_TOOLS_CALL,
-  PROTOCOL_VERSION_META_KEY,
-  SERVER_INFO_META_KEY,
 } from './semconv.js';
 import type { Connection, Connections } from './sessions.js';
+
+// Protocol keys, not telemetry names (Python's messages.py holds them): where a 2026-07-28
+// server/discover result names the server, and where a 2026-07-28 request names its protocol
+// version (the per-request envelope in params._meta).
+const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
+const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 
 /**
  * A request sent and not yet ended: its span ends with what the application gets, as its own

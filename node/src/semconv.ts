@@ -117,10 +117,6 @@ export const RESOURCE_URI_METHODS: ReadonlySet<string> = new Set([
   'notifications/resources/updated',
 ]);
 export const OPERATION_EXECUTE_TOOL = 'execute_tool';
-// Where a 2026-07-28 server/discover result names the server, and where a 2026-07-28 request names
-// its protocol version (the per-request envelope in params._meta).
-export const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
-export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 export const TRANSPORT_PIPE = 'pipe'; // stdio
 export const TRANSPORT_TCP = 'tcp'; // streamable HTTP, SSE
 
