@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
+from types import FunctionType
 from typing import Any
 
 import pytest
@@ -125,6 +126,22 @@ async def test_a_server_built_before_instrument_is_instrumented_and_restored(
     async with open_session("memory", server) as session:
         await session.call_tool("ok", {})
     assert [span for span in exporter.get_finished_spans() if span.instrumentation_scope.name == "mcp_otel"] == []
+
+
+@pytest.mark.skipif(MCP_MAJOR != 1, reason="mcp 1.x's own per-request steps")
+def test_the_sdks_own_steps_of_every_request_are_plain_functions(instrument: Callable[..., Any]) -> None:
+    """What only the SDK calls, on every request, is patched as a plain function: a wrapt proxy
+    is bound anew on every call (patching.plain_method; the in-process cost target)."""
+    originals = current_targets()
+    instrument()
+    for key in [
+        ("mcp.server.lowlevel.server", "Server", "_handle_request"),
+        ("mcp.shared.session", "RequestResponder", "respond"),
+    ]:
+        patched = current_targets()[key]
+        assert patched is not originals[key]
+        assert type(patched) is FunctionType, key  # not a wrapt proxy (whose class it claims)
+        assert patched.__wrapped__ is originals[key]
 
 
 def test_instrument_never_raises(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:

@@ -6,11 +6,11 @@ in the installed SDK is skipped and logged once: both majors' tables are applied
 one major lacks is expected to be missing there.
 
 Every wrapper has wrapt's signature ``(wrapped, instance, args, kwargs)``. An *inner* patch (a
-method the SDK calls on every request, inside another of our patches) is applied as a plain
-function instead of a wrapt proxy, same signature for the wrapper: binding a wrapt proxy to its
-instance makes a new object on every call (~4.4k instructions under cachegrind, and ~2.5k more
-to call through it), a function binds in C. What it gives up is documented on
-:func:`plain_method`.
+method the SDK calls on every request, inside another of our patches, or a private step of its
+own that no application calls) is applied as a plain function instead of a wrapt proxy, same
+signature for the wrapper: binding a wrapt proxy to its instance makes a new object on every
+call (~4.4k instructions under cachegrind, and ~2.5k more to call through it), a function binds
+in C. What it gives up is documented on :func:`plain_method`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ class Patch:
     optional: bool = False
     # A module-level function other modules import by name: rebind those names too.
     rebind: bool = False
-    # A method every request calls inside another patch: a plain function (see plain_method).
+    # A method every request calls that only the SDK calls (inside another patch, or the SDK's own
+    # private step): a plain function (see plain_method).
     inner: bool = False
 
 

@@ -148,14 +148,17 @@ class Validated:
     (``valid``) or refuses (``invalid``, with the message as received) before the session acts on
     it; the same result or exception either way. Everything else is the model class's own."""
 
-    __slots__ = ("_invalid", "_model", "_valid")
+    __slots__ = ("_invalid", "_model", "_valid", "_validate")
 
     def __init__(self, model: Any, valid: Callable[[Any], None] | None, invalid: Callable[[Any], None] | None) -> None:
         self._model, self._valid, self._invalid = model, valid, invalid
+        # Bound once (every message the session receives is validated here).
+        self._validate = model.model_validate
 
     def model_validate(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
         try:
-            validated = self._model.model_validate(obj, *args, **kwargs)
+            # The SDK passes the message alone: no arguments forwarded (a tuple and a dict built).
+            validated = self._validate(obj, *args, **kwargs) if args or kwargs else self._validate(obj)
         except Exception:
             if self._invalid is not None:
                 _quietly(self._invalid, obj)
@@ -219,9 +222,14 @@ class Mcp1FrontEnd(SdkFrontEnd):
                 partial(self._client.send_notification, carry=with_meta),
                 optional=True,
             ),
-            # The handler returns nothing: the answer is what respond() was given.
+            # The handler returns nothing: the answer is what respond() was given. The SDK's own
+            # (private) step of every request a server handles: a plain function (inner).
             Patch(
-                "mcp.server.lowlevel.server", "Server._handle_request", self._handling(_handled_request), optional=True
+                "mcp.server.lowlevel.server",
+                "Server._handle_request",
+                self._handling(_handled_request),
+                optional=True,
+                inner=True,
             ),
             Patch(
                 "mcp.client.session",
