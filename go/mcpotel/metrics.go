@@ -22,19 +22,21 @@ type callMetrics struct {
 	methods, tools, prompts, servers nameBound
 }
 
-func newCallMetrics(meter metric.Meter, c *config) *callMetrics {
-	histogram := func(name, description string) metric.Float64Histogram {
-		h, err := meter.Float64Histogram(name, metric.WithUnit(semconv.DurationUnit), metric.WithDescription(description),
-			metric.WithExplicitBucketBoundaries(semconv.DurationBuckets...))
-		if err != nil {
-			reportOnce("could not create a histogram", err)
-		}
-		return h
+// durationHistogram is one of the duration histograms, in seconds with the spec's buckets.
+func durationHistogram(meter metric.Meter, name, description string) metric.Float64Histogram {
+	h, err := meter.Float64Histogram(name, metric.WithUnit(semconv.DurationUnit), metric.WithDescription(description),
+		metric.WithExplicitBucketBoundaries(semconv.DurationBuckets...))
+	if err != nil {
+		reportOnce("could not create a histogram", err)
 	}
+	return h
+}
+
+func newCallMetrics(meter metric.Meter, c *config) *callMetrics {
 	return &callMetrics{
 		durations: [2]metric.Float64Histogram{
-			histogram(semconv.MCPClientOperationDuration, "Duration of MCP requests as their sender saw them."),
-			histogram(semconv.MCPServerOperationDuration, "Duration of MCP requests as their receiver handled them."),
+			durationHistogram(meter, semconv.MCPClientOperationDuration, "Duration of MCP requests as their sender saw them."),
+			durationHistogram(meter, semconv.MCPServerOperationDuration, "Duration of MCP requests as their receiver handled them."),
 		},
 		methods: nameBound{limit: c.maxMetricNames, always: semconv.KnownMethods},
 		tools:   nameBound{limit: c.maxMetricNames},

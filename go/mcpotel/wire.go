@@ -368,19 +368,11 @@ type sessionMetrics struct {
 }
 
 func newSessionMetrics(meter metric.Meter, c *config) *sessionMetrics {
-	histogram := func(name, description string) metric.Float64Histogram {
-		h, err := meter.Float64Histogram(name, metric.WithUnit(semconv.DurationUnit), metric.WithDescription(description),
-			metric.WithExplicitBucketBoundaries(semconv.DurationBuckets...))
-		if err != nil {
-			reportOnce("could not create a histogram", err)
-		}
-		return h
-	}
 	return &sessionMetrics{
 		config: c,
 		durations: [2]metric.Float64Histogram{
-			histogram(semconv.MCPClientSessionDuration, "Duration of MCP sessions as clients saw them."),
-			histogram(semconv.MCPServerSessionDuration, "Duration of MCP sessions as servers saw them."),
+			durationHistogram(meter, semconv.MCPClientSessionDuration, "Duration of MCP sessions as clients saw them."),
+			durationHistogram(meter, semconv.MCPServerSessionDuration, "Duration of MCP sessions as servers saw them."),
 		},
 		servers: nameBound{limit: c.maxMetricNames},
 	}
