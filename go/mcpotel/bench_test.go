@@ -71,18 +71,25 @@ func benchSession(b testing.TB, variant string, batch bool) *mcp.ClientSession {
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
 	instrument(b, variant, batch, client, server)
 	server.AddReceivingMiddleware(growStack) // last added: outermost, in every variant
+	session, ss := connectInMemory(b, client, server)
+	b.Cleanup(func() { _ = session.Close(); _ = ss.Close() })
+	return session
+}
+
+// connectInMemory connects client to server over the SDK's in-memory transports.
+func connectInMemory(tb testing.TB, client *mcp.Client, server *mcp.Server) (*mcp.ClientSession, *mcp.ServerSession) {
+	tb.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := server.Connect(ctx, st, nil)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	session, err := client.Connect(ctx, ct, nil)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = session.Close(); _ = ss.Close() })
-	return session
+	return session, ss
 }
 
 var variants = []string{"bare", "floor", "mcpotel"}
@@ -268,16 +275,7 @@ func BenchmarkClientMiddleware(b *testing.B) {
 			client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
 			client.AddSendingMiddleware(stub) // first added: innermost
 			instrument(b, variant, true, client, nil)
-			ct, st := mcp.NewInMemoryTransports()
-			ctx := context.Background()
-			ss, err := testserver.New(testserver.Hooks{}, nil).Connect(ctx, st, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			session, err := client.Connect(ctx, ct, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
+			session, ss := connectInMemory(b, client, testserver.New(testserver.Hooks{}, nil))
 			b.Cleanup(func() { _ = session.Close(); _ = ss.Close() })
 			benchCalls(b, session)
 		})
@@ -305,16 +303,8 @@ func TestFloorRecordsWhatMcpotelRecords(t *testing.T) {
 			mcpotel.InstrumentClient(client, s.options()...)
 			mcpotel.InstrumentServer(server, s.options()...)
 		}
-		ct, st := mcp.NewInMemoryTransports()
+		session, ss := connectInMemory(t, client, server)
 		ctx := context.Background()
-		ss, err := server.Connect(ctx, st, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		session, err := client.Connect(ctx, ct, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		if _, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
 			t.Fatal(err)
 		}
