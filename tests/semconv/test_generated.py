@@ -8,9 +8,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
+import shutil
+import subprocess
 import sys
 from dataclasses import MISSING, fields
 from enum import Enum
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -26,7 +29,8 @@ STAMP = re.compile(r"spec/names\.yaml sha256 ([0-9a-f]{64})")
 def generator() -> ModuleType:
     """spec/generate.py (a script beside the spec, not a package)."""
     found = importlib.util.spec_from_file_location("spec_generate", REPO_ROOT / "spec" / "generate.py")
-    assert found is not None and found.loader is not None
+    assert found is not None
+    assert found.loader is not None
     module = importlib.util.module_from_spec(found)
     sys.modules[found.name] = module  # (its dataclasses look their module up there)
     found.loader.exec_module(module)
@@ -69,3 +73,26 @@ def test_the_spec_settings_are_the_ones_python_reads() -> None:
         config.RUN_FILE_MAX_BYTES_ENV,
         config.RUN_FILE_KEEP_ENV,
     ]
+
+
+def test_the_readme_commands_regenerate_a_stale_copy(tmp_path: Path) -> None:
+    """spec/README.md's commands, as written, in a fresh folder holding the spec and its outputs:
+    ``--check`` names the files a changed spec made stale and exits 1; the plain command rewrites
+    them, and ``--check`` passes then."""
+    files = ["spec/names.yaml", "spec/generate.py", *generator().generate()]
+    for path in files:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO_ROOT / path, tmp_path / path)
+    spec = tmp_path / "spec" / "names.yaml"
+    spec.write_text(spec.read_text().replace("brief: The session's id.", "brief: The session's own id."))
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "spec/generate.py", *args]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
+
+    stale = run("--check")
+    assert stale.returncode == 1
+    assert stale.stderr.splitlines() == [f"{path} is stale: run python spec/generate.py" for path in files[2:]]
+    assert run().returncode == 0
+    assert "The session's own id." in (tmp_path / "node" / "src" / "semconv.ts").read_text()
+    assert run("--check").returncode == 0
