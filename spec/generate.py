@@ -70,7 +70,9 @@ class EnumType:
     brief: str
     members: tuple[Member, ...]
     languages: frozenset[str]
+    # Python only: another name for the same class, and why it is kept.
     python_alias: str | None = None
+    python_alias_brief: str = ""
 
     def go_member(self, member: Member) -> str:
         return self.go_prefix + go_camel(member.id)
@@ -130,8 +132,9 @@ def load(path: Path = SPEC) -> Spec:
     for group in doc["groups"]:
         if group["type"] == "metric":
             note = group["annotations"]["mcp_otel"]
+            brief = one_line(group["brief"])
             metrics.items.append(
-                Name(note["const"], group["metric_name"], "string", "", go_of(note), languages_of(note))
+                Name(note["const"], group["metric_name"], "string", brief, go_of(note), languages_of(note))
             )
             continue
         section = Section(one_line(group["brief"]))
@@ -167,6 +170,7 @@ def go_of(note: dict[str, Any]) -> str:
 
 
 def enum_of(attribute: dict[str, Any], note: dict[str, Any], languages: frozenset[str]) -> EnumType:
+    alias = note.get("python_alias", {})
     members = tuple(
         Member(member["id"], member["value"], one_line(member.get("brief"))) for member in attribute["type"]["members"]
     )
@@ -177,7 +181,8 @@ def enum_of(attribute: dict[str, Any], note: dict[str, Any], languages: frozense
         one_line(note["brief"]),
         members,
         languages,
-        note.get("python_alias"),
+        alias.get("name"),
+        one_line(alias.get("brief")),
     )
 
 
@@ -187,20 +192,15 @@ def derived(source: str, known: dict[str, Name]) -> tuple[str, ...]:
 
 
 def validate(spec: Spec, doc: dict[str, Any]) -> None:
-    """Names unique in every language; metric buckets naming a constant; units as the spec's."""
-    for language in LANGUAGES:
+    """Every identifier defined once in each language; metric buckets naming a list of numbers; the
+    histograms in DURATION_UNIT (the Prometheus names take seconds)."""
+    for emitter in EMITTERS:
         seen: set[str] = set()
-        for _, items in spec.items(language):
-            for item in items:
-                names = [item.name] if isinstance(item, EnumType) else [item.const]
-                if language == "go":
-                    names = (
-                        [item.go_member(member) for member in item.members] if isinstance(item, EnumType) else [item.go]
-                    )
-                for name in names:
-                    if name in seen:
-                        raise ValueError(f"{name} is defined twice for {language}")
-                    seen.add(name)
+        for _, items in spec.items(emitter.language):
+            for name in (identifier for item in items for identifier in emitter.identifiers(item)):
+                if name in seen:
+                    raise ValueError(f"{name} is defined twice in {emitter.path}")
+                seen.add(name)
     values = {item.const: item for section in spec.sections for item in section.items if isinstance(item, Name)}
     for group in doc["groups"]:
         buckets = group.get("annotations", {}).get("mcp_otel", {}).get("bucket_boundaries")
@@ -242,6 +242,10 @@ class Emitter:
             parts.append(self.section(section, items))
         parts.append(self.footer())
         return "\n".join(part for part in parts if part).rstrip("\n") + "\n"
+
+    def identifiers(self, item: Name | EnumType) -> list[str]:
+        """The top-level identifiers ``item`` defines in this language."""
+        return [item.name] if isinstance(item, EnumType) else [item.const]
 
     def header(self, spec: Spec) -> str:
         raise NotImplementedError
@@ -330,7 +334,7 @@ from typing import Final
             else:
                 lines.append(f"    {member.const}: Final = {py_literal(member.value)}")
         if enum.python_alias:
-            lines.extend(["", "", "# The name it had when only tool calls had an outcome."])
+            lines.extend(["", "", *wrap(enum.python_alias_brief, "# ", self.comments)])
             lines.append(f"{enum.python_alias} = {enum.name}")
         return lines
 
@@ -450,6 +454,9 @@ class GoEmitter(Emitter):
 // string travels end to end, whatever language wrote the span).
 package semconv
 """
+
+    def identifiers(self, item: Name | EnumType) -> list[str]:
+        return [item.go_member(member) for member in item.members] if isinstance(item, EnumType) else [item.go]
 
     def render(self, spec: Spec) -> str:
         return super().render(spec) + "\n" + "\n".join(self.shared(spec)) + "\n"
