@@ -27,8 +27,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/mcp-otel/mcp-otel/go/internal/testserver"
 	"github.com/mcp-otel/mcp-otel/go/mcpotel"
+	"github.com/mcp-otel/mcp-otel/go/test/internal/testserver"
 )
 
 // The test suite's shared machinery: one side's telemetry (spans and points), sessions in
@@ -60,7 +60,7 @@ func detectSDK() (version, modfile string) {
 	version = testserver.SDKVersion()
 	_, exported := reflect.TypeFor[mcp.ClientSessionOptions]().FieldByName("ProtocolVersion")
 	for _, name := range []string{"go.mod", "newest.mod"} {
-		text, err := os.ReadFile(filepath.Join("..", name))
+		text, err := os.ReadFile(name)
 		if err != nil {
 			panic(err)
 		}
@@ -511,7 +511,6 @@ func buildTestServer() (string, error) {
 		}
 		binaryPath = filepath.Join(binaryDir, "mcp-testserver")
 		build := exec.Command("go", "build", "-modfile="+modFile, "-o", binaryPath, "./internal/testserver/cmd/mcp-testserver")
-		build.Dir = ".."
 		if out, err := build.CombinedOutput(); err != nil {
 			binaryErr = fmt.Errorf("go build: %v\n%s", err, out)
 			return
