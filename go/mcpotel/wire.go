@@ -183,7 +183,7 @@ func (on *receivedOn) serving(session mcp.Session, span trace.SpanContext) {
 	c.serving[on.id] = span
 	if c.handledOn == nil && session != nil {
 		c.handledOn = session
-		sessions.Store(session, c)
+		connectionOf.Store(session, c)
 	}
 }
 
@@ -225,7 +225,7 @@ func cancelledCall(req mcp.Request) (trace.SpanContext, bool) {
 	if !ok || params == nil || params.RequestID == nil {
 		return trace.SpanContext{}, false
 	}
-	found, ok := sessions.Load(req.GetSession())
+	found, ok := connectionOf.Load(req.GetSession())
 	if !ok {
 		return trace.SpanContext{}, false
 	}
@@ -244,8 +244,8 @@ var (
 	ambiguous        = &receivedOn{}
 	// readers is how many wrapped connections are open: the middleware looks only while one is.
 	readers atomic.Int64
-	// sessions: the wrapped connection each session handles requests from (learnt from them).
-	sessions sync.Map // mcp.Session -> *wireConnection
+	// connectionOf: the wrapped connection each session handles requests from (learnt from them).
+	connectionOf sync.Map // mcp.Session -> *wireConnection
 )
 
 // received is what a wrapped connection saw of a request handled, if one read it (no wrapped
@@ -284,7 +284,7 @@ func (c *wireConnection) Close() error {
 		}
 		c.pending, c.serving, c.cancels = nil, nil, nil
 		if c.handledOn != nil {
-			sessions.CompareAndDelete(c.handledOn, c)
+			connectionOf.CompareAndDelete(c.handledOn, c)
 		}
 		c.mu.Unlock()
 		readers.Add(-1)
