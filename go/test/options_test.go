@@ -4,6 +4,7 @@ package mcpotel_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -12,9 +13,38 @@ import (
 	"github.com/mcp-otel/mcp-otel/go/mcpotel"
 )
 
+// The options docs/go.md lists that no other test uses. (Content capture: content_test.go; the
+// remote parent: transparency_test.go; name limits: hostile_test.go.)
+
+// WithServerIdentity names the server on a server's spans (instead of the Implementation it was
+// made with) and, on a client, instead of what the handshake named: on its spans and points alike.
+func TestWithServerIdentity(t *testing.T) {
+	p := setup{
+		srvOpts:   []mcpotel.Option{mcpotel.WithServerIdentity("billing", "9.9.9")},
+		agentOpts: []mcpotel.Option{mcpotel.WithServerIdentity("billing-alias", "1.0.0")},
+	}.inMemory(t)
+	if _, err := p.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		side          *side
+		kind          string
+		name, version string
+	}{{p.server, "server", "billing", "9.9.9"}, {p.agent, "client", "billing-alias", "1.0.0"}} {
+		got := c.side.span(t, c.kind, "tools/call echo").Attributes
+		if got["mcp.server.name"] != c.name || got["mcp.server.version"] != c.version {
+			t.Errorf("%s span names the server %q %q, want %q %q", c.kind, got["mcp.server.name"], got["mcp.server.version"], c.name, c.version)
+		}
+		metric := map[string]string{"server": serverMetric, "client": clientMetric}[c.kind]
+		if names := sortedKeys(c.side.pointValues(t, metric, "mcp.server.name")); !reflect.DeepEqual(names, []string{c.name}) {
+			t.Errorf("%s points name the servers %q, want only %q", c.kind, names, c.name)
+		}
+	}
+}
+
 // Progress and log notifications come by the hundred in a long call: they get spans only with
-// WithProgressAndLogs (docs/go.md's options), on both sides (the server's sending, the agent's
-// receiving), each the child of the tool call it reports on.
+// WithProgressAndLogs, on both sides (the server's sending, the agent's receiving), each the child
+// of the tool call it reports on.
 
 func TestProgressAndLogsTracedOnlyWhenAsked(t *testing.T) {
 	frequent := []string{"notifications/progress", "notifications/message"}
