@@ -148,8 +148,10 @@ $(STACK_BIN)/goproxy: benchmarks/goproxy/go.mod benchmarks/goproxy/main.go
 	@mkdir -p $(STACK_BIN)
 	cd benchmarks/goproxy && $(GO_BUILD) -o $(CURDIR)/$@ .
 
-# The Go module (go/, package mcpotel): gofmt, go vet and staticcheck, then go test -race on the
-# lowest SDK it supports (go.mod) and on the newest (newest.mod).
+# The Go modules: the library (go/, package mcpotel, on the OpenTelemetry API only) and its tests
+# (go/test: the SDK, the test programs). gofmt, go vet and staticcheck, then go test -race, each
+# module on the lowest SDK it supports (go.mod) and on the newest (newest.mod).
+GO_MODULES := go go/test
 $(STACK_BIN)/staticcheck:
 	@mkdir -p $(STACK_BIN)
 	GOBIN=$(CURDIR)/$(STACK_BIN) go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -157,11 +159,10 @@ $(STACK_BIN)/staticcheck:
 go-test: $(STACK_BIN)/staticcheck
 	@echo ">> go: gofmt, vet, staticcheck"
 	cd go && test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
-	cd go && go vet ./... && go vet -modfile=newest.mod ./...
-	cd go && $(CURDIR)/$(STACK_BIN)/staticcheck ./...
+	for m in $(GO_MODULES); do (cd $$m && go vet ./... && go vet -modfile=newest.mod ./...) || exit 1; done
+	for m in $(GO_MODULES); do (cd $$m && $(CURDIR)/$(STACK_BIN)/staticcheck ./...) || exit 1; done
 	@echo ">> go test -race, the lowest SDK (go.mod) and the newest (newest.mod)"
-	cd go && go test -race -count=1 ./...
-	cd go && go test -race -count=1 -modfile=newest.mod ./...
+	for m in $(GO_MODULES); do (cd $$m && go test -race -count=1 ./... && go test -race -count=1 -modfile=newest.mod ./...) || exit 1; done
 
 collector: $(STACK_BIN)/mcp-otelcol
 goproxy: $(STACK_BIN)/goproxy

@@ -1,6 +1,6 @@
 """One set of names in every language (ADR-191 rule 3): the TypeScript package's names module
 (``node/src/semconv.ts``, loaded from its build) and the Go module's (``go/internal/semconv``,
-printed by ``go run ./internal/cmd/names``) define each name under the constant name
+printed by ``go run ./internal/cmd/names`` in ``go/test``) define each name under the constant name
 ``mcp_otel.semconv`` uses (Go: in its ``Shared`` map), with the same value, and define every name
 a span or a point carries; the TypeScript settings read the same environment variables. The same
 facts through each language's classifier give the same verdict. A name or a rule changed in one
@@ -23,7 +23,8 @@ from mcp_otel.config import ENV_PREFIX, Settings
 from tests.harness import REPO_ROOT
 
 NODE_DIST = REPO_ROOT / "node" / "dist" / "cjs"
-GO_MODULE = REPO_ROOT / "go"
+# The Go programs the tests run live in a module of their own (go/test), beside the library's.
+GO_TESTS = REPO_ROOT / "go" / "test"
 
 # Every name a request's span or point carries, and the values they take: what each language must
 # define exactly as the Python package does.
@@ -276,11 +277,11 @@ needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not inst
 
 
 def go_run(command: str, stdin: str = "") -> Any:
-    """The JSON a command of the Go module's ``internal/cmd`` prints (it needs no module download)."""
+    """The JSON a command of the Go test module's ``internal/cmd`` prints."""
     go = shutil.which("go")
     assert go is not None
     done = subprocess.run(
-        [go, "run", f"./internal/cmd/{command}"], cwd=GO_MODULE, input=stdin, check=True, capture_output=True, text=True
+        [go, "run", f"./internal/cmd/{command}"], cwd=GO_TESTS, input=stdin, check=True, capture_output=True, text=True
     )
     return json.loads(done.stdout)
 

@@ -17,8 +17,9 @@
 //
 //	session, err := client.Connect(ctx, mcpotel.Transport(&mcp.CommandTransport{Command: cmd}), nil)
 //
-// The package's layers mirror the others': instrument.go (the host), middleware.go (the front end:
-// the only code that reads the SDK's types; wire.go, the transport wrapper's, reads its messages), lifecycle.go (a request opened and finished once),
-// attributes.go and propagation.go (what a request is read as), outcome.go and metrics.go (the one
+// The package's layers mirror the others': instrument.go (the host), middleware.go (the front end,
+// with sessions.go and meta.go the only code that reads the SDK's types; wire.go, the transport
+// wrapper's, reads its messages), lifecycle.go (a request opened and finished once),
+// attributes.go and propagation.go (what a request is read as), writer.go and metrics.go (the one
 // writer of status and outcome, the duration points), and internal/model (the pure classifier).
 package mcpotel

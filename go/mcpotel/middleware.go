@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"runtime"
 	"strings"
 	"sync"
-	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,8 +19,9 @@ import (
 	"github.com/mcp-otel/mcp-otel/go/internal/semconv"
 )
 
-// The front end: the SDK's sending and receiving middleware, and the only code that reads the
-// SDK's types (its params, results, sessions and errors). Every request a Client or Server sends
+// The front end: the SDK's sending and receiving middleware, and with sessions.go (what each
+// session keeps) and meta.go (a request's _meta) the only code that reads the SDK's types (its
+// params, results, sessions and errors). Every request a Client or Server sends
 // passes its sending middleware, every request it handles its receiving middleware, on both
 // (a server's elicitation/create is sent; an agent's answer to it is handled).
 //
@@ -263,116 +262,6 @@ func (t *telemetry) read(method string, req mcp.Request) (request, []attribute.K
 	return r, attrs
 }
 
-// sessionFacts are what a request's session knows of its server and protocol.
-func (t *telemetry) sessionFacts(req mcp.Request) connectionFacts {
-	var facts connectionFacts
-	switch s := req.GetSession().(type) {
-	case *mcp.ClientSession:
-		facts.sessionID = s.ID()
-		if result := s.InitializeResult(); result != nil {
-			facts.protocolVersion = result.ProtocolVersion
-			if result.ServerInfo != nil {
-				facts.serverName, facts.serverVersion = result.ServerInfo.Name, result.ServerInfo.Version
-			}
-		}
-	case *mcp.ServerSession:
-		facts.sessionID = s.ID()
-		if known, ok := t.servers.Load(weak.Make(s)); ok {
-			facts = known.(connectionFacts)
-			facts.sessionID = s.ID()
-		}
-		// 2026-07-28: each request names its version (SDK v1.7+); else the one asked for.
-		if versioned, ok := req.(interface{ ProtocolVersion() string }); ok && versioned.ProtocolVersion() != "" {
-			facts.protocolVersion = versioned.ProtocolVersion()
-		} else if params := s.InitializeParams(); params != nil && facts.protocolVersion == "" {
-			facts.protocolVersion = params.ProtocolVersion
-		}
-	}
-	return facts
-}
-
-// learnt is what a handshake's answer names: the span and the point learn it.
-func (t *telemetry) learnt(info *mcp.Implementation, version string) []attribute.KeyValue {
-	var late []attribute.KeyValue
-	if info != nil && t.config.serverName == "" {
-		late = append(late, attribute.String(semconv.MCPServerName, model.Bounded(info.Name, t.config.maxNameLength)))
-		if info.Version != "" {
-			late = append(late, attribute.String(semconv.MCPServerVersion, model.Bounded(info.Version, t.config.maxNameLength)))
-		}
-	}
-	if version != "" {
-		late = append(late, attribute.String(semconv.MCPProtocolVersion, version))
-	}
-	return late
-}
-
-// rememberServer keeps what a server session's handshake named, for its later spans, as long as
-// the session lives.
-func (t *telemetry) rememberServer(session *mcp.ServerSession, info *mcp.Implementation) {
-	if info == nil {
-		return
-	}
-	// Keyed weakly, and forgotten when the session is collected (the cleanup holds only the key).
-	key := weak.Make(session)
-	if _, loaded := t.servers.LoadOrStore(key, connectionFacts{serverName: info.Name, serverVersion: info.Version}); !loaded {
-		runtime.AddCleanup(session, func(key weak.Pointer[mcp.ServerSession]) { t.servers.Delete(key) }, key)
-	}
-}
-
-// track notes a call an agent has in flight on its session (nil: not a client session).
-func (t *telemetry) track(req mcp.Request, c *call) *calls {
-	session, ok := req.GetSession().(*mcp.ClientSession)
-	if !ok || session == nil {
-		return nil
-	}
-	key := weak.Make(session)
-	found, ok := t.inFlight.Load(key) // a session's first call only makes its map
-	if !ok {
-		var loaded bool
-		if found, loaded = t.inFlight.LoadOrStore(key, &calls{set: map[*call]struct{}{}}); !loaded {
-			runtime.AddCleanup(session, func(key weak.Pointer[mcp.ClientSession]) { t.inFlight.Delete(key) }, key)
-		}
-	}
-	inFlight := found.(*calls)
-	inFlight.mu.Lock()
-	inFlight.set[c] = struct{}{}
-	inFlight.mu.Unlock()
-	return inFlight
-}
-
-// calls are the calls a client session has in flight (a map under a lock: adding and removing a
-// call allocates nothing, as a sync.Map's entries do).
-type calls struct {
-	mu  sync.Mutex
-	set map[*call]struct{}
-}
-
-func (in *calls) remove(c *call) {
-	if in == nil {
-		return
-	}
-	in.mu.Lock()
-	delete(in.set, c)
-	in.mu.Unlock()
-}
-
-// declinedOn: the agent answered its server's input request with the person's no; the calls it has
-// in flight on that session are the ones the person declined an input of.
-func (t *telemetry) declinedOn(session mcp.Session) {
-	client, ok := session.(*mcp.ClientSession)
-	if !ok {
-		return
-	}
-	if found, ok := t.inFlight.Load(weak.Make(client)); ok {
-		inFlight := found.(*calls)
-		inFlight.mu.Lock()
-		for c := range inFlight.set {
-			c.inputDeclined.Store(true)
-		}
-		inFlight.mu.Unlock()
-	}
-}
-
 // answerOf is what a result says of itself.
 func answerOf(res mcp.Result) model.Answer {
 	switch r := res.(type) {
@@ -431,108 +320,6 @@ func serverInfoOf(value any) *mcp.Implementation {
 	return nil
 }
 
-// metaOf is a request's _meta, or nil (the SDK passes typed nil params for some requests).
-func metaOf(req mcp.Request) map[string]any {
-	params := req.GetParams()
-	if isNil(params) {
-		return nil
-	}
-	return params.GetMeta()
-}
-
-// withMeta is req with a copy of its params whose _meta carries the trace context of ctx: the
-// caller's params and map are never changed, the SDK's own _meta keys are kept, and the request
-// keeps its concrete type. The SDK's own request types are copied as themselves; any other
-// through reflection (a type assertion costs nothing, a reflective one a walk of method sets).
-func withMeta(ctx context.Context, t *telemetry, method string, req mcp.Request) mcp.Request {
-	params := req.GetParams()
-	var copied mcp.Params
-	if isNil(params) {
-		if copied = emptyParams(method); copied == nil {
-			return req
-		}
-	} else {
-		copied = copyParams(params)
-	}
-	copied.SetMeta(injected(ctx, t.config.propagator, copied.GetMeta()))
-	switch r := req.(type) {
-	case *mcp.ClientRequest[mcp.Params]:
-		if r != nil {
-			fresh := *r
-			fresh.Params = copied
-			return &fresh
-		}
-	case *mcp.ServerRequest[mcp.Params]:
-		if r != nil {
-			fresh := *r
-			fresh.Params = copied
-			return &fresh
-		}
-	}
-	return withParams(req, copied)
-}
-
-// copyParams is a shallow copy of params (not nil): a tool call's as itself, any other by reflection.
-func copyParams(params mcp.Params) mcp.Params {
-	if p, ok := params.(*mcp.CallToolParams); ok {
-		fresh := *p
-		return &fresh
-	}
-	value := reflect.ValueOf(params)
-	fresh := reflect.New(value.Elem().Type())
-	fresh.Elem().Set(value.Elem())
-	return fresh.Interface().(mcp.Params)
-}
-
-// withParams is a copy of a request of a type of its own (a pointer to a struct with a Params
-// field) holding params instead; req itself when it has no such field.
-func withParams(req mcp.Request, params mcp.Params) mcp.Request {
-	request := reflect.ValueOf(req)
-	if request.Kind() != reflect.Pointer || request.Elem().Kind() != reflect.Struct {
-		return req
-	}
-	fresh := reflect.New(request.Elem().Type())
-	fresh.Elem().Set(request.Elem())
-	index, ok := paramsField(request.Elem().Type())
-	if !ok {
-		return req
-	}
-	slot := fresh.Elem().Field(index)
-	if !reflect.TypeOf(params).AssignableTo(slot.Type()) {
-		return req
-	}
-	slot.Set(reflect.ValueOf(params))
-	return fresh.Interface().(mcp.Request)
-}
-
-// emptyParams is a fresh params value for the requests the SDK may send with nil params.
-func emptyParams(method string) mcp.Params {
-	switch method {
-	case "ping":
-		return &mcp.PingParams{}
-	case "tools/list":
-		return &mcp.ListToolsParams{}
-	case "prompts/list":
-		return &mcp.ListPromptsParams{}
-	case "resources/list":
-		return &mcp.ListResourcesParams{}
-	case "resources/templates/list":
-		return &mcp.ListResourceTemplatesParams{}
-	case semconv.MethodRootsList:
-		//lint:ignore SA1019 roots/list is deprecated from 2026-07-28 on, and servers still send it on older connections.
-		return &mcp.ListRootsParams{}
-	}
-	return nil
-}
-
-func isNil(params mcp.Params) bool {
-	if params == nil {
-		return true
-	}
-	value := reflect.ValueOf(params)
-	return value.Kind() == reflect.Pointer && value.IsNil()
-}
-
 // errorName is error.type for an error that is none of the SDK's: its Go type, unless that is one
 // of the standard library's anonymous ones (which name nothing).
 func errorName(err error) string {
@@ -568,20 +355,4 @@ func serverIdentity(s *mcp.Server) (name, version string) {
 		return ""
 	}
 	return text("Name"), text("Version")
-}
-
-// paramsFields is the index of each request type's Params field, found once per type (a field
-// found by name costs a search of the struct on every request).
-var paramsFields sync.Map // reflect.Type -> int (-1: none)
-
-func paramsField(t reflect.Type) (int, bool) {
-	if found, ok := paramsFields.Load(t); ok {
-		return found.(int), found.(int) >= 0
-	}
-	index := -1
-	if field, ok := t.FieldByName("Params"); ok && len(field.Index) == 1 {
-		index = field.Index[0]
-	}
-	paramsFields.Store(t, index)
-	return index, index >= 0
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-otel/mcp-otel/go/internal/model"
@@ -184,7 +183,7 @@ func (on *receivedOn) serving(session mcp.Session, span trace.SpanContext) {
 	c.serving[on.id] = span
 	if c.handledOn == nil && session != nil {
 		c.handledOn = session
-		sessions.Store(session, c)
+		connectionOf.Store(session, c)
 	}
 }
 
@@ -226,7 +225,7 @@ func cancelledCall(req mcp.Request) (trace.SpanContext, bool) {
 	if !ok || params == nil || params.RequestID == nil {
 		return trace.SpanContext{}, false
 	}
-	found, ok := sessions.Load(req.GetSession())
+	found, ok := connectionOf.Load(req.GetSession())
 	if !ok {
 		return trace.SpanContext{}, false
 	}
@@ -245,8 +244,8 @@ var (
 	ambiguous        = &receivedOn{}
 	// readers is how many wrapped connections are open: the middleware looks only while one is.
 	readers atomic.Int64
-	// sessions: the wrapped connection each session handles requests from (learnt from them).
-	sessions sync.Map // mcp.Session -> *wireConnection
+	// connectionOf: the wrapped connection each session handles requests from (learnt from them).
+	connectionOf sync.Map // mcp.Session -> *wireConnection
 )
 
 // received is what a wrapped connection saw of a request handled, if one read it (no wrapped
@@ -285,7 +284,7 @@ func (c *wireConnection) Close() error {
 		}
 		c.pending, c.serving, c.cancels = nil, nil, nil
 		if c.handledOn != nil {
-			sessions.CompareAndDelete(c.handledOn, c)
+			connectionOf.CompareAndDelete(c.handledOn, c)
 		}
 		c.mu.Unlock()
 		readers.Add(-1)
@@ -357,47 +356,4 @@ func (c *wireConnection) ended() {
 		facts = append(facts, attribute.String(semconv.ErrorType, semconv.ErrorConnectionClosed))
 	}
 	c.transport.sessions.record(side, time.Since(c.started), facts)
-}
-
-// sessionMetrics holds the session-duration histograms: one point per session, when it closes,
-// with its server's name and protocol version (and error.type when the peer went away).
-type sessionMetrics struct {
-	config    *config
-	durations [2]metric.Float64Histogram // [client, server]
-	servers   nameBound
-}
-
-func newSessionMetrics(meter metric.Meter, c *config) *sessionMetrics {
-	return &sessionMetrics{
-		config: c,
-		durations: [2]metric.Float64Histogram{
-			durationHistogram(meter, semconv.MCPClientSessionDuration, "Duration of MCP sessions as clients saw them."),
-			durationHistogram(meter, semconv.MCPServerSessionDuration, "Duration of MCP sessions as servers saw them."),
-		},
-		servers: nameBound{limit: c.maxMetricNames},
-	}
-}
-
-// attributes are a session point's: the server's name (the configured identity first) and the
-// protocol version its handshake settled on.
-func (m *sessionMetrics) attributes(info *mcp.Implementation, version string) []attribute.KeyValue {
-	name := m.config.serverName
-	if name == "" && info != nil {
-		name = info.Name
-	}
-	out := []attribute.KeyValue{}
-	if name != "" {
-		out = append(out, attribute.String(semconv.MCPServerName, m.servers.admit(model.Bounded(name, m.config.maxNameLength))))
-	}
-	if version != "" {
-		out = append(out, attribute.String(semconv.MCPProtocolVersion, version))
-	}
-	return out
-}
-
-func (m *sessionMetrics) record(side int, lasted time.Duration, attrs []attribute.KeyValue) {
-	if m.durations[side] == nil {
-		return
-	}
-	m.durations[side].Record(context.Background(), lasted.Seconds(), metric.WithAttributes(attrs...))
 }

@@ -1,7 +1,7 @@
 """What the tests of the Go module (go/, package mcpotel) with the Python and TypeScript ones
-share: the Go programs they start, built once per session from the module's source
-(go/internal/cmd/crossagent: the Go SDK's Client; go/internal/cmd/crossserver: its Server; both
-instrumented with mcpotel), and how their spans are read.
+share: the Go programs they start, built once per session from the test module's source
+(go/test/internal/cmd/crossagent: the Go SDK's Client; go/test/internal/cmd/crossserver: its
+Server; both instrumented with mcpotel), and how their spans are read.
 
 The Go programs write each span as it ends, one JSON line, in the file named by
 MCP_OTEL_GO_SPAN_FILE, with the fields tests/node/telemetry.cjs writes: tests/node/conftest.py's
@@ -21,7 +21,8 @@ from mcp_otel.semconv import JSONRPC_REQUEST_ID, NETWORK_TRANSPORT
 from tests.harness import REPO_ROOT
 from tests.node.conftest import Span, ts_spans
 
-GO_MODULE = REPO_ROOT / "go"
+# The module of the Go programs (the library module, go/, requires no OpenTelemetry SDK).
+GO_TESTS = REPO_ROOT / "go" / "test"
 # Where the Go programs write their spans, one JSON line each.
 GO_SPAN_FILE_ENV = "MCP_OTEL_GO_SPAN_FILE"
 # What the Go SDK's middleware does not show mcpotel (the JSON-RPC request id, the transport):
@@ -39,7 +40,7 @@ class GoPrograms:
 
 @pytest.fixture(scope="session")
 def go_programs(tmp_path_factory: pytest.TempPathFactory) -> GoPrograms:
-    """The Go agent and server, built from go/ (GOFLAGS and the Go caches from the environment)."""
+    """The Go agent and server, built from go/test (GOFLAGS and the Go caches from the environment)."""
     go = shutil.which("go")
     if go is None:
         pytest.skip("go is not installed: the Go programs cannot be built")
@@ -48,7 +49,7 @@ def go_programs(tmp_path_factory: pytest.TempPathFactory) -> GoPrograms:
     for program in (programs.agent, programs.server):
         built = subprocess.run(
             [go, "build", "-o", str(program), f"./internal/cmd/{program.name}"],
-            cwd=GO_MODULE,
+            cwd=GO_TESTS,
             capture_output=True,
             text=True,
             timeout=600,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-otel/mcp-otel/go/internal/testserver"
+	"github.com/mcp-otel/mcp-otel/go/test/internal/testserver"
 )
 
 // Every way a tools/call ends, over each transport, as each side records it (docs/outcomes.md),

@@ -7,8 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-otel/mcp-otel/go/internal/testserver"
 	"github.com/mcp-otel/mcp-otel/go/mcpotel"
+	"github.com/mcp-otel/mcp-otel/go/test/internal/testserver"
 )
 
 // Tool arguments and results are recorded only with WithContentCapture, as JSON, the values of

@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-otel/mcp-otel/go/internal/testserver"
+	"github.com/mcp-otel/mcp-otel/go/test/internal/testserver"
 )
 
 // How a session starts (2026-07-28: server/discover and no initialize; a server that refuses

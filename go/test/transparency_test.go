@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/baggage"
 
-	"github.com/mcp-otel/mcp-otel/go/internal/testserver"
 	"github.com/mcp-otel/mcp-otel/go/mcpotel"
+	"github.com/mcp-otel/mcp-otel/go/test/internal/testserver"
 )
 
 // What mcpotel adds to a request is the trace context in a copy of its _meta: the handler gets

@@ -23,8 +23,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-otel/mcp-otel/go/internal/cmd/spanlines"
 	"github.com/mcp-otel/mcp-otel/go/mcpotel"
+	"github.com/mcp-otel/mcp-otel/go/test/internal/cmd/spanlines"
 )
 
 // noArguments: the tools take none (an object schema with no properties).

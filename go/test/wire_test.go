@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-otel/mcp-otel/go/internal/testserver"
 	"github.com/mcp-otel/mcp-otel/go/mcpotel"
+	"github.com/mcp-otel/mcp-otel/go/test/internal/testserver"
 )
 
 // mcpotel.Transport: the wire's facts on the middleware's spans and points (the request id and the

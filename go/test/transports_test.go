@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-otel/mcp-otel/go/internal/testserver"
+	"github.com/mcp-otel/mcp-otel/go/test/internal/testserver"
 )
 
 // The same calls over stdio (the built test server in a child process, its spans in a file) and

@@ -9,6 +9,10 @@ import (
 	"github.com/mcp-otel/mcp-otel/go/internal/semconv"
 )
 
+// The writer: the one function that puts a verdict (the classifier's, internal/model) on a span.
+// Status, error.type and the outcome are set here together, from that one verdict, and nowhere
+// else (docs/decisions.md rule 4); the outcome model itself is internal/model/outcome.go.
+
 // finishSpan writes a verdict (and late attributes) onto the span of a method request and ends it:
 // the only writer of status, error.type, rpc.response.status_code and the outcome attributes. Ok
 // and cancelled leave the status UNSET; failed sets ERROR (a receiver's caller fault: UNSET). An
