@@ -84,7 +84,7 @@ ANY_OUTCOME = f'{OUTCOME}=~"{OK}|{FAILED}|{CANCELLED}"'
 # A caller's fault is known by the code the server answered (a SERVER span or point has no
 # error.type then, semconv; a CLIENT one has the code in both); by error.type too, for points of
 # mcp-otel 0.1, which carried the code only there. A failure with neither label (an outcome the
-# collector took from the status, ADR rule 5) is a server fault: `!~` matches an absent label.
+# collector took from the status, docs/decisions.md rule 5) is a server fault: `!~` matches an absent label.
 CALLER_FAULT_REGEX = "|".join(CALLER_FAULT_STATUS_CODES)
 IS_CALLER_FAULT = f'{OUTCOME}="{FAILED}", {CODE}=~"{CALLER_FAULT_REGEX}"'
 SERVER_FAULT = f'{OUTCOME}="{FAILED}", {CODE}!~"{CALLER_FAULT_REGEX}", {ERROR}!~"{CALLER_FAULT_REGEX}"'

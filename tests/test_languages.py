@@ -1,4 +1,4 @@
-"""One set of names in every language (ADR-191 rule 3): the TypeScript package's names module
+"""One set of names in every language (docs/decisions.md rule 3): the TypeScript package's names module
 (``node/src/semconv.ts``, loaded from its build) and the Go module's (``go/internal/semconv``,
 printed by ``go run ./internal/cmd/names`` in ``go/test``) define each name under the constant name
 ``mcp_otel.semconv`` uses (Go: in its ``Shared`` map), with the same value, and define every name

@@ -44,7 +44,7 @@ import {
   METHOD_SERVER_DISCOVER,
   METHOD_TOOLS_CALL,
 } from './semconv.js';
-import type { Connection, Connections } from './sessions.js';
+import type { Connection, Sessions } from './sessions.js';
 
 // Protocol keys, not telemetry names (Python's messages.py holds them): where a 2026-07-28
 // server/discover result names the server, and where a 2026-07-28 request names its protocol
@@ -93,7 +93,7 @@ class Sent {
 
   private settled(): void {
     this.signal?.removeEventListener('abort', this); // a later abort is not this request's
-    this.side.connections.sent(this.connection, this.call);
+    this.side.sessions.sent(this.connection, this.call);
   }
 }
 
@@ -131,7 +131,7 @@ export class ClientSide {
   constructor(
     private readonly lifecycle: Lifecycle,
     private readonly settings: () => Settings,
-    readonly connections: Connections,
+    readonly sessions: Sessions,
   ) {}
 
   /**
@@ -155,9 +155,9 @@ export class ClientSide {
       const settings = this.settings();
       const named = requestOf(message.method, message.params, settings);
       request = named;
-      connection = this.connections.of(protocol);
-      const shape = this.connections.shape(connection, 'client', named, settings, () => ({
-        ...requestAttributes(named, settings, this.connections.facts(facts, protocol, 'client')),
+      connection = this.sessions.of(protocol);
+      const shape = this.sessions.shape(connection, 'client', named, settings, () => ({
+        ...requestAttributes(named, settings, this.sessions.facts(facts, protocol, 'client')),
         ...facts.transportAttributes(protocol, 'client'),
       }));
       const attributes: Attributes = { ...shape.span };
@@ -173,7 +173,7 @@ export class ClientSide {
       reportOnce('could not start a request span', error);
       return send(message);
     }
-    this.connections.sending(connection, call);
+    this.sessions.sending(connection, call);
     const sent = new Sent(this, facts, protocol, connection, call, request, signal);
     try {
       sent.promise = context.with(call.context, () => send(outgoing));
@@ -218,7 +218,7 @@ export class ClientSide {
     const settings = this.settings();
     const request = requestOf(message.method, message.params, settings);
     const span = { ...requestAttributes(request, settings, {}), ...facts.attributesOfTransport(transport, 'client') };
-    const shape = this.connections.shape(this.connections.of(protocol, transport), 'client', request, settings, () => span);
+    const shape = this.sessions.shape(this.sessions.of(protocol, transport), 'client', request, settings, () => span);
     const call = this.lifecycle.open('client', request, shape, { ...shape.span, [JSONRPC_REQUEST_ID]: String(message.id) });
     call.requestId = message.id;
     // The version it asks for: the server's, once it answers with a result.
@@ -249,8 +249,8 @@ export class ClientSide {
       reportOnce('could not read an answer', error);
     }
     const answerDeclined = isDeclinedAnswer(request.method, result);
-    if (answerDeclined) this.connections.inputDeclined(call);
-    const inputDeclined = this.connections.wasInputDeclined(call);
+    if (answerDeclined) this.sessions.inputDeclined(call);
+    const inputDeclined = this.sessions.wasInputDeclined(call);
     this.lifecycle.finish(call, () => classifyClientResult(result, { answerDeclined, inputDeclined }), late);
   }
 
@@ -261,7 +261,7 @@ export class ClientSide {
   private learnServer(protocol: Protocol, call: Call, result: unknown, late: Attributes): void {
     const info = field(result, 'serverInfo') ?? field(field(result, '_meta'), SERVER_INFO_META_KEY);
     const version = stringOf(field(result, 'protocolVersion'));
-    this.connections.learnt(protocol, version);
+    this.sessions.learnt(protocol, version);
     const settings = this.settings();
     const learnt: [string, string | undefined][] = [
       [MCP_SERVER_NAME, settings.serverName ?? stringOf(field(info, 'name'))],
@@ -288,7 +288,7 @@ export class ClientSide {
       const rpcError: RpcError | undefined = local ? undefined : facts.rpcErrorOf(error);
       const failure = local ? undefined : facts.sdkFailureOf(error);
       const answerDeclined = isDeclinedAnswer(request.method, undefined, rpcError);
-      if (answerDeclined) this.connections.inputDeclined(call);
+      if (answerDeclined) this.sessions.inputDeclined(call);
       return classifyClientRejection({
         callerAborted: abortedWhilePending && isAbortOf(error, signal, rpcError, failure),
         rpcError,
@@ -297,7 +297,7 @@ export class ClientSide {
         errorName: errorName(error),
         keepMessage: this.settings().captureContent,
         answerDeclined,
-        inputDeclined: this.connections.wasInputDeclined(call),
+        inputDeclined: this.sessions.wasInputDeclined(call),
         method: request.method,
       });
     });

@@ -1,14 +1,22 @@
 /**
  * What the sides (`client.ts`, `server.ts`) ask of an SDK front end: the facts only the SDK's own
  * shapes hold. One front end per SDK generation (`frontends/sdk1.ts`, `frontends/sdk2.ts`)
- * implements it; only they know the SDK's error classes, private fields and codes.
+ * implements it; only they know the SDK's error classes, private fields and codes. The one
+ * field every generation shares, the transport a `Protocol` holds, is read here: the sessions key
+ * a connection on it and the front ends read it.
  */
 import type { Attributes } from '@opentelemetry/api';
 import type { ConnectionFacts } from './attributes.js';
 import type { RpcError } from './classify.js';
+import { field } from './fields.js';
 
 /** The SDK's `Protocol` object: a `Client` or a `Server` (either sends and handles requests). */
 export type Protocol = object;
+
+/** The transport a `Protocol` object is connected to (both generations keep it at `_transport`). */
+export function transportOf(protocol: Protocol): unknown {
+  return field(protocol, '_transport');
+}
 
 /** A JSON-RPC request or notification as the SDK hands it over. */
 export interface Message {

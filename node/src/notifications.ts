@@ -17,13 +17,13 @@ import type { Lifecycle } from './lifecycle.js';
 import { extracted, withContext } from './propagation.js';
 import { reportOnce } from './safety.js';
 import { METHOD_CANCELLED, METHOD_PROGRESS } from './semconv.js';
-import type { Connections } from './sessions.js';
+import type { Sessions } from './sessions.js';
 
 export class NotificationSide {
   constructor(
     private readonly lifecycle: Lifecycle,
     private readonly settings: () => Settings,
-    private readonly connections: Connections,
+    private readonly sessions: Sessions,
   ) {}
 
   /** `message` is being sent on `protocol`: its span, and the copy to send (with `_meta`), if traced. */
@@ -35,7 +35,7 @@ export class NotificationSide {
       request.method === METHOD_CANCELLED ? this.sentRequest(protocol, field(message.params, 'requestId')) : undefined;
     const parent = concerned ?? context.active();
     const attributes = {
-      ...requestAttributes(request, settings, this.connections.facts(facts, protocol, 'client')),
+      ...requestAttributes(request, settings, this.sessions.facts(facts, protocol, 'client')),
       ...facts.transportAttributes(protocol, 'client'),
     };
     const span = this.lifecycle.notification('client', request, attributes, parent);
@@ -57,7 +57,7 @@ export class NotificationSide {
       const remote = settings.trustRemoteContext ? extracted(field(message.params, '_meta')) : undefined;
       parent = remote ?? this.concerned(protocol, request.method, message.params) ?? parent;
       const attributes = {
-        ...requestAttributes(request, settings, this.connections.facts(facts, protocol, 'server')),
+        ...requestAttributes(request, settings, this.sessions.facts(facts, protocol, 'server')),
         ...facts.transportAttributes(protocol, 'server', extra),
       };
       span = this.lifecycle.notification('server', request, attributes, parent);
@@ -76,7 +76,7 @@ export class NotificationSide {
   /** The context of the request a received notification concerns, if it is in flight here. */
   private concerned(protocol: Protocol, method: string, params: unknown): Context | undefined {
     if (method === METHOD_CANCELLED) {
-      const call = this.connections.of(protocol).handling.get(field(params, 'requestId'));
+      const call = this.sessions.of(protocol).handling.get(field(params, 'requestId'));
       return call === undefined ? undefined : trace.setSpan(context.active(), call.span);
     }
     if (method === METHOD_PROGRESS) return this.sentRequest(protocol, field(params, 'progressToken'));
@@ -85,7 +85,7 @@ export class NotificationSide {
 
   /** The context of the request `protocol` sent with JSON-RPC id `id`, if in flight. */
   private sentRequest(protocol: Protocol, id: unknown): Context | undefined {
-    for (const call of this.connections.inFlight(protocol)) {
+    for (const call of this.sessions.inFlight(protocol)) {
       if (call.requestId !== undefined && sameId(call.requestId, id)) {
         return trace.setSpan(context.active(), call.span);
       }

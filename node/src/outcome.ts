@@ -3,8 +3,8 @@
  * a span (the Python package's `outcome.py`).
  *
  * `CallOutcome` is the value every classifier returns and every consumer (span, metrics) reads.
- * Its constructor refuses combinations that would make a span disagree with itself (ADR-191 rule
- * 4), and `finishSpan` is the one place that sets span status, `error.type`,
+ * Its constructor refuses combinations that would make a span disagree with itself
+ * (docs/decisions.md rule 4), and `finishSpan` is the one place that sets span status, `error.type`,
  * `rpc.response.status_code`, `mcp.request.outcome` and `mcp.request.cancel.reason` (on
  * `tools/call` also `tool.outcome` and `tool.cancel.reason`). A request answered with no result
  * yet has no outcome: `finishUnfinished` writes what it was answered with instead.

@@ -13,16 +13,6 @@ export function reportOnce(where: string, error?: unknown): void {
   diag.warn(`mcp-otel: ${where}${error === undefined ? '' : `: ${describe(error)}`} (reported once)`);
 }
 
-/** `fn()`, or `fallback` when it throws (reported once at `where`). */
-export function failOpen<T>(where: string, fn: () => T, fallback: T): T {
-  try {
-    return fn();
-  } catch (error) {
-    reportOnce(where, error);
-    return fallback;
-  }
-}
-
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : typeof error === 'string' ? error : typeof error;
 }

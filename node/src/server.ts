@@ -30,7 +30,7 @@ import {
   METHOD_INITIALIZE,
   METHOD_TOOLS_CALL,
 } from './semconv.js';
-import { HANDLED_CALL, answersInput, type Connections } from './sessions.js';
+import { HANDLED_CALL, answersInput, type Sessions } from './sessions.js';
 
 export class ServerSide {
   private readonly closing = new WeakSet();
@@ -38,7 +38,7 @@ export class ServerSide {
   constructor(
     private readonly lifecycle: Lifecycle,
     private readonly settings: () => Settings,
-    private readonly connections: Connections,
+    private readonly sessions: Sessions,
   ) {}
 
   /** A request `message` arrived on `protocol`; `dispatch` runs the SDK's own handling of it. */
@@ -50,9 +50,9 @@ export class ServerSide {
     try {
       const settings = this.settings();
       const request = requestOf(message.method, message.params, settings);
-      const connection = this.connections.of(protocol);
-      const shape = this.connections.shape(connection, 'server', request, settings, () => {
-        let known = this.connections.facts(facts, protocol, 'server');
+      const connection = this.sessions.of(protocol);
+      const shape = this.sessions.shape(connection, 'server', request, settings, () => {
+        let known = this.sessions.facts(facts, protocol, 'server');
         if (known.protocolVersion === undefined) {
           // A server instance per HTTP request never negotiates: its request's header names the version.
           known = { ...known, protocolVersion: facts.requestProtocolVersion(extra) };
@@ -105,7 +105,7 @@ export class ServerSide {
 
   /** The SDK sends `message` on `protocol`'s transport: a response ends the request it answers. */
   answered(protocol: Protocol, message: Message & { result?: unknown; error?: unknown }): void {
-    const handling = this.connections.of(protocol).handling;
+    const handling = this.sessions.of(protocol).handling;
     const call = handling.get(message.id);
     if (call === undefined) return;
     handling.delete(message.id);
@@ -119,7 +119,7 @@ export class ServerSide {
     if (call.method === METHOD_INITIALIZE && rpcError === undefined) {
       // The version the server answered the handshake with: this span's, and the connection's.
       const version = stringOf(field(result, 'protocolVersion'));
-      this.connections.learnt(protocol, version);
+      this.sessions.learnt(protocol, version);
       if (version !== undefined) {
         late[MCP_PROTOCOL_VERSION] = version;
         this.lifecycle.relearn(call, late);
@@ -129,12 +129,12 @@ export class ServerSide {
     if (action !== undefined) late[MCP_ELICITATION_ACTION] = action;
     if (call.method === METHOD_TOOLS_CALL) Object.assign(late, resultAttributes(result, this.settings()));
     const answerDeclined = isDeclinedAnswer(call.method, result, rpcError);
-    if (answerDeclined) this.connections.inputDeclined(call, protocol);
+    if (answerDeclined) this.sessions.inputDeclined(call, protocol);
     this.finish(call, {
       answer: result,
       rpcError,
       answerDeclined,
-      inputDeclined: this.connections.wasInputDeclined(call),
+      inputDeclined: this.sessions.wasInputDeclined(call),
       keepMessage: this.settings().captureContent,
       method: call.method,
     }, late);
@@ -142,7 +142,7 @@ export class ServerSide {
 
   /** The client's `notifications/cancelled` for request `id` has aborted its handler: `cancelled` / `client`. */
   cancelled(protocol: Protocol, id: unknown): void {
-    const handling = this.connections.of(protocol).handling;
+    const handling = this.sessions.of(protocol).handling;
     const call = handling.get(id);
     if (call?.signal?.aborted !== true) return;
     handling.delete(id);
@@ -165,7 +165,7 @@ export class ServerSide {
   closed(protocol: Protocol): () => void {
     const transportClosed = !this.closing.delete(protocol);
     // Read now: the SDK forgets the connection's transport as it closes.
-    const handling = this.connections.of(protocol).handling;
+    const handling = this.sessions.of(protocol).handling;
     return () => {
       for (const [id, call] of handling) {
         if (call.signal?.aborted !== true) continue;
@@ -181,7 +181,7 @@ export class ServerSide {
    * one, and ends nothing.
    */
   inputEnded(protocol: Protocol): void {
-    const handling = this.connections.of(protocol).handling;
+    const handling = this.sessions.of(protocol).handling;
     for (const [id, call] of handling) {
       handling.delete(id);
       this.finish(call, { isCancellation: true, transportClosed: true, method: call.method });

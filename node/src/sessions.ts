@@ -13,7 +13,7 @@ import { createContextKey, context, type Attributes } from '@opentelemetry/api';
 import type { ConnectionFacts, Request } from './attributes.js';
 import type { Settings } from './config.js';
 import { field } from './fields.js';
-import type { Protocol, SdkFacts, SideName } from './facts.js';
+import { transportOf, type Protocol, type SdkFacts, type SideName } from './facts.js';
 import type { Call, Shape } from './lifecycle.js';
 import type { CallMetrics } from './metrics.js';
 import { reportOnce } from './safety.js';
@@ -50,7 +50,8 @@ export interface Connection {
   readonly handling: Map<unknown, Call>; // requests handled, unanswered, by JSON-RPC id
 }
 
-export class Connections {
+/** The sessions: what is kept of each connection, both sides, and each session's duration. */
+export class Sessions {
   private readonly connections = new WeakMap<object, Connection>();
   // A request sent while handling another: the handled one.
   private readonly within = new WeakMap<Call, Call>();
@@ -174,11 +175,6 @@ export class Connections {
       reportOnce('could not record a session', error);
     }
   }
-}
-
-/** The transport a `Client` or `Server` is connected to (both generations keep it here). */
-function transportOf(protocol: Protocol): unknown {
-  return field(protocol, '_transport');
 }
 
 /** A connection's key: its transport, or the object itself before it connects. */

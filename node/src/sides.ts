@@ -14,7 +14,7 @@ import { NotificationSide } from './notifications.js';
 import { reportOnce } from './safety.js';
 import { METHOD_SERVER_DISCOVER } from './semconv.js';
 import { ServerSide } from './server.js';
-import { Connections } from './sessions.js';
+import { Sessions } from './sessions.js';
 import { Transports, watchInput } from './transport.js';
 
 /** A v2 `Client` connecting, while it probes: what a transport the SDK starts of its own is watched for. */
@@ -30,7 +30,7 @@ interface Negotiation {
 const NEGOTIATION = createContextKey('mcp_otel.negotiation');
 
 export class Sides {
-  readonly connections: Connections;
+  readonly sessions: Sessions;
   readonly client: ClientSide;
   readonly server: ServerSide;
   readonly notifications: NotificationSide;
@@ -38,10 +38,10 @@ export class Sides {
 
   constructor(tracer: () => Tracer, metrics: () => CallMetrics, settings: () => Settings) {
     const lifecycle = new Lifecycle(tracer, metrics);
-    this.connections = new Connections(metrics);
-    this.client = new ClientSide(lifecycle, settings, this.connections);
-    this.server = new ServerSide(lifecycle, settings, this.connections);
-    this.notifications = new NotificationSide(lifecycle, settings, this.connections);
+    this.sessions = new Sessions(metrics);
+    this.client = new ClientSide(lifecycle, settings, this.sessions);
+    this.server = new ServerSide(lifecycle, settings, this.sessions);
+    this.notifications = new NotificationSide(lifecycle, settings, this.sessions);
   }
 
   /** `fn()`, our bookkeeping: whatever it throws is logged once and goes no further. */
@@ -61,13 +61,13 @@ export class Sides {
     const role = typeof field(protocol, 'getServerVersion') === 'function' ? 'client' : 'server';
     const negotiation = context.active().getValue(NEGOTIATION) as Negotiation | undefined;
     if (negotiation?.protocol === protocol) negotiation.over = true;
-    const connection = this.connections.opened(protocol, role, transport);
+    const connection = this.sessions.opened(protocol, role, transport);
     this.watchSends(facts, protocol, transport);
     if (role === 'server') {
       connection.unwatchInput = watchInput(transport, () => {
         this.guard('the end of input', () => {
           this.server.inputEnded(protocol);
-          this.connections.closed(facts, protocol);
+          this.sessions.closed(facts, protocol);
         });
       });
     }

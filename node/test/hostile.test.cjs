@@ -10,7 +10,7 @@ const { setup, until } = require('./support/telemetry.cjs');
 const { load, connect, makeServer } = require('./support/sdk.cjs');
 
 const telemetry = setup(mcpOtel);
-const { semconv } = mcpOtel;
+const semconv = require('../dist/cjs/semconv.js'); // the names module: the package keeps it inside
 const PATCHED = {
   v1: ['request', '_onrequest', '_onnotification', '_oncancel', '_onclose', 'close', 'connect'],
   v2: ['_requestWithSchemaViaCodec', '_onrequest', '_onnotification', '_oncancel', '_onclose', 'close', 'connect'],

@@ -10,7 +10,7 @@ const { load, connect, SDK_DIR } = require('./support/sdk.cjs');
 const sdkRequireTypes = () => require('node:module').createRequire(require('node:path').join(SDK_DIR, 'package.json'))('@modelcontextprotocol/sdk/types.js');
 
 const telemetry = setup(mcpOtel);
-const { semconv } = mcpOtel;
+const semconv = require('../dist/cjs/semconv.js'); // the names module: the package keeps it inside
 
 /** The CLIENT and SERVER span named `name` (the latest of each). */
 function sides(name) {

@@ -25,7 +25,7 @@ const {
 } = require('./fixtures/transports/harness.cjs');
 
 const telemetry = setup(mcpOtel);
-const { semconv } = mcpOtel;
+const semconv = require('../dist/cjs/semconv.js'); // the names module: the package keeps it inside
 const LEGACY = '2025-11-25';
 const MODERN = '2026-07-28';
 const AUTO = { versionNegotiation: { mode: 'auto' } };

@@ -35,7 +35,7 @@ const {
 } = require('./fixtures/transports/harness.cjs');
 
 const telemetry = setup(mcpOtel);
-const { semconv } = mcpOtel;
+const semconv = require('../dist/cjs/semconv.js'); // the names module: the package keeps it inside
 const LEGACY = '2025-11-25';
 const serverName = (generation) => `transports-${generation}`;
 const AGENT = path.join(__dirname, 'fixtures', 'transports', 'agent.cjs');

@@ -1,8 +1,8 @@
 """The outcome model: one classified outcome per request, and the only function that writes it to a span.
 
 ``CallOutcome`` is the value every classifier returns and every consumer (span, metrics) reads.
-Its constructor refuses combinations that would make a span disagree with itself (ADR-191
-rule 4), and :func:`finish_span` is the one place that sets span status, ``error.type``,
+Its constructor refuses combinations that would make a span disagree with itself
+(docs/decisions.md rule 4), and :func:`finish_span` is the one place that sets span status, ``error.type``,
 ``rpc.response.status_code``, ``mcp.request.outcome`` and ``mcp.request.cancel.reason`` (on
 ``tools/call`` also ``tool.outcome`` and ``tool.cancel.reason``, the same values). A request
 answered with no result yet has no outcome: :func:`finish_unfinished` writes what it was
@@ -198,7 +198,7 @@ def finish_unfinished(
     span: Span, answer: ResultType | Unfinished, extra: Mapping[str, Any] | None = None, end_time: int | None = None
 ) -> None:
     """End the span of a request answered with no result yet (an input round, a task, a
-    negotiation step): it states what it was answered with and no outcome (ADR-191 rule 1: the
+    negotiation step): it states what it was answered with and no outcome (docs/decisions.md rule 1: the
     outcome stays tri-state, and a request that has not finished has none)."""
     attributes: dict[str, Any]
     if isinstance(answer, Unfinished):
@@ -213,7 +213,7 @@ def finish_unfinished(
 
 def outcome_of_span(attributes: Mapping[str, Any], status_is_error: bool) -> Outcome | None:
     """The outcome a finished span states, or, for spans without an outcome attribute (other
-    instrumentations, older versions), the one its status implies (ADR-191 rule 5). ``None`` for
+    instrumentations, older versions), the one its status implies (docs/decisions.md rule 5). ``None`` for
     a request answered with no result yet (``mcp.request.result_type``): it has no outcome."""
     if attributes.get(MCP_REQUEST_RESULT_TYPE) is not None:
         return None

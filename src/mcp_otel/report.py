@@ -6,7 +6,7 @@ with other signals are skipped. A call is a span of the chosen side (CLIENT: the
 by default) whose ``mcp.method.name`` is the chosen method (``tools/call`` by default; any
 request's, for :data:`EVERY_METHOD`). Its outcome is ``mcp.request.outcome`` (``tool.outcome``); spans without
 it (other instrumentations, older versions) are counted by their status, ERROR as failed and
-anything else as ok (ADR-191 rule 5), and flagged in the output.
+anything else as ok (docs/decisions.md rule 5), and flagged in the output.
 
 Failure rate = failed / (ok + failed): the caller's own cancels are not failures, and are not
 successes either. "declined" counts the cancels that were a person's no (``input_declined``).

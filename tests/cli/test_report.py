@@ -320,7 +320,7 @@ def test_by_method_and_method_filter(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def _legacy_spans(path: Path) -> None:
     """Spans of another instrumentation (no outcome attribute), as the file exporter writes them: a
-    request failed (ERROR: counted failed by its status, rule 5) and two notifications, one with
+    request failed (ERROR: counted failed by its status, docs/decisions.md rule 5) and two notifications, one with
     status ERROR, on both sides."""
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(path)))
@@ -345,7 +345,7 @@ async def test_notifications_are_not_calls(
 ) -> None:
     """A notification's span (``notifications/initialized`` of every session, a cancel) has no
     answer and no outcome: in no mode is it a call, not even counted ok from its status. Requests'
-    spans without an outcome are still counted by their status (rule 5)."""
+    spans without an outcome are still counted by their status (docs/decisions.md rule 5)."""
     run, legacy = tmp_path / "run.jsonl", tmp_path / "legacy.jsonl"
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(run)))
@@ -371,7 +371,7 @@ async def test_notifications_are_not_calls(
             for row in json.loads(capsys.readouterr().out)
         ]
 
-    # initialize, tools/list, tools/call ok and tool_error (ours); resources/read (rule 5, failed).
+    # initialize, tools/list, tools/call ok and tool_error (ours); resources/read (docs/decisions.md rule 5, failed).
     every = [(SERVER_NAME, 5, 3, 2, 0, 1)]
     for side in ("client", "server"):
         assert report("--side", side, "--method", "*") == every

@@ -1,4 +1,4 @@
-"""One string end to end (ADR-191 rule 3) across the shipped assets, and docker-compose.yml
+"""One string end to end (docs/decisions.md rule 3) across the shipped assets, and docker-compose.yml
 mounting exactly the tested files at the tested versions.
 
 Every outcome value, attribute, label and metric name the collector configuration, Jaeger's

@@ -136,7 +136,7 @@ def test_only_our_request_spans_become_span_metrics_and_every_trace_is_kept() ->
     assert conditions == [
         f'instrumentation_scope.name != "{INSTRUMENTATION_SCOPE}"',
         f'attributes["{MCP_METHOD_NAME}"] == nil',
-        # A notification has no answer and no outcome: not a request (rule 5 would make it ok).
+        # A notification has no answer and no outcome: not a request (docs/decisions.md rule 5 would make it ok).
         f'IsMatch(attributes["{MCP_METHOD_NAME}"], "^{NOTIFICATIONS}")',
         # An input round or a task creation has no outcome: not a call to count (or derive one for).
         f'attributes["{MCP_REQUEST_RESULT_TYPE}"] != nil',
@@ -179,7 +179,7 @@ def test_sampling_keeps_every_failure_and_decides_on_the_stated_outcome() -> Non
     failed, cancelled = ToolOutcome.FAILED.value, ToolOutcome.CANCELLED.value
     assert policies["failed-requests"]["string_attribute"] == {"key": MCP_REQUEST_OUTCOME, "values": [failed]}
     assert policies["failed-tool-calls"]["string_attribute"] == {"key": TOOL_OUTCOME, "values": [failed]}
-    # A status policy only for ERROR, which never means cancelled (ADR rule 5's older spans).
+    # A status policy only for ERROR, which never means cancelled (docs/decisions.md rule 5's older spans).
     assert policies["errors-without-outcome"]["status_code"] == {"status_codes": ["ERROR"]}
     has_cancel, share = _policies(policies["cancelled-requests"]["and"]["and_sub_policy"]).values()
     assert has_cancel["string_attribute"] == {"key": MCP_REQUEST_OUTCOME, "values": [cancelled]}

@@ -1,6 +1,6 @@
 """The collector's span-metrics branch on its own: which spans become span metrics (mcp-otel's
 request spans, every method; not notifications, nor requests answered with no result yet), the
-outcome a span without one gets (ADR-191 rule 5: from tool.outcome where an older version wrote
+outcome a span without one gets (docs/decisions.md rule 5: from tool.outcome where an older version wrote
 only that, else from its status), and a server's caller fault counted by its JSON-RPC code (it has
 no error.type)."""
 

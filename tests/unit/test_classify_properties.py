@@ -1,5 +1,5 @@
 """Property tests: any combination of facts yields exactly one outcome, and a span written from
-it never disagrees with itself (ADR-191 rules 1 and 4)."""
+it never disagrees with itself (docs/decisions.md rules 1 and 4)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { ConnectionFacts } from '../attributes.js';
 import type { RpcError } from '../classify.js';
-import type { Message, Protocol, SdkFacts, SideName } from '../facts.js';
+import { transportOf, type Message, type Protocol, type SdkFacts, type SideName } from '../facts.js';
 import { field, stringOf } from '../fields.js';
 import {
   NETWORK_TRANSPORT,
@@ -43,7 +43,6 @@ export interface ProtocolShape {
 type Method = (this: Protocol, ...args: unknown[]) => unknown;
 /** How a front end wraps a method of a prototype (the instrumentation's own `_wrap`). */
 export type Wrap = (target: object, name: string, wrapper: (original: Method) => Method) => void;
-export type Unwrap = (target: object, name: string) => void;
 
 const METHODS = ['_onrequest', '_onnotification', '_oncancel', '_onclose', 'close', 'connect'];
 
@@ -119,7 +118,7 @@ export function patchProtocol(prototype: object, shape: ProtocolShape, sides: Si
       let aborted: (() => void) | undefined;
       sides.guard('a close', () => {
         aborted = sides.server.closed(this);
-        sides.connections.closed(facts, this);
+        sides.sessions.closed(facts, this);
       });
       try {
         return original.apply(this, args); // aborts every handler in flight
@@ -198,11 +197,6 @@ export function patchClient(prototype: object, sides: Sides, wrap: Wrap): void {
       return facts === undefined ? connect() : sides.negotiating(facts, this, args[0], connect);
     },
   );
-}
-
-/** The transport a `Protocol` object is connected to (both generations keep it here). */
-function transportOf(protocol: Protocol): unknown {
-  return field(protocol, '_transport');
 }
 
 /** What both generations' `Client` and `Server` say of their connection (the same fields). */
