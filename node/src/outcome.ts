@@ -27,9 +27,12 @@ import {
 // Status descriptions come from peers (JSON-RPC error messages): kept bounded.
 export const MAX_DESCRIPTION_LENGTH = 512;
 
-/** `text` cut to `limit` characters, marking the cut so a reader knows it happened. */
+/** `text` cut to `limit` characters (code points, as Python and Go count), marking the cut. */
 export function bounded(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, Math.max(limit - 1, 0))}…`;
+  // No more UTF-16 units than limit: no more characters either (most texts), without counting them.
+  if (text.length <= limit) return text;
+  const characters = Array.from(text);
+  return characters.length <= limit ? text : `${characters.slice(0, Math.max(limit - 1, 0)).join('')}…`;
 }
 
 /** A classified outcome. Build it with `CallOutcome.ok`, `.failed`, `.callerFault` or `.cancelled`. */
