@@ -1,6 +1,7 @@
 /**
  * Pure classification: what a request was answered with, or rejected with -> one `CallOutcome`
- * (the Python package's `classify.py`, the same rules; docs/outcomes.md is their table).
+ * (the Python package's `classify.py`, the same rules; docs/outcomes.md is their table, and
+ * spec/verdicts.json their cases, which test/verdicts.test.cjs runs).
  *
  * No OpenTelemetry and no MCP SDK in here: the front ends extract facts (the error's code,
  * whether the rejection is the caller's own abort, whether the peer cancelled) and these

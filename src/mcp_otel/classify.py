@@ -4,7 +4,8 @@ rules for every method; only a tool call's result can carry ``isError``).
 No OpenTelemetry and no MCP SDK in here: the patches extract facts (the SDK's error code, whether
 the exception is the running async library's cancellation, whether this client cancelled the
 request) and these functions decide. That keeps every rule in one table, unit tested
-exhaustively, and documented in docs/outcomes.md.
+exhaustively, and documented in docs/outcomes.md; spec/verdicts.json holds its cases as data, which
+the TypeScript and Go classifiers' tests run too.
 """
 
 from __future__ import annotations
