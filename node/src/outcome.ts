@@ -97,7 +97,8 @@ export class CallOutcome {
       Outcome.FAILED,
       errorType,
       rpcCode === undefined ? undefined : String(rpcCode),
-      description === undefined ? undefined : bounded(description, MAX_DESCRIPTION_LENGTH),
+      // An empty message is no description (as in Go, where "" is none).
+      description ? bounded(description, MAX_DESCRIPTION_LENGTH) : undefined,
     );
   }
 
