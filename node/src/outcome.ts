@@ -31,8 +31,14 @@ export const MAX_DESCRIPTION_LENGTH = 512;
 export function bounded(text: string, limit: number): string {
   // No more UTF-16 units than limit: no more characters either (most texts), without counting them.
   if (text.length <= limit) return text;
-  const characters = Array.from(text);
-  return characters.length <= limit ? text : `${characters.slice(0, Math.max(limit - 1, 0)).join('')}…`;
+  let characters = 0;
+  let cut = 0; // UTF-16 units of the first limit - 1 characters
+  for (const character of text) {
+    characters += 1;
+    if (characters > limit) return `${text.slice(0, cut)}…`;
+    if (characters < limit) cut += character.length;
+  }
+  return text;
 }
 
 /** A classified outcome. Build it with `CallOutcome.ok`, `.failed`, `.callerFault` or `.cancelled`. */
