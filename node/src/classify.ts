@@ -1,6 +1,7 @@
 /**
  * Pure classification: what a request was answered with, or rejected with -> one `CallOutcome`
- * (the Python package's `classify.py`, the same rules; docs/outcomes.md is their table).
+ * (the Python package's `classify.py`, the same rules; docs/outcomes.md is their table, and
+ * spec/verdicts.json their cases, which test/verdicts.test.cjs runs).
  *
  * No OpenTelemetry and no MCP SDK in here: the front ends extract facts (the error's code,
  * whether the rejection is the caller's own abort, whether the peer cancelled) and these
@@ -22,13 +23,13 @@ import {
   USER_REJECTED_CODE,
 } from './semconv.js';
 
-// The TypeScript SDK's own codes (both generations): its request timeout (also what it rejects a
-// caller's abort with) and its closed connection. With the Python SDKs' answers to a cancel or a
-// handler's exception (0, -32800) they are not a server's verdict on the call, so never in
-// rpc.response.status_code: the same set as the Python package's (tests/test_languages.py).
-export const SDK_TIMEOUT_CODE = -32001;
-export const CONNECTION_CLOSED_CODE = -32000;
-const SDK_LOCAL_CODES: ReadonlySet<number> = new Set([SDK_TIMEOUT_CODE, CONNECTION_CLOSED_CODE, 0, -32800]);
+// The SDKs' own codes: a request timeout (the TypeScript SDK's -32001, also what it rejects a
+// caller's abort with; mcp 1.x Python's 408) and a closed connection. With the Python SDKs' answers
+// to a cancel or a handler's exception (0, -32800) they are not a server's verdict on the call, so
+// never in rpc.response.status_code: the same set in every language (spec/verdicts.json).
+const SDK_TIMEOUT_CODES: ReadonlySet<number> = new Set([408, -32001]);
+const CONNECTION_CLOSED_CODE = -32000;
+const SDK_LOCAL_CODES: ReadonlySet<number> = new Set([...SDK_TIMEOUT_CODES, CONNECTION_CLOSED_CODE, 0, -32800]);
 
 /** The code and message of a JSON-RPC error: a peer's answer, or the SDK's own error. */
 export interface RpcError {
@@ -147,7 +148,7 @@ export function classifyClientError(
   }: { keepMessage?: boolean; answerDeclined?: boolean; inputDeclined?: boolean; method?: string } = {},
 ): Verdict {
   if (answerDeclined) return DECLINED;
-  if (error.code === SDK_TIMEOUT_CODE) return CallOutcome.failed(ErrorType.TIMEOUT, error.message);
+  if (SDK_TIMEOUT_CODES.has(error.code)) return CallOutcome.failed(ErrorType.TIMEOUT, error.message);
   if (error.code === CONNECTION_CLOSED_CODE) return CallOutcome.failed(ErrorType.CONNECTION_CLOSED, error.message);
   if (inputDeclined) return DECLINED;
   return notDone(method, error.code) ?? rpcFailure(error, keepMessage);

@@ -27,9 +27,18 @@ import {
 // Status descriptions come from peers (JSON-RPC error messages): kept bounded.
 export const MAX_DESCRIPTION_LENGTH = 512;
 
-/** `text` cut to `limit` characters, marking the cut so a reader knows it happened. */
+/** `text` cut to `limit` characters (code points, as Python and Go count), marking the cut. */
 export function bounded(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, Math.max(limit - 1, 0))}…`;
+  // No more UTF-16 units than limit: no more characters either (most texts), without counting them.
+  if (text.length <= limit) return text;
+  let characters = 0;
+  let cut = 0; // UTF-16 units of the first limit - 1 characters
+  for (const character of text) {
+    characters += 1;
+    if (characters > limit) return `${text.slice(0, cut)}…`;
+    if (characters < limit) cut += character.length;
+  }
+  return text;
 }
 
 /** A classified outcome. Build it with `CallOutcome.ok`, `.failed`, `.callerFault` or `.cancelled`. */
@@ -94,7 +103,8 @@ export class CallOutcome {
       Outcome.FAILED,
       errorType,
       rpcCode === undefined ? undefined : String(rpcCode),
-      description === undefined ? undefined : bounded(description, MAX_DESCRIPTION_LENGTH),
+      // An empty message is no description (as in Go, where "" is none).
+      description ? bounded(description, MAX_DESCRIPTION_LENGTH) : undefined,
     );
   }
 

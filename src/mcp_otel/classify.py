@@ -4,7 +4,8 @@ rules for every method; only a tool call's result can carry ``isError``).
 No OpenTelemetry and no MCP SDK in here: the patches extract facts (the SDK's error code, whether
 the exception is the running async library's cancellation, whether this client cancelled the
 request) and these functions decide. That keeps every rule in one table, unit tested
-exhaustively, and documented in docs/outcomes.md.
+exhaustively, and documented in docs/outcomes.md; spec/verdicts.json holds its cases as data, which
+the TypeScript and Go classifiers' tests run too.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_otel.fields import field
-from mcp_otel.outcome import OK, CallOutcome, Unfinished
+from mcp_otel.outcome import OK, CallOutcome, Unfinished, Verdict
 from mcp_otel.semconv import (
     CALLER_FAULT_CODES,
     DECLINING_ACTIONS,
@@ -51,19 +52,21 @@ class RpcError:
 
 
 _DECLINED = CallOutcome.cancelled(CancelReason.INPUT_DECLINED)
+# A closed stream says no more than its error.type (its class is no message).
+_CONNECTION_CLOSED = CallOutcome.failed(ErrorType.CONNECTION_CLOSED)
 
 
 def classify_client_result(
     result: object, *, answer_declined: bool = False, input_declined: bool = False
-) -> CallOutcome:
-    """A returned result: ``isError`` (1.x) / ``is_error`` (2.x) true is a tool error, unless the
-    person declined an input request of the call (``input_declined``). ``answer_declined``: the
-    result is itself a person's no (an elicitation declined or dismissed)."""
+) -> CallOutcome | ResultType:
+    """A returned result: not its result yet (:func:`unfinished`), or ``isError`` (1.x) /
+    ``is_error`` (2.x) true: a tool error, unless the person declined an input request of the
+    call (``input_declined``). ``answer_declined``: the result is itself a person's no (an
+    elicitation declined or dismissed)."""
     if answer_declined:
         return _DECLINED
-    if _is_error_result(result):
-        return _DECLINED if input_declined else CallOutcome.failed(ErrorType.TOOL_ERROR)
-    return OK
+    answer = classify_answer(result)
+    return _DECLINED if answer is _TOOL_ERROR and input_declined else answer
 
 
 def unfinished(result: object) -> ResultType | None:
@@ -101,9 +104,8 @@ _TOOL_ERROR = CallOutcome.failed(ErrorType.TOOL_ERROR)
 def classify_answer(result: object) -> CallOutcome | ResultType:
     """A request answered with ``result``, where nothing but the answer decides (no exception,
     no cancel, no person's no, either side): not its result yet (:func:`unfinished`), a tool
-    error (``isError``), or ok. The same verdict as ``unfinished`` and then
-    :func:`classify_client_result` (or :func:`classify_server_call`) would give, with the
-    answer's fields read once: most requests end here, on both sides."""
+    error (``isError``), or ok, with the answer's fields read once: most requests end here, on
+    both sides (:func:`classify_client_result` and :func:`classify_server_call` end here too)."""
     fields = None if isinstance(result, dict) else getattr(result, "__dict__", None)
     if isinstance(fields, dict):
         tag, task, is_error = fields.get("result_type"), fields.get("task"), fields.get("is_error")
@@ -202,7 +204,7 @@ def classify_client_exception(
     if answer_declined:
         return _DECLINED
     if transport_closed:
-        return CallOutcome.failed(ErrorType.CONNECTION_CLOSED, type(exc).__qualname__)
+        return _CONNECTION_CLOSED
     # Other exceptions (e.g. the SDK's output-schema RuntimeError) can quote tool output in their
     # message, so only the class is recorded.
     return CallOutcome.failed(type(exc).__qualname__)
@@ -266,7 +268,7 @@ def classify_server_call(
     answer_declined: bool = False,
     input_declined: bool = False,
     method: str = "",
-) -> CallOutcome | Unfinished:
+) -> Verdict:
     """How a ``method`` request ended on its receiver (a server's dispatch, or an agent's
     callback).
 
@@ -279,7 +281,8 @@ def classify_server_call(
     tool's own text) may become the description (content capture opted in).
     ``answer_declined``: an agent's answer to its server's input request is the person's no.
     ``input_declined``: the person declined an input request of this call (an elicitation this
-    server sent while handling it, or one answered in the round's ``inputResponses``).
+    server sent while handling it, or one answered in the round's ``inputResponses``). An
+    ``answer`` that is not its result yet is its :class:`ResultType` (:func:`unfinished`).
     """
     if peer_cancelled:
         return CallOutcome.cancelled(CancelReason.CLIENT)
@@ -295,9 +298,7 @@ def classify_server_call(
         if rpc_error.code in CALLER_FAULT_CODES:
             return CallOutcome.caller_fault_error(rpc_error.code)
         return _rpc_failure(rpc_error, keep_message)
-    if _is_error_result(answer):
-        return CallOutcome.failed(ErrorType.TOOL_ERROR)
-    return OK
+    return classify_answer(answer)
 
 
 def classify_http_rejection(status: int, *, receiver: bool) -> CallOutcome:

@@ -110,7 +110,8 @@ class CallOutcome:
             Outcome.FAILED,
             error_type=error_type,
             rpc_code=None if rpc_code is None else str(rpc_code),
-            description=None if description is None else bounded(description, MAX_DESCRIPTION_LENGTH),
+            # An empty message is no description (as in Go, where "" is none).
+            description=bounded(description, MAX_DESCRIPTION_LENGTH) if description else None,
         )
 
     @classmethod

@@ -111,7 +111,7 @@ def test_cancellation_wins_over_everything() -> None:
 
 def test_transport_closed() -> None:
     outcome = classify(anyio.ClosedResourceError(), closed=True)
-    assert outcome == CallOutcome.failed("connection_closed", "ClosedResourceError")
+    assert outcome == CallOutcome.failed("connection_closed")
 
 
 @pytest.mark.parametrize(

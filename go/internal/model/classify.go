@@ -6,14 +6,15 @@ import (
 	"github.com/mcp-otel/mcp-otel/go/internal/semconv"
 )
 
-// The SDKs' own codes (request timeout, closed connection, the Python SDKs' answers to a cancel or
-// a handler's exception): not a server's verdict on the call, never in rpc.response.status_code.
-const (
-	SDKTimeoutCode       = -32001
-	ConnectionClosedCode = -32000
-)
+// The SDKs' own codes (a request timeout: -32001, mcp 1.x Python's 408; a closed connection; the
+// Python SDKs' answers to a cancel or a handler's exception): not a server's verdict on the call,
+// never in rpc.response.status_code. The same set in every language (spec/verdicts.json).
+const connectionClosedCode = -32000
 
-var sdkLocalCodes = map[int]bool{SDKTimeoutCode: true, ConnectionClosedCode: true, 0: true, -32800: true}
+var (
+	sdkTimeoutCodes = map[int]bool{408: true, -32001: true}
+	sdkLocalCodes   = map[int]bool{408: true, -32001: true, connectionClosedCode: true, 0: true, -32800: true}
+)
 
 // RPCError is the code and message of a JSON-RPC error.
 type RPCError struct {
@@ -108,9 +109,9 @@ func ClassifyClientError(e RPCError, f ClientErrorFacts) Verdict {
 	switch {
 	case f.AnswerDeclined:
 		return declined
-	case e.Code == SDKTimeoutCode:
+	case sdkTimeoutCodes[e.Code]:
 		return Failed(semconv.ErrorTimeout, e.Message, nil)
-	case e.Code == ConnectionClosedCode:
+	case e.Code == connectionClosedCode:
 		return Failed(semconv.ErrorConnectionClosed, e.Message, nil)
 	case f.InputDeclined:
 		return declined

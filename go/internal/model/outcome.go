@@ -1,7 +1,7 @@
 // Package model is the outcome model and its pure classifier, the same rules as the Python
 // package's outcome.py and classify.py (docs/outcomes.md is their table): facts in, one Outcome out.
-// No OpenTelemetry and no MCP SDK in here; tests/test_languages.py gives the same facts to the
-// Python, TypeScript and Go classifiers and fails when their verdicts differ.
+// No OpenTelemetry and no MCP SDK in here; verdicts_test.go runs the classifier on the cases of
+// spec/verdicts.json, which the Python and TypeScript tests run too.
 package model
 
 import (
