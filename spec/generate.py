@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec" / "names.yaml"
 SPEC_NAME = "spec/names.yaml"
 LANGUAGES = ("python", "typescript", "go")
+# The packages whose settings table names each variable (Go takes options and reads none).
+NAMED_SETTINGS = frozenset({"typescript"})
 # The value kinds a constant can have; the spec says it with `type` where the value alone does not.
 KINDS = ("string", "int", "double[]", "string[]", "string_set", "int_set")
 # Words Go spells in capitals inside a CamelCase name (Go's initialisms, and ours).
@@ -160,9 +162,26 @@ def load(path: Path = SPEC) -> Spec:
             section.items.append(name)
         sections.append(section)
     sections.append(enums)
+    sections.append(settings_of(doc["mcp_otel"]["settings"]))
     spec = Spec(hashlib.sha256(raw).hexdigest(), sections)
     validate(spec, doc)
     return spec
+
+
+def settings_of(settings: dict[str, Any]) -> Section:
+    """The environment variables of the settings, for the packages that name them one by one
+    (TypeScript: its settings table reads these; Python builds each from its setting's name)."""
+    section = Section("The environment variables of the settings (a keyword argument or option wins over them).")
+    for entry in settings["list"]:
+        languages = languages_of(entry) & NAMED_SETTINGS
+        if not languages:
+            continue
+        const = "ENV_" + entry["name"].upper()
+        variables = [settings["prefix"] + entry["name"].upper(), *entry.get("fallback_variables", [])]
+        for suffix, variable in zip(("", "_FALLBACK"), variables):
+            brief = one_line(entry["brief"]) if not suffix else f"Read when {variables[0]} is unset."
+            section.items.append(Name(const + suffix, variable, "string", brief, go_camel(const + suffix), languages))
+    return section
 
 
 def go_of(note: dict[str, Any]) -> str:

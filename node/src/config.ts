@@ -1,12 +1,11 @@
 /**
- * Settings: the environment variables `OTEL_INSTRUMENTATION_MCP_*` (the Python package's names)
- * and the same options given to `new McpInstrumentation({...})`, which win. An invalid value never
+ * Settings: the environment variables `OTEL_INSTRUMENTATION_MCP_*` (named by the spec, as the
+ * Python package's are) and the same options given to `new McpInstrumentation({...})`, which win. An invalid value never
  * throws (instrumenting must not break the application): it is logged once and the default used.
  */
 import type { InstrumentationConfig } from '@opentelemetry/instrumentation';
 import { reportOnce } from './safety.js';
-
-export const ENV_PREFIX = 'OTEL_INSTRUMENTATION_MCP_';
+import * as semconv from './semconv.js';
 
 export interface McpInstrumentationConfig extends InstrumentationConfig {
   /** Inject the propagator's fields into each request's `params._meta` (default true). */
@@ -83,26 +82,19 @@ const CAPTURE_MODES: Record<string, boolean> = {
 };
 const parseCapture: Parse = (raw) => CAPTURE_MODES[String(raw).trim().toLowerCase()] ?? parseBool(raw);
 
-// Each setting: its parser and its environment variable's suffix (the Python setting's name).
-const SETTINGS: Record<keyof Settings, [Parse, string]> = {
-  propagate: [parseBool, 'PROPAGATE'],
-  serverName: [parseText, 'SERVER_NAME'],
-  serverVersion: [parseText, 'SERVER_VERSION'],
-  maxNameLength: [parsePositiveInt, 'MAX_NAME_LENGTH'],
-  maxMetricNames: [parsePositiveInt, 'MAX_METRIC_NAMES'],
-  trustRemoteContext: [parseBool, 'TRUST_REMOTE_CONTEXT'],
-  captureContent: [parseCapture, 'CAPTURE_CONTENT'],
-  maxContentLength: [parsePositiveInt, 'MAX_CONTENT_LENGTH'],
-  metricsResourceUri: [parseBool, 'METRICS_RESOURCE_URI'],
-  traceProgressAndLogs: [parseBool, 'TRACE_PROGRESS_AND_LOGS'],
+// Each setting: its parser and its environment variables, in the order they are read.
+const SETTINGS: Record<keyof Settings, [Parse, ...string[]]> = {
+  propagate: [parseBool, semconv.ENV_PROPAGATE],
+  serverName: [parseText, semconv.ENV_SERVER_NAME],
+  serverVersion: [parseText, semconv.ENV_SERVER_VERSION],
+  maxNameLength: [parsePositiveInt, semconv.ENV_MAX_NAME_LENGTH],
+  maxMetricNames: [parsePositiveInt, semconv.ENV_MAX_METRIC_NAMES],
+  trustRemoteContext: [parseBool, semconv.ENV_TRUST_REMOTE_CONTEXT],
+  captureContent: [parseCapture, semconv.ENV_CAPTURE_CONTENT, semconv.ENV_CAPTURE_CONTENT_FALLBACK],
+  maxContentLength: [parsePositiveInt, semconv.ENV_MAX_CONTENT_LENGTH],
+  metricsResourceUri: [parseBool, semconv.ENV_METRICS_RESOURCE_URI],
+  traceProgressAndLogs: [parseBool, semconv.ENV_TRACE_PROGRESS_AND_LOGS],
 };
-// Variables read, in order, when a setting's own is unset.
-const FALLBACK_ENV: Partial<Record<keyof Settings, string>> = {
-  captureContent: 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT',
-};
-
-/** The environment variable of every setting (tests compare them with the Python package's). */
-export const SETTING_VARIABLES: readonly string[] = Object.values(SETTINGS).map(([, name]) => ENV_PREFIX + name);
 
 /** The settings from `config` (first), then the environment, then the defaults. */
 export function loadSettings(
@@ -110,11 +102,11 @@ export function loadSettings(
   env: Record<string, string | undefined> = process.env,
 ): Settings {
   const values: Record<string, unknown> = { ...DEFAULT_SETTINGS };
-  for (const [key, [parse, suffix]] of Object.entries(SETTINGS) as [keyof Settings, [Parse, string]][]) {
+  for (const [key, [parse, ...variables]] of Object.entries(SETTINGS) as [keyof Settings, [Parse, ...string[]]][]) {
     let raw: unknown = (config as Record<string, unknown>)[key];
     let source = `option ${key}`;
-    for (const variable of [ENV_PREFIX + suffix, FALLBACK_ENV[key]]) {
-      if (raw === undefined && variable !== undefined) {
+    for (const variable of variables) {
+      if (raw === undefined) {
         raw = env[variable];
         source = variable;
       }

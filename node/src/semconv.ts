@@ -248,3 +248,28 @@ export const ResultType = {
   NEGOTIATION: 'negotiation',
 } as const;
 export type ResultType = (typeof ResultType)[keyof typeof ResultType];
+
+// --- The environment variables of the settings (a keyword argument or option wins over them) ---
+// Inject the configured propagator's fields into params._meta of each request.
+export const ENV_PROPAGATE = 'OTEL_INSTRUMENTATION_MCP_PROPAGATE';
+// Override the server identity the server reports about itself (serverInfo.name).
+export const ENV_SERVER_NAME = 'OTEL_INSTRUMENTATION_MCP_SERVER_NAME';
+// Override the server version the server reports about itself (serverInfo.version).
+export const ENV_SERVER_VERSION = 'OTEL_INSTRUMENTATION_MCP_SERVER_VERSION';
+// Tool, prompt, method and server names longer than this are cut (names come from peers).
+export const ENV_MAX_NAME_LENGTH = 'OTEL_INSTRUMENTATION_MCP_MAX_NAME_LENGTH';
+// Distinct tool names (and server names) metrics keep; later ones are recorded as _OTHER.
+export const ENV_MAX_METRIC_NAMES = 'OTEL_INSTRUMENTATION_MCP_MAX_METRIC_NAMES';
+// Servers: parent each span to the context the client put in params._meta; off: a link only.
+export const ENV_TRUST_REMOTE_CONTEXT = 'OTEL_INSTRUMENTATION_MCP_TRUST_REMOTE_CONTEXT';
+// Record tool arguments and results on spans (sensitive; secret-looking keys redacted).
+export const ENV_CAPTURE_CONTENT = 'OTEL_INSTRUMENTATION_MCP_CAPTURE_CONTENT';
+// Read when OTEL_INSTRUMENTATION_MCP_CAPTURE_CONTENT is unset.
+export const ENV_CAPTURE_CONTENT_FALLBACK = 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT';
+// Captured content is cut to this many characters.
+export const ENV_MAX_CONTENT_LENGTH = 'OTEL_INSTRUMENTATION_MCP_MAX_CONTENT_LENGTH';
+// mcp.resource.uri on operation-duration points too (opt-in per the conventions; URIs can be
+// unbounded).
+export const ENV_METRICS_RESOURCE_URI = 'OTEL_INSTRUMENTATION_MCP_METRICS_RESOURCE_URI';
+// Spans for notifications/progress and notifications/message too (a long call can send hundreds).
+export const ENV_TRACE_PROGRESS_AND_LOGS = 'OTEL_INSTRUMENTATION_MCP_TRACE_PROGRESS_AND_LOGS';

@@ -1,2 +1,2 @@
-/** The package's version (the instrumentation scope's version); `tests/test_languages.py` checks it against package.json. */
+/** The package's version (the instrumentation scope's version); `test/surface.test.mjs` checks it against package.json. */
 export const VERSION = '0.1.0';

@@ -50,3 +50,9 @@ test('the declarations each condition ships export the class, its config type an
   assert.deepEqual(typedExports(ts.ModuleKind.ESNext), { file: join('dist', 'esm', 'index.d.ts'), names });
   assert.deepEqual(typedExports(ts.ModuleKind.CommonJS), { file: join('dist', 'cjs', 'index.d.ts'), names });
 });
+
+test("the instrumentation scope's version is package.json's", async () => {
+  const { McpInstrumentation } = await import('mcp-otel');
+  const instrumentation = new McpInstrumentation({ enabled: false });
+  assert.equal(instrumentation.instrumentationVersion, require('mcp-otel/package.json').version);
+});
