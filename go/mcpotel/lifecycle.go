@@ -79,8 +79,8 @@ func (l *lifecycle) notification(parent context.Context, side int, name string, 
 }
 
 // finish writes the verdict and late attributes on the call's span and ends it, then records the
-// same outcome as its point. A second finish changes nothing.
-func (l *lifecycle) finish(c *call, verdict model.Verdict, late []attribute.KeyValue) {
+// same outcome as its point (end: when its span ends, if not now). A second finish changes nothing.
+func (l *lifecycle) finish(c *call, verdict model.Verdict, late []attribute.KeyValue, end ...trace.SpanEndOption) {
 	if c.finished.Swap(true) {
 		return
 	}
@@ -88,7 +88,7 @@ func (l *lifecycle) finish(c *call, verdict model.Verdict, late []attribute.KeyV
 	if wire != nil {
 		late = append(append([]attribute.KeyValue{}, late...), wire.attributes...)
 	}
-	finishSpan(c.span, verdict, c.method, late)
+	finishSpan(c.span, verdict, c.method, late, end...)
 	if outcome, ok := verdict.(*model.Outcome); ok {
 		point := c.point
 		if len(late) > 0 {

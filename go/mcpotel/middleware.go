@@ -44,6 +44,8 @@ type telemetry struct {
 	inFlight sync.Map // weak.Pointer[mcp.ClientSession] -> *calls
 	// What each server session's handshake named (the SDK keeps the server's identity to itself).
 	servers sync.Map // weak.Pointer[mcp.ServerSession] -> connectionFacts
+	// The refused server/discover probe each client session holds until its handshake (negotiation.go).
+	negotiated sync.Map // weak.Pointer[mcp.ClientSession] -> *heldProbe
 }
 
 // handledKey holds, in a handler's context, the request being handled: a request its handler
@@ -61,7 +63,7 @@ func (t *telemetry) sending(next mcp.MethodHandler) mcp.MethodHandler {
 		calls := t.track(req, c)
 		res, err := next(c, method, withMeta(c.ctx, t, method, req))
 		calls.remove(c)
-		t.sent(ctx, c, handled, r.method, res, err)
+		t.sent(ctx, req.GetSession(), c, handled, r.method, res, err)
 		return res, err
 	}
 }
@@ -91,8 +93,15 @@ func (t *telemetry) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // sent finishes a request this side sent, from what the SDK returned to its caller.
-func (t *telemetry) sent(ctx context.Context, c *call, handled *call, method string, res mcp.Result, err error) {
+func (t *telemetry) sent(ctx context.Context, session mcp.Session, c *call, handled *call, method string, res mcp.Result, err error) {
 	var late []attribute.KeyValue
+	if method == semconv.MethodInitialize || method == semconv.MethodServerDiscover {
+		var named *mcp.Implementation
+		if err == nil {
+			named, _ = handshakeOf(res)
+		}
+		t.handshakeAnswered(session, named) // a probe refused before it ends, named by it if it names
+	}
 	if err != nil {
 		var rpc *jsonrpc.Error
 		isRPC := errors.As(err, &rpc)
@@ -114,7 +123,10 @@ func (t *telemetry) sent(ctx context.Context, c *call, handled *call, method str
 		if facts.AnswerDeclined && handled != nil {
 			handled.inputDeclined.Store(true)
 		}
-		t.lifecycle.finish(c, model.ClassifyClientFailure(facts), nil)
+		verdict := model.ClassifyClientFailure(facts)
+		if !t.holdNegotiation(session, c, verdict) {
+			t.lifecycle.finish(c, verdict, nil)
+		}
 		return
 	}
 	answer := answerOf(res)
