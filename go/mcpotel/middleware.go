@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -42,6 +43,8 @@ type telemetry struct {
 	lifecycle *lifecycle
 	// The calls each client session has in flight: an elicitation its agent declines belongs to them.
 	inFlight sync.Map // weak.Pointer[mcp.ClientSession] -> *calls
+	// The last session's: most calls are on the session of the call before.
+	lastCalls atomic.Pointer[sessionCalls]
 	// What each server session's handshake named (the SDK keeps the server's identity to itself).
 	servers sync.Map // weak.Pointer[mcp.ServerSession] -> connectionFacts
 	// The refused server/discover probe each client session holds until its handshake (negotiation.go).
@@ -57,8 +60,8 @@ func (t *telemetry) sending(next mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, semconv.NotificationPrefix) {
 			return t.notify(ctx, sideClient, method, req, next)
 		}
-		r, attrs := t.read(method, req)
-		c := t.lifecycle.open(ctx, sideClient, r.method, r.name(), attrs, nil)
+		r, attrs, point := t.read(method, req, t.lifecycle.metrics)
+		c := t.lifecycle.open(ctx, sideClient, r.method, r.name(), attrs, point, nil)
 		handled, _ := ctx.Value(handledKey{}).(*call)
 		calls := t.track(req, c)
 		res, err := next(c, method, withMeta(c.ctx, t, method, req))
@@ -73,13 +76,14 @@ func (t *telemetry) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, semconv.NotificationPrefix) {
 			return t.notify(ctx, sideServer, method, req, next)
 		}
-		r, attrs := t.read(method, req)
+		r, attrs, point := t.read(method, req, t.lifecycle.metrics)
 		wire := received(req)
 		if wire != nil {
 			attrs = append(attrs, wire.attributes...)
+			point = t.lifecycle.metrics.attributes(attrs) // network.transport too
 		}
 		parent, links := t.parent(ctx, req)
-		c := t.lifecycle.open(parent, sideServer, r.method, r.name(), attrs, links)
+		c := t.lifecycle.open(parent, sideServer, r.method, r.name(), attrs, point, links)
 		if wire != nil {
 			wire.serving(req.GetSession(), c.span.SpanContext())
 		}
@@ -151,14 +155,16 @@ func (t *telemetry) sent(ctx context.Context, session mcp.Session, c *call, hand
 func (t *telemetry) handled(ctx context.Context, c *call, method string, req mcp.Request, res mcp.Result, err error) {
 	facts := model.ServerEnd{Method: method, KeepMessage: t.config.captureContent, InputDeclined: c.inputDeclined.Load()}
 	var late []attribute.KeyValue
-	switch cause := context.Cause(ctx); {
-	case ctx.Err() == nil:
-	case errors.Is(cause, io.EOF), errors.Is(cause, io.ErrUnexpectedEOF):
-		facts.IsCancellation, facts.TransportClosed = true, true // the peer went away (stdio)
-	case errors.Is(cause, context.Canceled):
-		facts.PeerCancelled = true // the client's notifications/cancelled (SDK v1.7: a disconnect too)
-	default:
-		facts.IsCancellation = true // the server's own closing
+	// The cause only of a context that ended (finding it walks the whole chain of contexts).
+	if ctx.Err() != nil {
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, io.EOF), errors.Is(cause, io.ErrUnexpectedEOF):
+			facts.IsCancellation, facts.TransportClosed = true, true // the peer went away (stdio)
+		case errors.Is(cause, context.Canceled):
+			facts.PeerCancelled = true // the client's notifications/cancelled (SDK v1.7: a disconnect too)
+		default:
+			facts.IsCancellation = true // the server's own closing
+		}
 	}
 	if err != nil {
 		var rpc *jsonrpc.Error
@@ -195,7 +201,7 @@ func (t *telemetry) notify(ctx context.Context, side int, method string, req mcp
 	if !tracedNotification(method, t.config) {
 		return next(ctx, method, req)
 	}
-	r, attrs := t.read(method, req)
+	r, attrs, _ := t.read(method, req, nil)
 	parent, links := ctx, []trace.Link(nil)
 	if side == sideServer {
 		parent, links = t.parent(ctx, req)
@@ -233,8 +239,9 @@ func (t *telemetry) parent(ctx context.Context, req mcp.Request) (context.Contex
 	return parent, nil
 }
 
-// read is what a request names and what its session knows, as span attributes.
-func (t *telemetry) read(method string, req mcp.Request) (request, []attribute.KeyValue) {
+// read is what a request names and what its session knows, as span attributes, and as point
+// attributes when it has a point (metrics: its names' bounds; nil: none).
+func (t *telemetry) read(method string, req mcp.Request, metrics *callMetrics) (request, []attribute.KeyValue, []attribute.KeyValue) {
 	var target, uri string
 	var arguments any
 	switch p := req.GetParams().(type) {
@@ -268,11 +275,11 @@ func (t *telemetry) read(method string, req mcp.Request) (request, []attribute.K
 		}
 	}
 	r := newRequest(method, target, uri, t.config)
-	attrs := requestAttributes(r, t.sessionFacts(req), t.config)
+	attrs, point := requestAttributes(r, t.sessionFacts(req), t.config, metrics)
 	if method == semconv.MethodToolsCall && arguments != nil {
 		attrs = append(attrs, captured(semconv.GenAIToolCallArguments, arguments, t.config)...)
 	}
-	return r, attrs
+	return r, attrs, point
 }
 
 // sessionFacts are what a request's session knows of its server and protocol.
@@ -289,9 +296,13 @@ func (t *telemetry) sessionFacts(req mcp.Request) connectionFacts {
 		}
 	case *mcp.ServerSession:
 		facts.sessionID = s.ID()
-		if known, ok := t.servers.Load(weak.Make(s)); ok {
-			facts = known.(connectionFacts)
-			facts.sessionID = s.ID()
+		// What its handshake named, unless the server's identity is configured (InstrumentServer
+		// reads it): its spans say that instead.
+		if t.config.serverName == "" {
+			if known, ok := t.servers.Load(weak.Make(s)); ok {
+				facts = known.(connectionFacts)
+				facts.sessionID = s.ID()
+			}
 		}
 		// 2026-07-28: each request names its version (SDK v1.7+); else the one asked for.
 		if versioned, ok := req.(interface{ ProtocolVersion() string }); ok && versioned.ProtocolVersion() != "" {
@@ -337,19 +348,31 @@ func (t *telemetry) track(req mcp.Request, c *call) *calls {
 	if !ok || session == nil {
 		return nil
 	}
-	key := weak.Make(session)
-	found, ok := t.inFlight.Load(key) // a session's first call only makes its map
-	if !ok {
-		var loaded bool
-		if found, loaded = t.inFlight.LoadOrStore(key, &calls{set: map[*call]struct{}{}}); !loaded {
-			runtime.AddCleanup(session, func(key weak.Pointer[mcp.ClientSession]) { t.inFlight.Delete(key) }, key)
+	var inFlight *calls
+	if last := t.lastCalls.Load(); last != nil && last.session.Value() == session {
+		inFlight = last.calls // the session of the call before: no weak handle made, no map read
+	} else {
+		key := weak.Make(session)
+		found, ok := t.inFlight.Load(key) // a session's first call only makes its map
+		if !ok {
+			var loaded bool
+			if found, loaded = t.inFlight.LoadOrStore(key, &calls{set: map[*call]struct{}{}}); !loaded {
+				runtime.AddCleanup(session, func(key weak.Pointer[mcp.ClientSession]) { t.inFlight.Delete(key) }, key)
+			}
 		}
+		inFlight = found.(*calls)
+		t.lastCalls.Store(&sessionCalls{session: key, calls: inFlight})
 	}
-	inFlight := found.(*calls)
 	inFlight.mu.Lock()
 	inFlight.set[c] = struct{}{}
 	inFlight.mu.Unlock()
 	return inFlight
+}
+
+// sessionCalls are a client session's calls in flight, its session held weakly.
+type sessionCalls struct {
+	session weak.Pointer[mcp.ClientSession]
+	calls   *calls
 }
 
 // calls are the calls a client session has in flight (a map under a lock: adding and removing a

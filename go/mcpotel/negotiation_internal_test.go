@@ -58,7 +58,7 @@ func TestRefusedProbeHeldNoLongerThanTheBound(t *testing.T) {
 	span := &heldSpan{ended: make(chan time.Time, 2)}
 	tel := newTelemetry([]Option{WithTracerProvider(oneSpan{span: span})})
 	probe := tel.lifecycle.open(context.Background(), sideClient, semconv.MethodServerDiscover, semconv.MethodServerDiscover,
-		[]attribute.KeyValue{attribute.String(semconv.MCPMethodName, semconv.MethodServerDiscover)}, nil)
+		[]attribute.KeyValue{attribute.String(semconv.MCPMethodName, semconv.MethodServerDiscover)}, nil, nil)
 	session := &mcp.ClientSession{}
 	refused := model.ClassifyClientFailure(model.ClientFailure{Method: semconv.MethodServerDiscover, RPC: &model.RPCError{Code: -32601, Message: "method not found"}})
 	before := time.Now()
