@@ -36,18 +36,26 @@ type connectionFacts struct {
 	serverName, serverVersion, protocolVersion, sessionID string
 }
 
-// requestAttributes are the attributes of a request's span that do not depend on the side.
-func requestAttributes(r request, facts connectionFacts, c *config) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 8)
+// requestAttributes are the attributes of a request's span that do not depend on the side, and
+// its point's, made together (its names admitted by m's bounds; m nil: no point).
+func requestAttributes(r request, facts connectionFacts, c *config, m *callMetrics) (attrs, point []attribute.KeyValue) {
+	attrs = make([]attribute.KeyValue, 0, 8)
+	if m != nil {
+		point = make([]attribute.KeyValue, 0, pointKeys)
+	}
 	attrs = append(attrs, attribute.String(semconv.MCPMethodName, r.method))
+	point = m.onPoint(point, attrs[0], boundMethod)
 	switch {
 	case r.method == semconv.MethodToolsCall:
-		attrs = append(attrs, attribute.String(semconv.GenAIOperationName, semconv.OperationExecuteTool))
+		attrs = append(attrs, operationExecuteTool)
+		point = m.onPoint(point, operationExecuteTool, unbounded)
 		if r.target != "" {
 			attrs = append(attrs, attribute.String(semconv.GenAIToolName, r.target))
+			point = m.onPoint(point, attrs[len(attrs)-1], boundTool)
 		}
 	case r.method == semconv.MethodPromptsGet && r.target != "":
 		attrs = append(attrs, attribute.String(semconv.GenAIPromptName, r.target))
+		point = m.onPoint(point, attrs[len(attrs)-1], boundPrompt)
 	}
 	if r.uri != "" && semconv.ResourceURIMethods.Has(r.method) {
 		attrs = append(attrs, attribute.String(semconv.MCPResourceURI, r.uri))
@@ -56,11 +64,20 @@ func requestAttributes(r request, facts connectionFacts, c *config) []attribute.
 	if c.serverName != "" {
 		name, version = c.serverName, c.serverVersion
 	}
-	attrs = appendBounded(attrs, semconv.MCPProtocolVersion, facts.protocolVersion, c.maxNameLength)
+	if facts.protocolVersion != "" {
+		attrs = append(attrs, attribute.String(semconv.MCPProtocolVersion, model.Bounded(facts.protocolVersion, c.maxNameLength)))
+		point = m.onPoint(point, attrs[len(attrs)-1], unbounded)
+	}
 	attrs = appendBounded(attrs, semconv.MCPSessionID, facts.sessionID, c.maxNameLength)
-	attrs = appendBounded(attrs, semconv.MCPServerName, name, c.maxNameLength)
-	return appendBounded(attrs, semconv.MCPServerVersion, version, c.maxNameLength)
+	if name != "" {
+		attrs = append(attrs, attribute.String(semconv.MCPServerName, model.Bounded(name, c.maxNameLength)))
+		point = m.onPoint(point, attrs[len(attrs)-1], boundServer)
+	}
+	return appendBounded(attrs, semconv.MCPServerVersion, version, c.maxNameLength), point
 }
+
+// operationExecuteTool is a tool call's gen_ai.operation.name, made once.
+var operationExecuteTool = attribute.String(semconv.GenAIOperationName, semconv.OperationExecuteTool)
 
 // appendBounded appends key = value cut to limit characters, when value is not empty.
 func appendBounded(attrs []attribute.KeyValue, key, value string, limit int) []attribute.KeyValue {

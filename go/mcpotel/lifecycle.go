@@ -58,29 +58,35 @@ type lifecycle struct {
 	metrics *callMetrics
 }
 
-// open starts the span of a method request on side, a child of parent, all its attributes at once.
-func (l *lifecycle) open(parent context.Context, side int, method, name string, attrs []attribute.KeyValue, links []trace.Link) *call {
-	kind := trace.SpanKindClient
-	if side == sideServer {
-		kind = trace.SpanKindServer
-	}
-	spanAttrs := inConversation(parent, attrs)
-	ctx, span := l.tracer.Start(parent, name, trace.WithSpanKind(kind), trace.WithAttributes(spanAttrs...), trace.WithLinks(links...))
-	return &call{side: side, method: method, span: span, ctx: ctx, point: l.metrics.attributes(attrs), started: time.Now()}
+// open starts the span of a method request on side, a child of parent, all its attributes at once
+// (point: its point's).
+func (l *lifecycle) open(parent context.Context, side int, method, name string, attrs, point []attribute.KeyValue, links []trace.Link) *call {
+	ctx, span := l.tracer.Start(parent, name, startOptions(parent, side, attrs, links)...)
+	return &call{side: side, method: method, span: span, ctx: ctx, point: point, started: time.Now()}
 }
 
 // notification starts the span of a notification sent or received: no outcome, no point.
 func (l *lifecycle) notification(parent context.Context, side int, name string, attrs []attribute.KeyValue, links []trace.Link) (context.Context, trace.Span) {
-	kind := trace.SpanKindClient
-	if side == sideServer {
-		kind = trace.SpanKindServer
+	return l.tracer.Start(parent, name, startOptions(parent, side, attrs, links)...)
+}
+
+// spanKinds are each side's span kind, as options made once (each is a closure).
+var spanKinds = [2]trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithSpanKind(trace.SpanKindServer)}
+
+// startOptions start a span of side with attrs (and the conversation in parent's baggage), linked
+// to links: no option for no links.
+func startOptions(parent context.Context, side int, attrs []attribute.KeyValue, links []trace.Link) []trace.SpanStartOption {
+	options := make([]trace.SpanStartOption, 0, 3)
+	options = append(options, spanKinds[side], trace.WithAttributes(inConversation(parent, attrs)...))
+	if len(links) > 0 {
+		options = append(options, trace.WithLinks(links...))
 	}
-	return l.tracer.Start(parent, name, trace.WithSpanKind(kind), trace.WithAttributes(inConversation(parent, attrs)...), trace.WithLinks(links...))
+	return options
 }
 
 // finish writes the verdict and late attributes on the call's span and ends it, then records the
-// same outcome as its point. A second finish changes nothing.
-func (l *lifecycle) finish(c *call, verdict model.Verdict, late []attribute.KeyValue) {
+// same outcome as its point (end: when its span ends, if not now). A second finish changes nothing.
+func (l *lifecycle) finish(c *call, verdict model.Verdict, late []attribute.KeyValue, end ...trace.SpanEndOption) {
 	if c.finished.Swap(true) {
 		return
 	}
@@ -88,7 +94,7 @@ func (l *lifecycle) finish(c *call, verdict model.Verdict, late []attribute.KeyV
 	if wire != nil {
 		late = append(append([]attribute.KeyValue{}, late...), wire.attributes...)
 	}
-	finishSpan(c.span, verdict, c.method, late)
+	finishSpan(c.span, verdict, c.method, late, end...)
 	if outcome, ok := verdict.(*model.Outcome); ok {
 		point := c.point
 		if len(late) > 0 {

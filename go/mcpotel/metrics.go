@@ -3,6 +3,7 @@ package mcpotel
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -47,30 +48,62 @@ func newCallMetrics(meter metric.Meter, c *config) *callMetrics {
 
 // attributes are a request's point attributes, from its span's, in their order (names bounded):
 // mcp.method.name, gen_ai.operation.name, gen_ai.tool.name, gen_ai.prompt.name, mcp.server.name,
-// network.transport and mcp.protocol.version.
+// network.transport and mcp.protocol.version. (requestAttributes makes a request's first ones
+// with its span's; these are for what it learns later.)
 func (m *callMetrics) attributes(span []attribute.KeyValue) []attribute.KeyValue {
 	out := make([]attribute.KeyValue, 0, pointKeys)
 	for _, kv := range span {
-		var bound *nameBound
+		kind := unbounded
 		switch kv.Key {
 		case semconv.MCPMethodName:
-			bound = &m.methods
+			kind = boundMethod
 		case semconv.GenAIToolName:
-			bound = &m.tools
+			kind = boundTool
 		case semconv.GenAIPromptName:
-			bound = &m.prompts
+			kind = boundPrompt
 		case semconv.MCPServerName:
-			bound = &m.servers
+			kind = boundServer
 		case semconv.GenAIOperationName, semconv.NetworkTransport, semconv.MCPProtocolVersion:
 		default:
 			continue
 		}
-		if bound != nil {
-			kv.Value = attribute.StringValue(bound.admit(kv.Value.AsString()))
-		}
-		out = append(out, kv)
+		out = m.onPoint(out, kv, kind)
 	}
 	return out
+}
+
+// Which of the bounds admits a point attribute's value.
+const (
+	unbounded = iota
+	boundMethod
+	boundTool
+	boundPrompt
+	boundServer
+)
+
+// onPoint appends kv, a span's attribute, to point, its name admitted by the bound of kind
+// (m nil: a request with no point, as a notification: point stays as it is).
+func (m *callMetrics) onPoint(point []attribute.KeyValue, kv attribute.KeyValue, kind int) []attribute.KeyValue {
+	if m == nil {
+		return point
+	}
+	var bound *nameBound
+	switch kind {
+	case boundMethod:
+		bound = &m.methods
+	case boundTool:
+		bound = &m.tools
+	case boundPrompt:
+		bound = &m.prompts
+	case boundServer:
+		bound = &m.servers
+	}
+	if bound != nil {
+		if name := kv.Value.AsString(); bound.admit(name) != name {
+			kv.Value = attribute.StringValue(semconv.OtherValue)
+		}
+	}
+	return append(point, kv)
 }
 
 // pointKeys is how many attributes a point copies from its span (besides the outcome's).
@@ -92,12 +125,27 @@ type nameBound struct {
 	always semconv.Names
 	mu     sync.Mutex
 	names  map[string]struct{}
+	// The name admitted last: a run of requests naming the same tool or server (most runs) is
+	// told apart with no lock and no hash.
+	last atomic.Pointer[string]
 }
 
 func (b *nameBound) admit(name string) string {
+	if last := b.last.Load(); last != nil && *last == name {
+		return name
+	}
 	if b.always.Has(name) {
 		return name
 	}
+	admitted := b.lookup(name)
+	if admitted == name {
+		kept := name // a copy: taking name's address would move it to the heap on every call
+		b.last.Store(&kept)
+	}
+	return admitted
+}
+
+func (b *nameBound) lookup(name string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.names[name]; ok {

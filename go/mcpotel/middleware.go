@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,8 +42,12 @@ type telemetry struct {
 	lifecycle *lifecycle
 	// The calls each client session has in flight: an elicitation its agent declines belongs to them.
 	inFlight sync.Map // weak.Pointer[mcp.ClientSession] -> *calls
+	// The last session's: most calls are on the session of the call before.
+	lastCalls atomic.Pointer[sessionCalls]
 	// What each server session's handshake named (the SDK keeps the server's identity to itself).
 	servers sync.Map // weak.Pointer[mcp.ServerSession] -> connectionFacts
+	// The refused server/discover probe each client session holds until its handshake (negotiation.go).
+	negotiated sync.Map // weak.Pointer[mcp.ClientSession] -> *heldProbe
 }
 
 // handledKey holds, in a handler's context, the request being handled: a request its handler
@@ -54,13 +59,13 @@ func (t *telemetry) sending(next mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, semconv.NotificationPrefix) {
 			return t.notify(ctx, sideClient, method, req, next)
 		}
-		r, attrs := t.read(method, req)
-		c := t.lifecycle.open(ctx, sideClient, r.method, r.name(), attrs, nil)
+		r, attrs, point := t.read(method, req, t.lifecycle.metrics)
+		c := t.lifecycle.open(ctx, sideClient, r.method, r.name(), attrs, point, nil)
 		handled, _ := ctx.Value(handledKey{}).(*call)
 		calls := t.track(req, c)
 		res, err := next(c, method, withMeta(c.ctx, t, method, req))
 		calls.remove(c)
-		t.sent(ctx, c, handled, r.method, res, err)
+		t.sent(ctx, req.GetSession(), c, handled, r.method, res, err)
 		return res, err
 	}
 }
@@ -70,13 +75,14 @@ func (t *telemetry) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, semconv.NotificationPrefix) {
 			return t.notify(ctx, sideServer, method, req, next)
 		}
-		r, attrs := t.read(method, req)
+		r, attrs, point := t.read(method, req, t.lifecycle.metrics)
 		wire := received(req)
 		if wire != nil {
 			attrs = append(attrs, wire.attributes...)
+			point = t.lifecycle.metrics.attributes(attrs) // network.transport too
 		}
 		parent, links := t.parent(ctx, req)
-		c := t.lifecycle.open(parent, sideServer, r.method, r.name(), attrs, links)
+		c := t.lifecycle.open(parent, sideServer, r.method, r.name(), attrs, point, links)
 		if wire != nil {
 			wire.serving(req.GetSession(), c.span.SpanContext())
 		}
@@ -90,8 +96,15 @@ func (t *telemetry) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // sent finishes a request this side sent, from what the SDK returned to its caller.
-func (t *telemetry) sent(ctx context.Context, c *call, handled *call, method string, res mcp.Result, err error) {
+func (t *telemetry) sent(ctx context.Context, session mcp.Session, c *call, handled *call, method string, res mcp.Result, err error) {
 	var late []attribute.KeyValue
+	if method == semconv.MethodInitialize || method == semconv.MethodServerDiscover {
+		var named *mcp.Implementation
+		if err == nil {
+			named, _ = handshakeOf(res)
+		}
+		t.handshakeAnswered(session, named) // a probe refused before it ends, named by it if it names
+	}
 	if err != nil {
 		var rpc *jsonrpc.Error
 		isRPC := errors.As(err, &rpc)
@@ -113,7 +126,10 @@ func (t *telemetry) sent(ctx context.Context, c *call, handled *call, method str
 		if facts.AnswerDeclined && handled != nil {
 			handled.inputDeclined.Store(true)
 		}
-		t.lifecycle.finish(c, model.ClassifyClientFailure(facts), nil)
+		verdict := model.ClassifyClientFailure(facts)
+		if !t.holdNegotiation(session, c, verdict) {
+			t.lifecycle.finish(c, verdict, nil)
+		}
 		return
 	}
 	answer := answerOf(res)
@@ -138,14 +154,16 @@ func (t *telemetry) sent(ctx context.Context, c *call, handled *call, method str
 func (t *telemetry) handled(ctx context.Context, c *call, method string, req mcp.Request, res mcp.Result, err error) {
 	facts := model.ServerEnd{Method: method, KeepMessage: t.config.captureContent, InputDeclined: c.inputDeclined.Load()}
 	var late []attribute.KeyValue
-	switch cause := context.Cause(ctx); {
-	case ctx.Err() == nil:
-	case errors.Is(cause, io.EOF), errors.Is(cause, io.ErrUnexpectedEOF):
-		facts.IsCancellation, facts.TransportClosed = true, true // the peer went away (stdio)
-	case errors.Is(cause, context.Canceled):
-		facts.PeerCancelled = true // the client's notifications/cancelled (SDK v1.7: a disconnect too)
-	default:
-		facts.IsCancellation = true // the server's own closing
+	// The cause only of a context that ended (finding it walks the whole chain of contexts).
+	if ctx.Err() != nil {
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, io.EOF), errors.Is(cause, io.ErrUnexpectedEOF):
+			facts.IsCancellation, facts.TransportClosed = true, true // the peer went away (stdio)
+		case errors.Is(cause, context.Canceled):
+			facts.PeerCancelled = true // the client's notifications/cancelled (SDK v1.7: a disconnect too)
+		default:
+			facts.IsCancellation = true // the server's own closing
+		}
 	}
 	if err != nil {
 		var rpc *jsonrpc.Error
@@ -182,7 +200,7 @@ func (t *telemetry) notify(ctx context.Context, side int, method string, req mcp
 	if !tracedNotification(method, t.config) {
 		return next(ctx, method, req)
 	}
-	r, attrs := t.read(method, req)
+	r, attrs, _ := t.read(method, req, nil)
 	parent, links := ctx, []trace.Link(nil)
 	if side == sideServer {
 		parent, links = t.parent(ctx, req)
@@ -220,8 +238,9 @@ func (t *telemetry) parent(ctx context.Context, req mcp.Request) (context.Contex
 	return parent, nil
 }
 
-// read is what a request names and what its session knows, as span attributes.
-func (t *telemetry) read(method string, req mcp.Request) (request, []attribute.KeyValue) {
+// read is what a request names and what its session knows, as span attributes, and as point
+// attributes when it has a point (metrics: its names' bounds; nil: none).
+func (t *telemetry) read(method string, req mcp.Request, metrics *callMetrics) (request, []attribute.KeyValue, []attribute.KeyValue) {
 	var target, uri string
 	var arguments any
 	switch p := req.GetParams().(type) {
@@ -255,11 +274,11 @@ func (t *telemetry) read(method string, req mcp.Request) (request, []attribute.K
 		}
 	}
 	r := newRequest(method, target, uri, t.config)
-	attrs := requestAttributes(r, t.sessionFacts(req), t.config)
+	attrs, point := requestAttributes(r, t.sessionFacts(req), t.config, metrics)
 	if method == semconv.MethodToolsCall && arguments != nil {
 		attrs = append(attrs, captured(semconv.GenAIToolCallArguments, arguments, t.config)...)
 	}
-	return r, attrs
+	return r, attrs, point
 }
 
 // answerOf is what a result says of itself.

@@ -35,9 +35,13 @@ func (t *telemetry) sessionFacts(req mcp.Request) connectionFacts {
 		}
 	case *mcp.ServerSession:
 		facts.sessionID = s.ID()
-		if known, ok := t.servers.Load(weak.Make(s)); ok {
-			facts = known.(connectionFacts)
-			facts.sessionID = s.ID()
+		// What its handshake named, unless the server's identity is configured (InstrumentServer
+		// reads it): its spans say that instead.
+		if t.config.serverName == "" {
+			if known, ok := t.servers.Load(weak.Make(s)); ok {
+				facts = known.(connectionFacts)
+				facts.sessionID = s.ID()
+			}
 		}
 		// 2026-07-28: each request names its version (SDK v1.7+); else the one asked for.
 		if versioned, ok := req.(interface{ ProtocolVersion() string }); ok && versioned.ProtocolVersion() != "" {
@@ -83,19 +87,31 @@ func (t *telemetry) track(req mcp.Request, c *call) *calls {
 	if !ok || session == nil {
 		return nil
 	}
-	key := weak.Make(session)
-	found, ok := t.inFlight.Load(key) // a session's first call only makes its map
-	if !ok {
-		var loaded bool
-		if found, loaded = t.inFlight.LoadOrStore(key, &calls{set: map[*call]struct{}{}}); !loaded {
-			runtime.AddCleanup(session, func(key weak.Pointer[mcp.ClientSession]) { t.inFlight.Delete(key) }, key)
+	var inFlight *calls
+	if last := t.lastCalls.Load(); last != nil && last.session.Value() == session {
+		inFlight = last.calls // the session of the call before: no weak handle made, no map read
+	} else {
+		key := weak.Make(session)
+		found, ok := t.inFlight.Load(key) // a session's first call only makes its map
+		if !ok {
+			var loaded bool
+			if found, loaded = t.inFlight.LoadOrStore(key, &calls{set: map[*call]struct{}{}}); !loaded {
+				runtime.AddCleanup(session, func(key weak.Pointer[mcp.ClientSession]) { t.inFlight.Delete(key) }, key)
+			}
 		}
+		inFlight = found.(*calls)
+		t.lastCalls.Store(&sessionCalls{session: key, calls: inFlight})
 	}
-	inFlight := found.(*calls)
 	inFlight.mu.Lock()
 	inFlight.set[c] = struct{}{}
 	inFlight.mu.Unlock()
 	return inFlight
+}
+
+// sessionCalls are a client session's calls in flight, its session held weakly.
+type sessionCalls struct {
+	session weak.Pointer[mcp.ClientSession]
+	calls   *calls
 }
 
 // calls are the calls a client session has in flight (a map under a lock: adding and removing a

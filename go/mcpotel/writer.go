@@ -17,7 +17,7 @@ import (
 // the only writer of status, error.type, rpc.response.status_code and the outcome attributes. Ok
 // and cancelled leave the status UNSET; failed sets ERROR (a receiver's caller fault: UNSET). An
 // unfinished answer states its result type and no outcome.
-func finishSpan(span trace.Span, verdict model.Verdict, method string, late []attribute.KeyValue) {
+func finishSpan(span trace.Span, verdict model.Verdict, method string, late []attribute.KeyValue, end ...trace.SpanEndOption) {
 	switch v := verdict.(type) {
 	case *model.Outcome:
 		span.SetAttributes(outcomeAttributes(v, method == semconv.MethodToolsCall)...)
@@ -33,7 +33,7 @@ func finishSpan(span trace.Span, verdict model.Verdict, method string, late []at
 	if len(late) > 0 {
 		span.SetAttributes(late...)
 	}
-	span.End()
+	span.End(end...)
 }
 
 // okAttributes are model.OK's attributes, converted once: the outcome of most requests.

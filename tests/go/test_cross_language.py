@@ -32,14 +32,17 @@ from mcp_otel.semconv import (
     MCP_PROTOCOL_VERSION,
     MCP_REQUEST_CANCEL_REASON,
     MCP_REQUEST_OUTCOME,
+    MCP_REQUEST_RESULT_TYPE,
     MCP_SERVER_NAME,
     MCP_SERVER_VERSION,
     NETWORK_TRANSPORT,
+    RPC_RESPONSE_STATUS_CODE,
     TOOL_CANCEL_REASON,
     TOOL_OUTCOME,
     CancelReason,
     ErrorType,
     Outcome,
+    ResultType,
 )
 from tests.go.conftest import GO_CANNOT_KNOW, GO_SERVER_NAME, GO_SERVER_VERSION, GO_SPAN_FILE_ENV, GoPrograms, go_spans
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, is_error
@@ -222,12 +225,30 @@ def assert_every_request_names_the_server(spans: list[Span], first: str, name: s
         assert span.picked((MCP_SERVER_NAME, MCP_SERVER_VERSION)) == named, span.name
 
 
-# mcp 2.x speaks 2026-07-28: the Go SDK's server/discover is answered; mcp 1.x refuses it.
+def assert_the_refused_probe_names_the_server(spans: list[Span], code: str, name: str, version: str | None) -> None:
+    """A server of an older protocol refused the Go SDK's ``server/discover`` probe (``code``): the
+    probe's CLIENT span, a negotiation step (no outcome), names the server the handshake after it
+    learnt."""
+    (probe,) = [span for span in spans if (span.kind, span.name) == ("CLIENT", "server/discover")]
+    named = {MCP_SERVER_NAME: name} | ({MCP_SERVER_VERSION: version} if version else {})
+    assert dict(probe.attributes) == {
+        MCP_METHOD_NAME: "server/discover",
+        MCP_REQUEST_RESULT_TYPE: ResultType.NEGOTIATION.value,
+        RPC_RESPONSE_STATUS_CODE: code,
+        **named,
+    }
+    assert probe.status == "UNSET"
+
+
+# mcp 2.x speaks 2026-07-28: the Go SDK's server/discover is answered; mcp 1.x refuses it (-32602
+# over stdio, -32600 over HTTP).
 PYTHON_FIRST = "server/discover" if MCP_MAJOR == 2 else "initialize"
 
 
 def test_every_go_agent_span_names_the_python_server_over_stdio(go_agent_run: GoAgentRun) -> None:
     assert_every_request_names_the_server(go_agent_run.agent, PYTHON_FIRST, SERVER_NAME, SERVER_VERSION)
+    if MCP_MAJOR == 1:
+        assert_the_refused_probe_names_the_server(go_agent_run.agent, "-32602", SERVER_NAME, SERVER_VERSION)
 
 
 def test_every_go_agent_span_names_the_python_server_over_streamable_http(
@@ -246,6 +267,8 @@ def test_every_go_agent_span_names_the_python_server_over_streamable_http(
     # it, MCPServer (2.x) none.
     served = version("mcp") if MCP_MAJOR == 1 else None
     assert_every_request_names_the_server(go_spans(agent_file), PYTHON_FIRST, SERVER_NAME, served)
+    if MCP_MAJOR == 1:
+        assert_the_refused_probe_names_the_server(go_spans(agent_file), "-32600", SERVER_NAME, served)
 
 
 @pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
@@ -264,6 +287,7 @@ def test_a_go_agents_spans_name_the_typescript_server_and_its_call_is_one_trace(
     # Neither generation answers server/discover (observed: v1 1.x and v2 2.x refuse it): the
     # handshake names the server.
     assert_every_request_names_the_server(agent_spans, "initialize", f"ts-server-{generation}", "1.2.3")
+    assert_the_refused_probe_names_the_server(agent_spans, "-32601", f"ts-server-{generation}", "1.2.3")
     # And the call is one trace (the Go agent with no propagator set).
     (client,) = tool_calls(agent_spans, "CLIENT")
     server = child_of(client, tool_calls(ts_spans(server_file), "SERVER"))
