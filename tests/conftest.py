@@ -20,7 +20,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mcp_otel import McpInstrumentor, safety
+from mcp_otel import McpInstrumentor
+from mcp_otel.model import safety
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel
 from tests.processes import LOOPBACK, free_port, running
 from tests.servers.span_file import SPAN_FILE_ENV

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from mcp_otel import semconv
-from mcp_otel.config import ENV_PREFIX, Settings
+from mcp_otel.model.config import ENV_PREFIX, Settings
 from tests.harness import REPO_ROOT
 
 NODE_DIST = REPO_ROOT / "node" / "dist" / "cjs"
@@ -187,7 +187,7 @@ CLIENT_ERROR_CASES: list[dict[str, Any]] = [
 
 def verdict(found: Any) -> dict[str, Any]:
     """What a classified verdict writes: its span and point attributes and status, or its result type."""
-    from mcp_otel.outcome import CallOutcome, Unfinished
+    from mcp_otel.model.outcome import CallOutcome, Unfinished
 
     if isinstance(found, Unfinished):
         return {"resultType": found.result_type.value, "code": found.rpc_code}
@@ -197,7 +197,7 @@ def verdict(found: Any) -> dict[str, Any]:
 
 
 def python_verdicts() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    from mcp_otel.classify import RpcError, classify_client_error, classify_server_call, unfinished
+    from mcp_otel.model.classify import RpcError, classify_client_error, classify_server_call, unfinished
 
     def rpc(facts: dict[str, Any] | None) -> RpcError | None:
         return None if facts is None else RpcError(facts["code"], facts["message"])

@@ -98,7 +98,9 @@ def _layers(page: str, modules: set[str]) -> list[set[str]]:
             continue
         layer = set()
         for name in _CODE.findall(cells[1]):
-            dotted = f"{PACKAGE}.{name.removesuffix('.py').removesuffix('/').replace('/', '.')}"
+            dotted = f"{PACKAGE}.{name.removesuffix('.py').removesuffix('/').replace('/', '.')}".removesuffix(
+                ".__init__"
+            )
             if name == PACKAGE:
                 layer.add(PACKAGE)
             elif name.endswith("/"):
@@ -229,12 +231,23 @@ def test_the_checks_see_a_cycle_and_a_climbing_import() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
     graph = _graph(SRC, PACKAGE)
-    assert "mcp_otel.client" in graph["mcp_otel.frontends.mcp1"]  # a front end feeds the lifecycle
-    assert "mcp_otel.messages" in graph["mcp_otel.client"]
+    assert (
+        "mcp_otel.instrumentation.client" in graph["mcp_otel.instrumentation.frontends.mcp1"]
+    )  # a front end feeds the lifecycle
+    assert "mcp_otel.model.messages" in graph["mcp_otel.instrumentation.client"]
     layers = _layers(ARCHITECTURE.read_text(), set(graph))
-    assert {"mcp_otel.frontends.wire", "mcp_otel.frontends.sdk"} <= layers[2]
+    assert {"mcp_otel.proxy.wire", "mcp_otel.instrumentation.frontends.sdk"} <= layers[2]
     assert "mcp_otel.proxy.http" in layers[0]
-    assert _climbing({"mcp_otel.lifecycle": {"mcp_otel.frontends.wire"}, "mcp_otel.frontends.wire": set()}, layers) == {
-        ("mcp_otel.lifecycle", "mcp_otel.frontends.wire")
+    assert _climbing({"mcp_otel.model.lifecycle": {"mcp_otel.proxy.wire"}, "mcp_otel.proxy.wire": set()}, layers) == {
+        ("mcp_otel.model.lifecycle", "mcp_otel.proxy.wire")
     }
-    assert _climbing({"mcp_otel.client": {"mcp_otel.server"}, "mcp_otel.server": set()}, layers) == set()
+    assert (
+        _climbing(
+            {
+                "mcp_otel.instrumentation.client": {"mcp_otel.instrumentation.server"},
+                "mcp_otel.instrumentation.server": set(),
+            },
+            layers,
+        )
+        == set()
+    )

@@ -4,7 +4,7 @@ Public API: :class:`McpInstrumentor`, the outcome values :class:`ToolOutcome` an
 :class:`CancelReason`, and ``__version__``.
 """
 
-from mcp_otel.instrumentor import McpInstrumentor
+from mcp_otel.instrumentation.instrumentor import McpInstrumentor
 from mcp_otel.semconv import CancelReason, ToolOutcome
 from mcp_otel.version import __version__
 

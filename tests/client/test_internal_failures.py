@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mcp_otel import binding, client, lifecycle, messages, metrics, propagation
+from mcp_otel.instrumentation import binding, client
+from mcp_otel.model import lifecycle, messages, metrics, propagation
 from tests.conftest import tool_call_spans
 from tests.harness import open_session
 

@@ -11,10 +11,10 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from mcp_otel.attributes import AttributeCache
-from mcp_otel.config import Settings
-from mcp_otel.frontends.wire import MAX_IN_FLIGHT, WireSession
-from mcp_otel.metrics import CallMetrics
+from mcp_otel.model.attributes import AttributeCache
+from mcp_otel.model.config import Settings
+from mcp_otel.model.metrics import CallMetrics
+from mcp_otel.proxy.wire import MAX_IN_FLIGHT, WireSession
 from mcp_otel.semconv import MCP_OTEL_UNOBSERVED_REASON, MCP_OTEL_UNOBSERVED_REQUESTS
 from tests.conftest import PROVIDER, tool_call_spans
 

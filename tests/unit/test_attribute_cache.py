@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_otel.attributes import AttributeCache
+from mcp_otel.model.attributes import AttributeCache
 
 
 def test_built_once_per_key_and_shared_by_alike_requests() -> None:
@@ -33,9 +33,9 @@ def test_built_once_per_key_and_shared_by_alike_requests() -> None:
 
 
 def test_a_request_is_built_once_per_names_and_a_peers_huge_or_odd_names_are_never_held() -> None:
-    from mcp_otel import attributes
-    from mcp_otel.attributes import Request
-    from mcp_otel.config import Settings
+    from mcp_otel.model import attributes
+    from mcp_otel.model.attributes import Request
+    from mcp_otel.model.config import Settings
 
     settings = Settings(max_name_length=16)
     attributes._REQUESTS.clear()
@@ -71,7 +71,7 @@ class _Session:
 
 
 def test_a_settled_sessions_requests_are_kept_until_it_settles_again_or_is_forgotten() -> None:
-    from mcp_otel.attributes import Request, SettledSessions
+    from mcp_otel.model.attributes import Request, SettledSessions
 
     settled = SettledSessions(limit=2)
     session, other = _Session(), _Session()
@@ -109,7 +109,7 @@ def test_sessions_are_held_weakly_and_bounded() -> None:
     import gc
     import weakref
 
-    from mcp_otel.attributes import SettledSessions
+    from mcp_otel.model.attributes import SettledSessions
 
     settled = SettledSessions(limit=2)
     first, second, third = _Session(), _Session(), _Session()

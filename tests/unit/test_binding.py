@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcp_otel import binding
+from mcp_otel.instrumentation import binding
 
 
 class Session:

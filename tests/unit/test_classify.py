@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import anyio
 import pytest
 
-from mcp_otel.classify import (
+from mcp_otel.model.classify import (
     SDK_LOCAL_CODES,
     RpcError,
     classify_client_exception,
@@ -18,7 +18,7 @@ from mcp_otel.classify import (
     is_declined_answer,
     unfinished,
 )
-from mcp_otel.outcome import CallOutcome, Unfinished
+from mcp_otel.model.outcome import CallOutcome, Unfinished
 from mcp_otel.semconv import CancelReason, ResultType, ToolOutcome
 
 

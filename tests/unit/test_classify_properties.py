@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from mcp_otel.classify import (
+from mcp_otel.model.classify import (
     SDK_LOCAL_CODES,
     RpcError,
     classify_answer,
@@ -22,7 +22,7 @@ from mcp_otel.classify import (
     classify_server_call,
     unfinished,
 )
-from mcp_otel.outcome import CallOutcome, Unfinished, finish_span, finish_unfinished, outcome_of_span
+from mcp_otel.model.outcome import CallOutcome, Unfinished, finish_span, finish_unfinished, outcome_of_span
 from mcp_otel.semconv import ResultType, ToolOutcome
 
 codes = st.one_of(

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from mcp_otel.config import SdkSpans, Settings
+from mcp_otel.model.config import SdkSpans, Settings
 
 
 def test_defaults() -> None:

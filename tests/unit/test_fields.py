@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_otel.fields import field
+from mcp_otel.model.fields import field
 
 
 class _Model:

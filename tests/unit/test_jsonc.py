@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_otel import jsonc
+from mcp_otel.proxy import jsonc
 
 TRICKY = """\
 // header

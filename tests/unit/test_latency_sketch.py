@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_otel.report import LatencySketch
+from mcp_otel.run.report import LatencySketch
 
 durations = st.lists(
     st.one_of(st.just(0.0), st.floats(min_value=1e-6, max_value=86_400, allow_nan=False)), min_size=1, max_size=300

@@ -21,12 +21,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 from mcp_otel import semconv
-from mcp_otel.report import read_calls
+from mcp_otel.run.report import read_calls
 
 # The exporters come with the sdk extra (lowest-mcp1 installs the package without it).
 pytest.importorskip("opentelemetry.exporter.otlp.proto.common", reason="the sdk extra is not installed")
-from mcp_otel.config import RUN_FILE_ENV
-from mcp_otel.otlp_file import JsonLinesMetricExporter, JsonLinesSpanExporter
+from mcp_otel.model.config import RUN_FILE_ENV
+from mcp_otel.run.otlp_file import JsonLinesMetricExporter, JsonLinesSpanExporter
 
 RESOURCE = Resource.create({"service.name": "agent", "service.instance.id": "one"})
 
@@ -168,7 +168,7 @@ def test_a_failed_write_fails_the_export_and_never_raises() -> None:
 
 
 def _generations(path: Path) -> list[Path]:
-    from mcp_otel.report import with_generations
+    from mcp_otel.run.report import with_generations
 
     return with_generations(path)
 
@@ -176,7 +176,7 @@ def _generations(path: Path) -> list[Path]:
 def test_past_its_size_the_file_rotates_and_keeps_its_generations(tmp_path: Path) -> None:
     """Each line whole in one generation; ``PATH.1`` the newest rotated one; past ``keep`` the
     oldest dropped; a line bigger than the cap goes alone into a fresh file."""
-    from mcp_otel.otlp_file import LineStream
+    from mcp_otel.run.otlp_file import LineStream
 
     path = tmp_path / "server.jsonl"
     stream = LineStream(str(path), max_bytes=1000, keep=2)
@@ -195,7 +195,7 @@ def test_past_its_size_the_file_rotates_and_keeps_its_generations(tmp_path: Path
 # A writer process: LINES lines of its own, through a small, rotating stream, as fast as it can.
 _WRITER = """
 import json, sys
-from mcp_otel.otlp_file import LineStream
+from mcp_otel.run.otlp_file import LineStream
 path, who, lines = sys.argv[1], sys.argv[2], int(sys.argv[3])
 stream = LineStream(path, max_bytes=20_000, keep=1_000)
 for number in range(lines):
@@ -234,7 +234,7 @@ def test_spans_are_encoded_as_the_protobuf_encoders_and_json_mapping_encode_them
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState, set_span_in_context
 
-    from mcp_otel.otlp_file import otlp_json_line, spans_json_line
+    from mcp_otel.run.otlp_file import otlp_json_line, spans_json_line
 
     spans: list[Any] = []
     resources = [RESOURCE, Resource({"service.name": "proxy"}, schema_url="https://opentelemetry.io/schemas/1.26.0")]
@@ -308,7 +308,7 @@ def test_a_lone_surrogate_is_escaped_not_an_error() -> None:
     decoded with surrogateescape) is not UTF-8 it can write, and json escapes it instead."""
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from mcp_otel.otlp_file import spans_json_line
+    from mcp_otel.run.otlp_file import spans_json_line
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=RESOURCE)

@@ -9,7 +9,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from mcp_otel import semconv
-from mcp_otel.outcome import MAX_DESCRIPTION_LENGTH, CallOutcome, bounded, finish_span, outcome_of_span
+from mcp_otel.model.outcome import MAX_DESCRIPTION_LENGTH, CallOutcome, bounded, finish_span, outcome_of_span
 from mcp_otel.semconv import CancelReason, ResultType, ToolOutcome
 
 

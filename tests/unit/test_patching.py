@@ -14,7 +14,7 @@ from unittest import mock
 import pytest
 import wrapt
 
-from mcp_otel.patching import Patch, Patcher
+from mcp_otel.instrumentation.patching import Patch, Patcher
 
 MODULE_SOURCE = """
 class Greeter:

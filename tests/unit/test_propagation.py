@@ -16,8 +16,8 @@ from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from mcp_otel import propagation
-from mcp_otel.propagation import MetaPropagator
+from mcp_otel.model import propagation
+from mcp_otel.model.propagation import MetaPropagator
 
 hex_digits = "0123456789abcdef"
 

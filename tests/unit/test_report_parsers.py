@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("msgspec")
 
-from mcp_otel import report
-from mcp_otel.report import ReportError
+from mcp_otel.run import report
+from mcp_otel.run.report import ReportError
 
 KINDS = report._KINDS["client"]
 KEYS = [*sorted(report._READ), "gen_ai.operation.name", "jsonrpc.request.id"]

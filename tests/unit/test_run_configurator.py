@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_otel.config import FILE_EXPORTER, RUN_FILE_ENV
-from mcp_otel.run_configurator import AUTO_INSTRUMENTATION, agent_python_path, exporters_environment, sdk_disabled
+from mcp_otel.model.config import FILE_EXPORTER, RUN_FILE_ENV
+from mcp_otel.run.configurator import AUTO_INSTRUMENTATION, agent_python_path, exporters_environment, sdk_disabled
 
 FILE = Path("/state/x.jsonl")
 ENDPOINT = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}

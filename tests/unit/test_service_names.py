@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_otel.service_names import server_name_of, service_name_of, upstream_name_of
+from mcp_otel.run.service_names import server_name_of, service_name_of, upstream_name_of
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_otel.transport import TransportInfo, TransportRegistry
+from mcp_otel.instrumentation.transport import TransportInfo, TransportRegistry
 
 
 def test_register_lookup_unregister() -> None:
