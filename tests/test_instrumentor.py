@@ -163,12 +163,12 @@ def test_missing_patch_target_is_skipped(
 ) -> None:
     from mcp_otel.instrumentation import client
 
-    real_patches = client.ClientInstrumentation.patches
+    real_patches = client.ClientSide.patches
 
     def with_a_missing_target(self: Any) -> list[Patch]:
         return [Patch("mcp.client.session", "ClientSession.no_such_method", lambda *a: None), *real_patches(self)]
 
-    monkeypatch.setattr(client.ClientInstrumentation, "patches", with_a_missing_target)
+    monkeypatch.setattr(client.ClientSide, "patches", with_a_missing_target)
     instrument()
     assert "ClientSession.no_such_method not found" in caplog.text
     # The other patches still applied.

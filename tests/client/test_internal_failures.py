@@ -26,7 +26,7 @@ def explode(*args: Any, **kwargs: Any) -> Any:
 HELPERS = [
     pytest.param(messages, "session_facts", id="session_facts"),  # reading the session's facts at span start
     # noting the request id mcp 1.x will send
-    pytest.param(client.ClientInstrumentation, "note_request_id", id="note_request_id", marks=pytest.mark.mcp1),
+    pytest.param(client.ClientSide, "note_request_id", id="note_request_id", marks=pytest.mark.mcp1),
     pytest.param(propagation.MetaPropagator, "inject", id="inject"),  # injecting trace context
     pytest.param(client, "classify_answer", id="classify_answer"),  # classifying the result
     pytest.param(lifecycle, "finish_span", id="finish_span"),  # writing the outcome

@@ -19,7 +19,7 @@ from mcp_otel.model.classify import (
     unfinished,
 )
 from mcp_otel.model.outcome import CallOutcome, Unfinished
-from mcp_otel.semconv import CancelReason, ResultType, ToolOutcome
+from mcp_otel.semconv import CancelReason, Outcome, ResultType
 
 
 @pytest.mark.parametrize(
@@ -119,7 +119,7 @@ def test_transport_closed() -> None:
 )
 def test_other_exceptions_record_only_the_class(exc: BaseException) -> None:
     outcome = classify(exc)
-    assert outcome.outcome is ToolOutcome.FAILED
+    assert outcome.outcome is Outcome.FAILED
     assert outcome.error_type == type(exc).__qualname__
     assert outcome.description is None  # messages can quote tool output
     assert outcome.rpc_code is None
@@ -186,7 +186,7 @@ def test_caller_faults_fail_the_call_but_are_not_server_errors(code: int) -> Non
     and only if the operation fails"); the code says why, on the span and the point."""
     outcome = classify_server_call(rpc_error=RpcError(code, "your request was wrong"), method="tools/call")
     assert isinstance(outcome, CallOutcome)
-    assert outcome.outcome is ToolOutcome.FAILED
+    assert outcome.outcome is Outcome.FAILED
     assert outcome.error_type is None
     assert outcome.rpc_code == str(code)
     assert outcome.is_error is False  # span status stays UNSET

@@ -23,7 +23,7 @@ from mcp_otel.model.classify import (
     unfinished,
 )
 from mcp_otel.model.outcome import CallOutcome, Unfinished, finish_span, finish_unfinished, outcome_of_span
-from mcp_otel.semconv import ResultType, ToolOutcome
+from mcp_otel.semconv import Outcome, ResultType
 
 codes = st.one_of(
     st.sampled_from(sorted(SDK_LOCAL_CODES | {-32602, -32603, -32700, -32002, -32020, -32022, -32042})), st.integers()
@@ -54,11 +54,11 @@ def assert_consistent(outcome: CallOutcome | Unfinished) -> None:
         assert span.attributes["rpc.response.status_code"] == outcome.rpc_code
         assert outcome_of_span(span.attributes, False) is None
         return
-    assert isinstance(outcome.outcome, ToolOutcome)
+    assert isinstance(outcome.outcome, Outcome)
     # error.type if and only if the call failed, and on a server not by the caller's fault
     assert (outcome.error_type is not None) == outcome.is_error
-    assert (outcome.cancel_reason is not None) == (outcome.outcome is ToolOutcome.CANCELLED)
-    assert outcome.is_error == (outcome.outcome is ToolOutcome.FAILED and not outcome.caller_fault)
+    assert (outcome.cancel_reason is not None) == (outcome.outcome is Outcome.CANCELLED)
+    assert outcome.is_error == (outcome.outcome is Outcome.FAILED and not outcome.caller_fault)
     assert outcome.rpc_code is None or int(outcome.rpc_code) not in SDK_LOCAL_CODES
     # Written onto a real span and read back, it says the same thing.
     EXPORTER.clear()
@@ -90,7 +90,7 @@ def test_any_client_exception_has_one_consistent_outcome(
     assert_consistent(outcome)
     if cancellation:
         assert isinstance(outcome, CallOutcome)
-        assert outcome.outcome is ToolOutcome.CANCELLED
+        assert outcome.outcome is Outcome.CANCELLED
 
 
 @given(result=results)
@@ -147,4 +147,4 @@ def test_any_server_ending_has_one_consistent_outcome(
     assert_consistent(outcome)
     if peer:  # the client's cancel wins: no answer reached it
         assert isinstance(outcome, CallOutcome)
-        assert outcome.outcome is ToolOutcome.CANCELLED
+        assert outcome.outcome is Outcome.CANCELLED

@@ -10,11 +10,11 @@ from opentelemetry.trace import StatusCode
 
 from mcp_otel import semconv
 from mcp_otel.model.outcome import MAX_DESCRIPTION_LENGTH, CallOutcome, bounded, finish_span, outcome_of_span
-from mcp_otel.semconv import CancelReason, ResultType, ToolOutcome
+from mcp_otel.semconv import CancelReason, Outcome, ResultType
 
 
 def test_outcome_values_are_the_documented_strings() -> None:
-    assert [value.value for value in ToolOutcome] == ["ok", "failed", "cancelled"]
+    assert [value.value for value in Outcome] == ["ok", "failed", "cancelled"]
     assert [value.value for value in CancelReason] == ["caller", "client", "disconnect", "input_declined"]
     assert [value.value for value in ResultType] == ["input_required", "task", "negotiation"]
     assert semconv.MCP_REQUEST_RESULT_TYPE == "mcp.request.result_type"
@@ -25,21 +25,21 @@ def test_outcome_values_are_the_documented_strings() -> None:
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"outcome": ToolOutcome.FAILED},  # failed without error.type
-        {"outcome": ToolOutcome.FAILED, "error_type": "x", "cancel_reason": CancelReason.CALLER},
-        {"outcome": ToolOutcome.OK, "error_type": "x"},
-        {"outcome": ToolOutcome.OK, "description": "x"},
-        {"outcome": ToolOutcome.OK, "rpc_code": "-32602"},
-        {"outcome": ToolOutcome.OK, "cancel_reason": CancelReason.CALLER},
-        {"outcome": ToolOutcome.CANCELLED},  # cancelled without a reason
-        {"outcome": ToolOutcome.CANCELLED, "cancel_reason": CancelReason.CALLER, "error_type": "x"},
-        {"outcome": ToolOutcome.CANCELLED, "cancel_reason": CancelReason.CALLER, "description": "x"},
-        {"outcome": ToolOutcome.OK, "caller_fault": True},
-        {"outcome": ToolOutcome.FAILED, "caller_fault": True},  # no code
-        {"outcome": ToolOutcome.FAILED, "caller_fault": True, "http_status": 500},  # not the caller's
-        {"outcome": ToolOutcome.FAILED, "error_type": "-32602", "rpc_code": "-32602", "caller_fault": True},
-        {"outcome": ToolOutcome.FAILED, "rpc_code": "-32602", "caller_fault": True, "description": "x"},
-        {"outcome": ToolOutcome.FAILED, "error_type": "401", "http_status": 401},  # status without a fault
+        {"outcome": Outcome.FAILED},  # failed without error.type
+        {"outcome": Outcome.FAILED, "error_type": "x", "cancel_reason": CancelReason.CALLER},
+        {"outcome": Outcome.OK, "error_type": "x"},
+        {"outcome": Outcome.OK, "description": "x"},
+        {"outcome": Outcome.OK, "rpc_code": "-32602"},
+        {"outcome": Outcome.OK, "cancel_reason": CancelReason.CALLER},
+        {"outcome": Outcome.CANCELLED},  # cancelled without a reason
+        {"outcome": Outcome.CANCELLED, "cancel_reason": CancelReason.CALLER, "error_type": "x"},
+        {"outcome": Outcome.CANCELLED, "cancel_reason": CancelReason.CALLER, "description": "x"},
+        {"outcome": Outcome.OK, "caller_fault": True},
+        {"outcome": Outcome.FAILED, "caller_fault": True},  # no code
+        {"outcome": Outcome.FAILED, "caller_fault": True, "http_status": 500},  # not the caller's
+        {"outcome": Outcome.FAILED, "error_type": "-32602", "rpc_code": "-32602", "caller_fault": True},
+        {"outcome": Outcome.FAILED, "rpc_code": "-32602", "caller_fault": True, "description": "x"},
+        {"outcome": Outcome.FAILED, "error_type": "401", "http_status": 401},  # status without a fault
     ],
 )
 def test_self_contradicting_outcomes_are_refused(kwargs: dict[str, object]) -> None:
@@ -126,12 +126,12 @@ def test_finish_span_writes_status_and_attributes_together(
 @pytest.mark.parametrize(
     ("attributes", "is_error", "expected"),
     [
-        ({}, False, ToolOutcome.OK),  # older spans: status decides
-        ({}, True, ToolOutcome.FAILED),
-        ({"tool.outcome": "cancelled"}, False, ToolOutcome.CANCELLED),
-        ({"tool.outcome": "failed"}, True, ToolOutcome.FAILED),
-        ({"tool.outcome": "bogus"}, True, ToolOutcome.FAILED),
+        ({}, False, Outcome.OK),  # older spans: status decides
+        ({}, True, Outcome.FAILED),
+        ({"tool.outcome": "cancelled"}, False, Outcome.CANCELLED),
+        ({"tool.outcome": "failed"}, True, Outcome.FAILED),
+        ({"tool.outcome": "bogus"}, True, Outcome.FAILED),
     ],
 )
-def test_outcome_of_span(attributes: dict[str, str], is_error: bool, expected: ToolOutcome) -> None:
+def test_outcome_of_span(attributes: dict[str, str], is_error: bool, expected: Outcome) -> None:
     assert outcome_of_span(attributes, is_error) is expected

@@ -105,7 +105,7 @@ SENDING: ContextVar[ClientCall | None] = ContextVar("mcp_otel_sending", default=
 # underneath (mcp 2.x's dispatcher) makes none.
 NOTIFYING: ContextVar[bool] = ContextVar("mcp_otel_notifying", default=False)
 
-# How a request starts (see ClientInstrumentation.traced): its call (``None``: none of ours) and
+# How a request starts (see ClientSide.traced): its call (``None``: none of ours) and
 # the arguments to send it with, given (wrapped, instance, args, kwargs) as the patch got them.
 Started = tuple["ClientCall | None", tuple[Any, ...], dict[str, Any]]
 Start = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Started]
@@ -118,8 +118,8 @@ Carry = Callable[[Any, Mapping[str, str]], Any]
 Abandoned = Callable[[ClientCall, BaseException], Awaitable[None]]
 
 
-class ClientInstrumentation:
-    """The CLIENT spans' lifecycle, fed by the front ends' send hooks and by its own patches of
+class ClientSide:
+    """The sender side: the CLIENT spans' lifecycle, fed by the front ends' send hooks and by its own patches of
     what both majors share (``call_tool``, ``initialize``, the transports)."""
 
     def __init__(

@@ -14,11 +14,11 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type:
 from opentelemetry.metrics import get_meter
 from opentelemetry.trace import get_tracer
 
-from mcp_otel.instrumentation.client import ClientInstrumentation
+from mcp_otel.instrumentation.client import ClientSide
 from mcp_otel.instrumentation.frontends import fastmcp, mcp1, mcp2
 from mcp_otel.instrumentation.patching import Patcher
-from mcp_otel.instrumentation.server import ServerInstrumentation
-from mcp_otel.instrumentation.sessions import SessionInstrumentation
+from mcp_otel.instrumentation.server import ServerSide
+from mcp_otel.instrumentation.sessions import Sessions
 from mcp_otel.instrumentation.transport import TransportRegistry
 from mcp_otel.model.config import Settings
 from mcp_otel.model.metrics import CallMetrics
@@ -50,13 +50,11 @@ class McpInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             # One registry: sessions of both sides look their transport up by their write stream.
             transports = TransportRegistry()
             abandoned = mcp1.courtesy_cancel if settings.send_cancel else None
-            client = ClientInstrumentation(tracer, metrics, settings, transports, abandoned)
+            client = ClientSide(tracer, metrics, settings, transports, abandoned)
             # The client side learns from the other two: an agent's answer to its server's input
             # request (the person's no), and a client session's end (tasks it still follows).
-            server = ServerInstrumentation(
-                tracer, metrics, settings, transports, client.input_declined, client.sent_span
-            )
-            sessions = SessionInstrumentation(metrics, settings, client.session_closed)
+            server = ServerSide(tracer, metrics, settings, transports, client.input_declined, client.sent_span)
+            sessions = Sessions(metrics, settings, client.session_closed)
             # Each front end patches where its SDK sends and handles requests; the sides patch
             # what both majors share. The other major's targets are missing, and skipped.
             self._patcher = Patcher(

@@ -5,7 +5,7 @@ That is every request a server handles from its clients (``tools/call``, ``resou
 (``sampling/createMessage``, ``elicitation/create``, ``roots/list``, ``ping``). Where each SDK
 major handles a request, and how it tells what was answered and whether the peer cancelled, is
 its front end's to know (:mod:`.frontends.mcp1`, :mod:`.frontends.mcp2`): each
-hands :meth:`ServerInstrumentation.handle` the request's facts and its own classification.
+hands :meth:`ServerSide.handle` the request's facts and its own classification.
 
 The span's parent is the context the sender put in ``params._meta``; an ambient span (e.g. an
 HTTP server span) becomes a link. The handler's own code runs with our span current.
@@ -72,7 +72,7 @@ CONNECTION_ATTRIBUTES = (MCP_SERVER_NAME, MCP_SERVER_VERSION, MCP_PROTOCOL_VERSI
 
 
 _NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
-# Calls ended before their peer's cancel was handed on, kept for it (ServerInstrumentation.cancel_to_come).
+# Calls ended before their peer's cancel was handed on, kept for it (ServerSide.cancel_to_come).
 MAX_CANCELS_TO_COME = 1024
 
 
@@ -133,8 +133,8 @@ def handled_request_attributes() -> dict[str, Any]:
     return {key: call.attributes[key] for key in CONNECTION_ATTRIBUTES if key in call.attributes}
 
 
-class ServerInstrumentation:
-    """The SERVER spans' lifecycle, fed by the front ends' handler hooks."""
+class ServerSide:
+    """The receiver side: the SERVER spans' lifecycle, fed by the front ends' handler hooks."""
 
     def __init__(
         self,

@@ -33,7 +33,7 @@ from mcp_otel.model.safety import report_once
 from mcp_otel.semconv import ERROR_TYPE, MCP_PROTOCOL_VERSION, MCP_SERVER_NAME, ErrorType
 
 
-class SessionInstrumentation:
+class Sessions:
     """Each session's one duration point, fed by the front ends' session hooks."""
 
     def __init__(

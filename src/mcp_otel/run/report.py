@@ -53,7 +53,7 @@ from mcp_otel.semconv import (
     TOOL_CANCEL_REASON,
     TOOL_OUTCOME,
     CancelReason,
-    ToolOutcome,
+    Outcome,
 )
 
 try:  # the ``fast`` extra
@@ -104,7 +104,7 @@ class Call(NamedTuple):
     server: str
     tool: str  # the tool (or prompt) name, UNKNOWN for methods without one
     method: str
-    outcome: ToolOutcome
+    outcome: Outcome
     # A failure's error.type; a server's caller fault has none, its code stands for it.
     error_type: str | None
     seconds: float
@@ -190,8 +190,8 @@ class Summary:
         self.derived += call.derived
 
     @property
-    def outcomes(self) -> Counter[ToolOutcome]:
-        return Counter({_OK: self.ok, _FAILED: self.failed, ToolOutcome.CANCELLED: self.cancelled})
+    def outcomes(self) -> Counter[Outcome]:
+        return Counter({_OK: self.ok, _FAILED: self.failed, Outcome.CANCELLED: self.cancelled})
 
     @property
     def calls(self) -> int:
@@ -217,7 +217,7 @@ class Summary:
             "name": self.name,
             "calls": self.calls,
             # One string end to end: the outcome values name the columns.
-            **{outcome.value: outcomes[outcome] for outcome in ToolOutcome},
+            **{outcome.value: outcomes[outcome] for outcome in Outcome},
             DECLINED: self.declined,
             "failure_rate": self.failure_rate,
             CALLER_FAULTS.replace(" ", "_"): self.caller_faults,
@@ -229,7 +229,7 @@ class Summary:
         }
 
 
-_OK, _FAILED = ToolOutcome.OK, ToolOutcome.FAILED
+_OK, _FAILED = Outcome.OK, Outcome.FAILED
 # Call fields a summary groups by.
 _GROUPED_BY = {"server": itemgetter(0), "tool": itemgetter(1), "method": itemgetter(2)}
 
@@ -335,11 +335,11 @@ def summarize_files(
 
 
 def format_table(summaries: list[Summary], by: str = "server") -> str:
-    ok = ToolOutcome.OK.value
+    ok = Outcome.OK.value
     header = (
         by,
         "calls",
-        *(o.value for o in ToolOutcome),
+        *(o.value for o in Outcome),
         DECLINED,
         "failure rate",
         CALLER_FAULTS,
@@ -356,7 +356,7 @@ def format_table(summaries: list[Summary], by: str = "server") -> str:
             (
                 summary.name + (" *" if summary.derived else ""),
                 str(summary.calls),
-                *(str(summary.outcomes[outcome]) for outcome in ToolOutcome),
+                *(str(summary.outcomes[outcome]) for outcome in Outcome),
                 str(summary.declined),
                 "-" if rate is None else f"{rate:.1%}",
                 str(summary.caller_faults),
@@ -552,7 +552,7 @@ def _call(attributes: dict[str, Any], status_code: Any, start: Any, end: Any) ->
     if outcome is None:  # an input round or a task creation: not a finished call
         return None
     error_type = code = None
-    if outcome is ToolOutcome.FAILED:
+    if outcome is Outcome.FAILED:
         code = attributes.get(RPC_RESPONSE_STATUS_CODE)
         error_type = attributes.get(ERROR_TYPE) or code
     tool = attributes.get(GEN_AI_TOOL_NAME)

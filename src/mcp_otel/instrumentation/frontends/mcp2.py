@@ -26,7 +26,7 @@ from typing import Any
 from opentelemetry.trace import INVALID_SPAN, SpanKind
 
 from mcp_otel.instrumentation import binding
-from mcp_otel.instrumentation.client import ACTIVE_CALL, SENDING, ClientCall, ClientInstrumentation, Started
+from mcp_otel.instrumentation.client import ACTIVE_CALL, SENDING, ClientCall, ClientSide, Started
 from mcp_otel.instrumentation.frontends import fastmcp
 from mcp_otel.instrumentation.frontends.sdk import SdkFrontEnd
 from mcp_otel.instrumentation.patching import Patch
@@ -35,9 +35,9 @@ from mcp_otel.instrumentation.server import (
     ACTIVE_SERVER_CALL,
     RequestFacts,
     ServerCall,
-    ServerInstrumentation,
+    ServerSide,
 )
-from mcp_otel.instrumentation.sessions import SessionInstrumentation
+from mcp_otel.instrumentation.sessions import Sessions
 from mcp_otel.model import messages
 from mcp_otel.model.classify import RpcError, classify_server_call, elicitation_action, is_declined_answer, unfinished
 from mcp_otel.model.config import SdkSpans
@@ -199,9 +199,7 @@ def connection_write_stream(connection: Any) -> Any:
 class Mcp2FrontEnd(SdkFrontEnd):
     """mcp 2.x's hooks."""
 
-    def __init__(
-        self, client: ClientInstrumentation, server: ServerInstrumentation, sessions: SessionInstrumentation
-    ) -> None:
+    def __init__(self, client: ClientSide, server: ServerSide, sessions: Sessions) -> None:
         super().__init__(client, server, sessions)
         # Connections -> the server they serve (learnt when its runner is built).
         self._servers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()

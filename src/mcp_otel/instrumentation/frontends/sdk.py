@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from mcp_otel.instrumentation.client import ClientInstrumentation
+from mcp_otel.instrumentation.client import ClientSide
 from mcp_otel.instrumentation.patching import Patch
-from mcp_otel.instrumentation.server import ServerInstrumentation
-from mcp_otel.instrumentation.sessions import SessionInstrumentation
+from mcp_otel.instrumentation.server import ServerSide
+from mcp_otel.instrumentation.sessions import Sessions
 
 
 class SdkFrontEnd:
     """A major's hooks: each finds its request's (or session's) facts and hands them to its side."""
 
-    def __init__(
-        self, client: ClientInstrumentation, server: ServerInstrumentation, sessions: SessionInstrumentation
-    ) -> None:
+    def __init__(self, client: ClientSide, server: ServerSide, sessions: Sessions) -> None:
         self._client = client
         self._server = server
         self._sessions = sessions
