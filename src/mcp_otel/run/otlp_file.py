@@ -13,7 +13,7 @@ there from SDK 1.30 on) and protobuf's JSON mapping; the metrics exporter reads 
 temporality and aggregation settings as the OTLP exporters (``OTLPMetricExporterMixin``).
 Spans, written by the batch on every request the proxy relays, are encoded straight to that
 JSON (:func:`spans_json_line`): through protobuf messages and ``MessageToDict`` they cost more
-CPU than the relay's own serving (``tests/unit/test_otlp_file.py`` holds the two equal).
+CPU than the relay's own serving (``tests/run/test_otlp_file.py`` holds the two equal).
 """
 
 from __future__ import annotations
