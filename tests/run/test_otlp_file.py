@@ -234,7 +234,7 @@ def test_spans_are_encoded_as_the_protobuf_encoders_and_json_mapping_encode_them
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState, set_span_in_context
 
-    from mcp_otel.run.otlp_file import otlp_json_line, spans_json_line
+    from mcp_otel.run.otlp_json import otlp_json_line, spans_json_line
 
     spans: list[Any] = []
     resources = [RESOURCE, Resource({"service.name": "proxy"}, schema_url="https://opentelemetry.io/schemas/1.26.0")]
@@ -308,7 +308,7 @@ def test_a_lone_surrogate_is_escaped_not_an_error() -> None:
     decoded with surrogateescape) is not UTF-8 it can write, and json escapes it instead."""
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from mcp_otel.run.otlp_file import spans_json_line
+    from mcp_otel.run.otlp_json import spans_json_line
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=RESOURCE)

@@ -22,6 +22,10 @@ both majors:
 
 The verdict comes from :mod:`mcp_otel.model.classify`, and the request is opened and finished by
 :mod:`mcp_otel.model.lifecycle`. Every step of our own fails open.
+
+Over 400 lines: :class:`ClientSide` is the one sender side both SDK majors feed; its request spans,
+notification spans, trace context and handshake facts share the calls in flight and the session
+facts it keeps.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ hands :meth:`ServerSide.handle` the request's facts and its own classification.
 
 The span's parent is the context the sender put in ``params._meta``; an ambient span (e.g. an
 HTTP server span) becomes a link. The handler's own code runs with our span current.
+
+Over 400 lines: :class:`ServerSide` is the one receiver side both SDK majors feed; its request
+spans, notification spans and the peer's cancels share the calls it keeps.
 """
 
 from __future__ import annotations

@@ -40,6 +40,10 @@ the time they would have.
 
 aiohttp's low-level server serves (its parser and multidicts in C, streaming both ways);
 :mod:`mcp_otel.proxy.upstream` forwards, on llhttp (README, "Dependencies, and why").
+
+Over 400 lines: :class:`HttpRelay` is one ASGI application, and its routes (a POST and its answer,
+the GET event stream, HTTP+SSE's endpoint and session) and its asking the upstream for the server's
+name share one state: the relay's sessions, its upstream client and its drains.
 """
 
 from __future__ import annotations
@@ -60,9 +64,10 @@ from yarl import URL
 from mcp_otel.model import messages
 from mcp_otel.model.safety import report_once
 from mcp_otel.proxy.guard import ListenerGuard
+from mcp_otel.proxy.jsonrpc import Key
 from mcp_otel.proxy.stdio import Lines
 from mcp_otel.proxy.upstream import UpstreamError, UpstreamPool, UpstreamResponse
-from mcp_otel.proxy.wire import MAX_OBSERVED_LINE, Key, KnownServer, WireSession
+from mcp_otel.proxy.wire import MAX_OBSERVED_LINE, KnownServer, WireSession
 from mcp_otel.semconv import CLIENT_ADDRESS, CLIENT_PORT, METHOD_INITIALIZE, METHOD_SERVER_DISCOVER
 from mcp_otel.version import __version__
 

@@ -22,6 +22,9 @@ signal N).
 The server's environment is the one the proxy was started with, not the proxy interpreter's own:
 Python's locale coercion (PEP 538) puts ``LC_CTYPE`` in its own where the locale is C, as it is
 where desktop clients start servers (:func:`server_environment`).
+
+Over 400 lines: the client's pipes and the server process are asyncio protocols of one relay that
+pause, drain and stop one another; split, each would reach into the others.
 """
 
 from __future__ import annotations

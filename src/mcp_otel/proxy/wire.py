@@ -44,12 +44,14 @@ opened and finished by :mod:`mcp_otel.model.lifecycle`, as the patches' are:
   request still waiting for such an answer when its exchange or session ends here is finished
   unobserved: no span, no point, a count by reason (:meth:`Lifecycle.unobserved`), not a guess.
 
-Messages are decoded only as far as an outcome needs (:class:`_Message`): a request's params
-whole (they name its target and carry its context), but of an answer's result only the few
-fields a classifier reads, so a 10 MB tool result is scanned, never built into objects.
+Messages are decoded only as far as an outcome needs (:mod:`mcp_otel.proxy.jsonrpc`).
 
 Nothing here ever raises into the relay: a line that is not JSON-RPC is skipped (and relayed
 as it is), and every failure of our own is logged once.
+
+Over 400 lines: :class:`WireSession` is one state machine per relayed session (the requests in
+flight each way, the server's name as it is learnt, the session's end), and every step of it reads
+and changes that one state; how a line is decoded is :mod:`mcp_otel.proxy.jsonrpc`'s.
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ from mcp_otel.model.metrics import CallMetrics
 from mcp_otel.model.outcome import CallOutcome, Verdict, bounded
 from mcp_otel.model.propagation import MetaPropagator
 from mcp_otel.model.safety import report_once
+from mcp_otel.proxy.jsonrpc import Facts, Key, Message, decode_line, request_key, rpc_error
 from mcp_otel.semconv import (
     ERROR_TYPE,
     HTTP_RESPONSE_STATUS_CODE,
@@ -120,79 +123,11 @@ MAX_OBSERVED_LINE = 64 * 1024 * 1024
 MAX_IN_FLIGHT = 10_000
 
 
-class _Facts(msgspec.Struct, gc=False):
-    """What an answer's result tells its outcome, and nothing else of it (its content is skipped)."""
-
-    isError: Any = None
-    resultType: Any = None
-    task: Any = None
-    action: Any = None  # an elicitation's answer
-    serverInfo: Any = None
-    protocolVersion: Any = None
-    meta: Any = msgspec.field(name="_meta", default=None)  # server/discover names the server here
-
-    def as_result(self) -> dict[str, Any]:
-        """The result as the classifiers read a wire dict: the fields it has."""
-        fields = {
-            "isError": self.isError,
-            "resultType": self.resultType,
-            "task": self.task,
-            "action": self.action,
-            "serverInfo": self.serverInfo,
-            "protocolVersion": self.protocolVersion,
-            "_meta": self.meta,
-        }
-        return {key: value for key, value in fields.items() if value is not None}
-
-
-class _Message(msgspec.Struct, gc=False):
-    """A JSON-RPC message, as far as the wire front end reads it (UNSET: the member is absent)."""
-
-    id: Any = None
-    method: Any = None
-    params: Any = None
-    # A result that is not an object (not MCP's, but an answer all the same) is kept as it is.
-    result: _Facts | list[Any] | str | int | float | bool | msgspec.UnsetType | None = msgspec.UNSET
-    error: Any = msgspec.UNSET
-
-
-# A line holds one message or a batch of them.
-_decode = msgspec.json.Decoder(_Message | list[_Message]).decode
-_decode_one = msgspec.json.Decoder(_Message).decode
-_decode_members = msgspec.json.Decoder(list[msgspec.Raw]).decode
-
-
-def _messages(line: bytes) -> list[_Message]:
-    """The messages of a line; of a batch with members that are not messages, the others; none
-    for a line that is not JSON-RPC (not JSON, not UTF-8, not objects)."""
-    try:
-        decoded = _decode(line)
-    except msgspec.ValidationError:  # a batch with odd members, or no message at all
-        try:
-            members = _decode_members(line)
-        except msgspec.MsgspecError:
-            return []
-        found = []
-        for member in members:
-            try:
-                found.append(_decode_one(member))
-            except msgspec.MsgspecError:
-                continue
-        return found
-    except msgspec.MsgspecError:
-        return []
-    return decoded if isinstance(decoded, list) else [decoded]
-
-
 class _WireCall(Call):
     """One request in flight on the wire."""
 
     input_declined = False
     detached = False  # its answer can only come on a stream this proxy may not hold
-
-
-# A request's key in a session: its JSON-RPC id, typed (see _key).
-Key = tuple[str, Any]
 
 
 class KnownServer:
@@ -311,7 +246,7 @@ class WireSession:
             message = json.loads(line) if len(line) <= MAX_OBSERVED_LINE and line.strip() else None
         except ValueError:
             message = None
-        key = _key(message.get("id")) if isinstance(message, dict) else None
+        key = request_key(message.get("id")) if isinstance(message, dict) else None
         if not (isinstance(message, dict) and isinstance(message.get("method"), str) and key is not None):
             keys = self._observe(line, from_client=True)
             if opened is not None:
@@ -455,7 +390,7 @@ class WireSession:
         if len(line) > MAX_OBSERVED_LINE or not line.strip():
             return opened
         try:
-            for message in _messages(line):  # not JSON-RPC: relayed, not ours to judge
+            for message in decode_line(line):  # not JSON-RPC: relayed, not ours to judge
                 if (key := self._message(message, from_client, attributes, context)) is not None:
                     opened.append(key)
         except Exception as exc:
@@ -464,14 +399,14 @@ class WireSession:
 
     def _message(
         self,
-        message: _Message,
+        message: Message,
         from_client: bool,
         attributes: Mapping[str, Any] | None = None,
         context: Mapping[str, str] | None = None,
     ) -> Key | None:
         """Observe one message; the key of a request that got a span."""
         method = message.method
-        key = _key(message.id)
+        key = request_key(message.id)
         if isinstance(method, str):
             if key is not None:
                 call = self._request(key, method, message.params, from_client, attributes, context)
@@ -588,7 +523,7 @@ class WireSession:
         receives = self._receives(from_client)
         parent, links = self._parent(params, context) if receives else (None, [])
         if parent is None and not links:
-            key = _key(messages.concerned_request_id(method, params))
+            key = request_key(messages.concerned_request_id(method, params))
             calls = self._from_client if (method == METHOD_CANCELLED) == from_client else self._from_server
             call = None if key is None else calls.get(key)
             if call is not None:
@@ -607,24 +542,24 @@ class WireSession:
     def _cancelled(self, params: Any, from_client: bool) -> None:
         """A ``notifications/cancelled`` from a request's sender (the client's for its own
         request, the server's for its own): the receiver stops, and answers nothing."""
-        key = _key(params.get("requestId")) if isinstance(params, dict) else None
+        key = request_key(params.get("requestId")) if isinstance(params, dict) else None
         if key is None:
             return
         call = (self._from_client if from_client else self._from_server).pop(key, None)
         if call is not None:
             self._finish(call, _ABANDONED[self._receives(from_client)])
 
-    def _answer(self, key: Key, message: _Message, from_client: bool) -> None:
+    def _answer(self, key: Key, message: Message, from_client: bool) -> None:
         """An answer: from the server, to the client's request; from the client, to the server's."""
         call = (self._from_server if from_client else self._from_client).pop(key, None)
         if call is None:  # cancelled before, or not a request we saw
             return
         result: Any = message.result
-        if isinstance(result, _Facts):
+        if isinstance(result, Facts):
             result = result.as_result()
         elif result is msgspec.UNSET:  # an error answer
             result = None
-        error = _rpc_error(message.error)
+        error = rpc_error(message.error)
         late: dict[str, Any] = {}
         if not from_client and isinstance(result, dict) and self._names_server(call.method, result):
             late = self._learn_server(call, result)
@@ -800,20 +735,3 @@ def _sender_outcome(
     if (result_type := unfinished(result)) is not None:
         return result_type
     return classify_client_result(result, answer_declined=declined, input_declined=input_declined)
-
-
-def _key(request_id: Any) -> Key | None:
-    """A JSON-RPC id as a key (``1`` and ``"1"`` are different ids); ``None``: no id."""
-    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
-        return None
-    return ("n" if isinstance(request_id, int) else "s", request_id)
-
-
-def _rpc_error(error: Any) -> RpcError | None:
-    if not isinstance(error, dict):
-        return None
-    code = error.get("code")
-    if isinstance(code, bool) or not isinstance(code, int):
-        return RpcError(0, "")  # an error without a usable code is still an error
-    message = error.get("message")
-    return RpcError(code, message if isinstance(message, str) else "")

@@ -20,6 +20,10 @@ Files are streamed a line at a time and every call is added to its summary as it
 memory does not grow with the number of calls: a summary holds counts and a latency sketch
 (:class:`LatencySketch`, quantiles within 1%), and at most :data:`MAX_GROUPS` summaries are kept.
 With the ``fast`` extra, lines are parsed by msgspec (``docs/benchmarks.md`` says what it gains).
+
+Over 400 lines: reading a span line back (two parsers held equal, the standard library's and
+msgspec's) and adding its calls to their summaries are one pass over one :class:`Call`, a line at a
+time; they change together when a call gains a field.
 """
 
 from __future__ import annotations

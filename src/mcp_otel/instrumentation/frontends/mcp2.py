@@ -13,6 +13,9 @@ span for the call as the caller made it: every input round (2026-07-28
 requests are suppressed by default (setting ``sdk_spans``), so a request has one span per side
 and the wire carries our context. Each hook hands what it learns to the side it feeds
 (:mod:`mcp_otel.instrumentation.client`, :mod:`mcp_otel.instrumentation.server`).
+
+Over 400 lines: a front end is the only module that reads its SDK's shapes (docs/architecture.md),
+so mcp 2.x's whole patch table and every reader of its shapes stay together.
 """
 
 from __future__ import annotations
