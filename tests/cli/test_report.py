@@ -19,8 +19,9 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from mcp_otel.cli.main import main
 from mcp_otel.model.outcome import CallOutcome, finish_span
+from mcp_otel.run.calls import read_calls
 from mcp_otel.run.otlp_file import JsonLinesMetricExporter, JsonLinesSpanExporter
-from mcp_otel.run.report import OTHER_NAMES, Summaries, format_table, read_calls
+from mcp_otel.run.report import OTHER_NAMES, Summaries, format_table
 from mcp_otel.semconv import GEN_AI_CONVERSATION_ID, CancelReason
 from tests.cli.otlp_files import repeat, write_tool_calls
 from tests.harness import open_session

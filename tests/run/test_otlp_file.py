@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 from mcp_otel import semconv
-from mcp_otel.run.report import read_calls
+from mcp_otel.run.calls import read_calls
 
 # The exporters come with the sdk extra (lowest-mcp1 installs the package without it).
 pytest.importorskip("opentelemetry.exporter.otlp.proto.common", reason="the sdk extra is not installed")
@@ -168,7 +168,7 @@ def test_a_failed_write_fails_the_export_and_never_raises() -> None:
 
 
 def _generations(path: Path) -> list[Path]:
-    from mcp_otel.run.report import with_generations
+    from mcp_otel.run.calls import with_generations
 
     return with_generations(path)
 

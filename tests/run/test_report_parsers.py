@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 pytest.importorskip("msgspec")
 
-from mcp_otel.run import report
-from mcp_otel.run.report import ReportError
+from mcp_otel.run import calls
+from mcp_otel.run.calls import ReportError
 
-KINDS = report._KINDS["client"]
-KEYS = [*sorted(report._READ), "gen_ai.operation.name", "jsonrpc.request.id"]
+KINDS = calls._KINDS["client"]
+KEYS = [*sorted(calls._READ), "gen_ai.operation.name", "jsonrpc.request.id"]
 STRINGS = st.sampled_from(
     ["tools/call", "initialize", "ok", "failed", "cancelled", "input_declined", "caller", "s", "", "tool_error"]
 )
@@ -62,7 +62,7 @@ LINE = st.fixed_dictionaries(
 )
 
 
-def read(parse: Any, line: bytes) -> list[report.Call] | str:
+def read(parse: Any, line: bytes) -> list[calls.Call] | str:
     try:
         return list(parse(line, KINDS))
     except ReportError:
@@ -73,7 +73,7 @@ def read(parse: Any, line: bytes) -> list[report.Call] | str:
 @given(LINE)
 def test_both_parsers_read_every_line_alike(document: dict[str, Any]) -> None:
     line = json.dumps(document).encode()
-    assert read(report._calls_in_typed_line, line) == read(report._calls_in_json_line, line)
+    assert read(calls._calls_in_typed_line, line) == read(calls._calls_in_json_line, line)
 
 
 @pytest.mark.parametrize(
@@ -97,9 +97,9 @@ def test_both_parsers_read_every_line_alike(document: dict[str, Any]) -> None:
     ],
 )
 def test_both_parsers_refuse_a_malformed_line(line: bytes) -> None:
-    assert read(report._calls_in_typed_line, line) == read(report._calls_in_json_line, line) == "refused"
+    assert read(calls._calls_in_typed_line, line) == read(calls._calls_in_json_line, line) == "refused"
 
 
 def test_lines_of_other_signals_have_no_calls() -> None:
     line = b'{"resourceMetrics": [{"scopeMetrics": []}]}'
-    assert read(report._calls_in_typed_line, line) == read(report._calls_in_json_line, line) == []
+    assert read(calls._calls_in_typed_line, line) == read(calls._calls_in_json_line, line) == []

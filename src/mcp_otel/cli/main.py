@@ -23,7 +23,8 @@ from pathlib import Path
 
 from mcp_otel.cli.assets import AssetsError, write_assets
 from mcp_otel.proxy.wrap import CLIENTS
-from mcp_otel.run.report import EVERY_METHOD, format_json, format_table, summarize_files
+from mcp_otel.run.calls import EVERY_METHOD
+from mcp_otel.run.report import format_json, format_table, summarize_files
 from mcp_otel.run.service_names import names_the_service, service_name_of
 from mcp_otel.semconv import METHOD_TOOLS_CALL
 
@@ -303,7 +304,7 @@ def _summary_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _has_telemetry(path: Path) -> bool:
-    from mcp_otel.run.report import with_generations
+    from mcp_otel.run.calls import with_generations
 
     return any(generation.stat().st_size for generation in with_generations(path) if generation.exists())
 
