@@ -21,7 +21,7 @@ $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2
 # Python: the client and server matrices (the subset below), on each SDK major's lowest release.
 # Each file pins the bounds and names the package's extras; the rest resolves as a user's pip would.
 LOWEST := lowest-mcp1 lowest-mcp2
-LOWEST_TESTS := tests/unit tests/client tests/server tests/metrics tests/test_requests.py tests/test_instrumentor.py tests/test_privacy.py
+LOWEST_TESTS := tests/model tests/instrumentation tests/run tests/proxy/test_jsonc.py tests/client tests/server tests/metrics tests/test_requests.py tests/test_instrumentor.py tests/test_privacy.py
 LOWEST_TESTS_lowest-mcp1 := tests/test_tasks.py
 LOWEST_TESTS_lowest-mcp2 := tests/test_person_in_the_loop.py tests/cli tests/proxy/test_http_proxy.py tests/proxy/test_upstream.py tests/proxy/test_wrap.py tests/proxy/test_wrap_formats.py
 

@@ -58,7 +58,7 @@ _QUIET_EXPORT = {
 _QUIET = open(os.devnull, "w")  # noqa: SIM115 (open for the life of the process)
 # mcp-otel's command line, as ``python -c`` runs it (under valgrind too); and on asyncio's own
 # event loop, as where uvloop is not installed (hidden from it: its import fails).
-CLI = "import sys; from mcp_otel.cli import main; sys.exit(main())"
+CLI = "import sys; from mcp_otel.cli.main import main; sys.exit(main())"
 CLI_ON_ASYNCIO = "import sys; sys.modules['uvloop'] = None; " + CLI
 
 

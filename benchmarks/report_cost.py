@@ -36,10 +36,10 @@ PROGRAMS = {
         f"for line in open(sys.argv[1], 'rb'): decode(line)\n{_PEAK}"
     ),
     "report, json": (
-        "import sys; sys.modules['msgspec'] = None\nfrom mcp_otel.cli import main\n"
+        "import sys; sys.modules['msgspec'] = None\nfrom mcp_otel.cli.main import main\n"
         f"main(['report', sys.argv[1]])\n{_PEAK}"
     ),
-    "report, msgspec": f"import sys\nfrom mcp_otel.cli import main\nmain(['report', sys.argv[1]])\n{_PEAK}",
+    "report, msgspec": f"import sys\nfrom mcp_otel.cli.main import main\nmain(['report', sys.argv[1]])\n{_PEAK}",
 }
 PARSES = [name for name in PROGRAMS if name.startswith("parse")]
 REPORTS = [name for name in PROGRAMS if name.startswith("report")]

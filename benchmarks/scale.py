@@ -4,8 +4,9 @@ call with 100 vs 10,000 distinct tool names.
 * In flight: 10,000 concurrent tool calls, client and server in one process (in memory), every
   call held in the server's handler until all are; the memory traced by ``tracemalloc`` then,
   over what the same process had before the calls, for the baseline and for mcp-otel. mcp-otel's
-  share is split by side: allocations made under ``mcp_otel/client.py`` or ``mcp_otel/server.py``
-  frames (the spans the SDK makes for us included); the front ends' own hooks count as other.
+  share is split by side: allocations made under ``mcp_otel/instrumentation/client.py`` or
+  ``mcp_otel/instrumentation/server.py`` frames (the spans the SDK makes for us included); the front ends' own hooks
+  count as other.
 * Names: instructions per call (cachegrind, as :mod:`benchmarks.instructions`) when the calls
   cycle through 100 and through 10,000 tool names. mcp-otel admits the first 100 names to its
   metrics (``max_metric_names``) and reads the rest as ``_OTHER``, so its cost must stay flat.

@@ -19,9 +19,9 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer, set_span_in_context
 
 from mcp_otel import semconv
-from mcp_otel.semconv import CancelReason, ErrorType, ToolOutcome
+from mcp_otel.semconv import CancelReason, ErrorType, Outcome
 
-OUTCOMES = {ToolOutcome.OK: 70, ToolOutcome.FAILED: 10, ToolOutcome.CANCELLED: 20}
+OUTCOMES = {Outcome.OK: 70, Outcome.FAILED: 10, Outcome.CANCELLED: 20}
 TOOLS = 20
 
 
@@ -54,12 +54,12 @@ def main(endpoint: str, first: int, count: int) -> None:
             semconv.MCP_REQUEST_OUTCOME: outcome,
             semconv.TOOL_OUTCOME: outcome,
         }
-        if outcome == ToolOutcome.FAILED.value:
+        if outcome == Outcome.FAILED.value:
             attributes[semconv.ERROR_TYPE] = ErrorType.TOOL_ERROR
-        if outcome == ToolOutcome.CANCELLED.value:
+        if outcome == Outcome.CANCELLED.value:
             attributes[semconv.MCP_REQUEST_CANCEL_REASON] = CancelReason.CALLER.value
             attributes[semconv.TOOL_CANCEL_REASON] = CancelReason.CALLER.value
-        status = Status(StatusCode.ERROR if outcome == ToolOutcome.FAILED.value else StatusCode.UNSET)
+        status = Status(StatusCode.ERROR if outcome == Outcome.FAILED.value else StatusCode.UNSET)
         name = f"{semconv.METHOD_TOOLS_CALL} {tool}"
         span = client.start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
         child = server.start_span(name, set_span_in_context(span), SpanKind.SERVER, attributes)

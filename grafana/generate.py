@@ -54,7 +54,7 @@ from mcp_otel.semconv import (
     SPAN_METRICS_DURATION_BUCKETS,
     TOOL_OUTCOME,
     CancelReason,
-    ToolOutcome,
+    Outcome,
     prometheus_histogram,
     prometheus_label,
 )
@@ -69,7 +69,7 @@ TOOL = prometheus_label(GEN_AI_TOOL_NAME)
 OUTCOME = prometheus_label(TOOL_OUTCOME)
 ERROR = prometheus_label(ERROR_TYPE)
 CODE = prometheus_label(RPC_RESPONSE_STATUS_CODE)
-OK, FAILED, CANCELLED = (outcome.value for outcome in ToolOutcome)
+OK, FAILED, CANCELLED = (outcome.value for outcome in Outcome)
 VALID = f'{OUTCOME}=~"{OK}|{FAILED}"'
 IS_FAILED = f'{OUTCOME}="{FAILED}"'
 IS_OK = f'{OUTCOME}="{OK}"'

@@ -455,7 +455,7 @@ def ts_literal(value: Any) -> str:
 class GoEmitter(Emitter):
     """Go's names module: the names in CamelCase (``go`` in the spec where that is not it), enum
     members as constants with their type's prefix (``OutcomeOK``), sets of the hand-written
-    ``sets.go``'s types, and ``Shared``: every name by the Python constant holding the same string."""
+    ``sets.go``'s types."""
 
     language = "go"
     path = "go/internal/semconv/semconv.go"
@@ -469,16 +469,12 @@ class GoEmitter(Emitter):
 // outcome values.
 //
 // They are the strings of the Python package's src/mcp_otel/semconv.py, generated from the same
-// spec; Shared maps each of them by its Python constant name (docs/decisions.md rule 3: one
-// string travels end to end, whatever language wrote the span).
+// spec (docs/decisions.md rule 3: one string travels end to end, whatever language wrote the span).
 package semconv
 """
 
     def identifiers(self, item: Name | EnumType) -> list[str]:
         return [item.go_member(member) for member in item.members] if isinstance(item, EnumType) else [item.go]
-
-    def render(self, spec: Spec) -> str:
-        return super().render(spec) + "\n" + "\n".join(self.shared(spec)) + "\n"
 
     def section(self, section: Section, items: list[Name | EnumType]) -> str:
         out: list[str] = []
@@ -527,29 +523,6 @@ package semconv
         if len(lhs) + len(opener) + len(flat) + len(closer) <= self.width:
             return [lhs + opener + flat + closer]
         return [lhs + opener, *(f"\t{item}," for item in items), closer]
-
-    def shared(self, spec: Spec) -> list[str]:
-        # Statements, not one map literal: gofmt aligns a literal's values by rules of its own.
-        lines = [
-            "// Shared is every name above by the Python constant that holds the same string (sets sorted by",
-            "// their text, enumerations as their members), for the cross-language test.",
-            "var Shared = shared()",
-            "",
-            "func shared() map[string]any {",
-            "\tnames := map[string]any{}",
-        ]
-        for _, items in spec.items(self.language):
-            for item in items:
-                if isinstance(item, EnumType):
-                    members = ", ".join(f'"{member.const}": {item.go_member(member)}' for member in item.members)
-                    lines.append(f'\tnames["{item.name}"] = map[string]string{{{members}}}')
-                    continue
-                value = {"string_set": f"sorted({item.go})", "int_set": f"sortedCodes({item.go})"}.get(
-                    item.kind, item.go
-                )
-                lines.append(f'\tnames["{item.const}"] = {value}')
-        lines.extend(["\treturn names", "}"])
-        return lines
 
 
 def go_block(entries: Sequence[tuple[list[str], str, str]]) -> list[str]:

@@ -20,8 +20,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from mcp_otel.cli import main
-from mcp_otel.otlp_file import JsonLinesSpanExporter
+from mcp_otel.cli.main import main
+from mcp_otel.run.otlp_file import JsonLinesSpanExporter
 from mcp_otel.semconv import GEN_AI_CONVERSATION_ID
 from tests.harness import open_session
 from tests.metrics.test_metrics import histogram_points

@@ -17,7 +17,7 @@ import wrapt
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_otel import McpInstrumentor
-from mcp_otel.patching import Patch, Patcher
+from mcp_otel.instrumentation.patching import Patch, Patcher
 from tests.conftest import tool_call_spans
 from tests.harness import HAS_FASTMCP, MCP_MAJOR, MCP_VERSION, REPO_ROOT, build_server, env_without_otel, open_session
 
@@ -161,14 +161,14 @@ def test_instrument_never_raises(monkeypatch: pytest.MonkeyPatch, caplog: pytest
 def test_missing_patch_target_is_skipped(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, instrument: Callable[..., Any]
 ) -> None:
-    from mcp_otel import client
+    from mcp_otel.instrumentation import client
 
-    real_patches = client.ClientInstrumentation.patches
+    real_patches = client.ClientSide.patches
 
     def with_a_missing_target(self: Any) -> list[Patch]:
         return [Patch("mcp.client.session", "ClientSession.no_such_method", lambda *a: None), *real_patches(self)]
 
-    monkeypatch.setattr(client.ClientInstrumentation, "patches", with_a_missing_target)
+    monkeypatch.setattr(client.ClientSide, "patches", with_a_missing_target)
     instrument()
     assert "ClientSession.no_such_method not found" in caplog.text
     # The other patches still applied.

@@ -27,8 +27,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from mcp_otel import semconv
-from mcp_otel.otlp_file import JsonLinesSpanExporter
-from mcp_otel.report import read_calls
+from mcp_otel.run.calls import read_calls
+from mcp_otel.run.otlp_file import JsonLinesSpanExporter
 from tests.harness import MCP_MAJOR, is_error
 from tests.metrics.test_metrics import histogram_points
 from tests.servers import person_server

@@ -16,8 +16,8 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from mcp_otel.config import Settings
-from mcp_otel.content import REDACTED, arguments_attributes, redacted, result_attributes
+from mcp_otel.model.config import Settings
+from mcp_otel.model.content import REDACTED, arguments_attributes, redacted, result_attributes
 from mcp_otel.semconv import GEN_AI_TOOL_CALL_ARGUMENTS, GEN_AI_TOOL_CALL_RESULT
 from tests.conftest import tool_call_spans
 from tests.harness import open_session

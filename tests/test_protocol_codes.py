@@ -46,8 +46,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_otel import semconv
-from mcp_otel.cli import main as cli_main
-from mcp_otel.otlp_file import JsonLinesSpanExporter
+from mcp_otel.cli.main import main as cli_main
+from mcp_otel.run.otlp_file import JsonLinesSpanExporter
 from tests.conftest import HttpServer, serving_http
 from tests.harness import (
     MCP_MAJOR,
@@ -105,7 +105,7 @@ MODERN_VERSION = "2026-07-28"
 # The defects the xfail tests below show (see the report that came with this file).
 NO_SPAN_BEFORE_THE_RUNNER = (
     "not done: mcp 2.x answers this request before ServerRunner._on_request, the only server hook of "
-    "src/mcp_otel/frontends/mcp2.py (the 2026-07-28 envelope check and era lock in "
+    "src/mcp_otel/instrumentation/frontends/mcp2.py (the 2026-07-28 envelope check and era lock in "
     "mcp.server.runner._serve_modern_stream's on_request; mcp.server._streamable_http_modern."
     "handle_modern_request over HTTP): the request has no SERVER span and no server duration point"
 )

@@ -18,8 +18,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import SpanKind
 
 from mcp_otel import semconv
-from mcp_otel.otlp_file import JsonLinesSpanExporter
-from mcp_otel.outcome import CallOutcome, finish_span
+from mcp_otel.model.outcome import CallOutcome, finish_span
+from mcp_otel.run.otlp_file import JsonLinesSpanExporter
 from mcp_otel.semconv import CancelReason
 
 SERVERS = 5

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcp_otel.assets import ASSETS
-from mcp_otel.cli import main
+from mcp_otel.cli.assets import ASSETS
+from mcp_otel.cli.main import main
 from tests.harness import REPO_ROOT
 
 

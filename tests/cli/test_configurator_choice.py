@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcp_otel.run_configurator import AUTO_INSTRUMENTATION
+from mcp_otel.run.configurator import AUTO_INSTRUMENTATION
 from tests.cli.distro import distro_path
 from tests.harness import env_without_otel
 from tests.processes import LOOPBACK, free_port
@@ -27,10 +27,10 @@ PROBE = """
 import builtins, json, os, subprocess, sys
 from importlib.metadata import entry_points
 
-run_configurator = "mcp_otel.run_configurator" in sys.modules  # before the probe imports it
+run_configurator = "mcp_otel.run.configurator" in sys.modules  # before the probe imports it
 from opentelemetry import trace
 from mcp_otel import McpInstrumentor
-from mcp_otel.run_configurator import exporters_of
+from mcp_otel.run.configurator import exporters_of
 
 provider = trace.get_tracer_provider()
 trace.get_tracer("probe").start_span("probe").end()
@@ -39,7 +39,7 @@ for holder, attribute, signal, _ in exporters_of(provider, None):
     exporter = getattr(holder, attribute)
     inner = getattr(exporter, "_inner", None)
     exporters.append(type(exporter).__name__ + (f"({type(inner).__name__})" if inner is not None else ""))
-child = [sys.executable, "-c", "import sys; print('mcp_otel.run_configurator' in sys.modules)"]
+child = [sys.executable, "-c", "import sys; print('mcp_otel.run.configurator' in sys.modules)"]
 print(json.dumps({
     "configurators": sorted(ep.name for ep in entry_points(group="opentelemetry_configurator")),
     "run_configurator": run_configurator,
@@ -145,7 +145,7 @@ def test_mcp_otel_run_keeps_the_users_pythonpath_and_sitecustomize(tmp_path: Pat
 
 
 def test_mcp_otel_run_says_when_the_command_is_not_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from mcp_otel.cli import main
+    from mcp_otel.cli.main import main
 
     assert main(["run", "--output", str(tmp_path / "t.jsonl"), "--", "mcp-otel-no-such-agent"]) == 127
     assert "mcp-otel: cannot run mcp-otel-no-such-agent: no such command" in capsys.readouterr().err

@@ -17,10 +17,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from mcp_otel.cli import main
-from mcp_otel.otlp_file import JsonLinesMetricExporter, JsonLinesSpanExporter
-from mcp_otel.outcome import CallOutcome, finish_span
-from mcp_otel.report import OTHER_NAMES, Summaries, format_table, read_calls
+from mcp_otel.cli.main import main
+from mcp_otel.model.outcome import CallOutcome, finish_span
+from mcp_otel.run.calls import read_calls
+from mcp_otel.run.otlp_file import JsonLinesMetricExporter, JsonLinesSpanExporter
+from mcp_otel.run.report import OTHER_NAMES, Summaries, format_table
 from mcp_otel.semconv import GEN_AI_CONVERSATION_ID, CancelReason
 from tests.cli.otlp_files import repeat, write_tool_calls
 from tests.harness import open_session
@@ -454,7 +455,7 @@ def test_memory_stays_flat_as_calls_grow(tmp_path: Path) -> None:
 MAX_GROWTH_KIB = 8 * 1024
 PEAK_OF_REPORT = """
 import resource, sys
-from mcp_otel.cli import main
+from mcp_otel.cli.main import main
 code = main(["report", sys.argv[1], "--format", "json"])
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
 sys.exit(code)
@@ -470,7 +471,7 @@ def test_either_parser_gives_the_same_report(tmp_path: Path) -> None:
         file.write(b'{"resourceSpans": 7}\n{truncated\n\xff\xfe\n')
     outputs = []
     for hide in ("", "import sys; sys.modules['msgspec'] = None; "):
-        program = f"{hide}import sys; from mcp_otel.cli import main; sys.exit(main(sys.argv[1:]))"
+        program = f"{hide}import sys; from mcp_otel.cli.main import main; sys.exit(main(sys.argv[1:]))"
         completed = subprocess.run(
             [sys.executable, "-c", program, "report", str(path), "--format", "json"], capture_output=True, text=True
         )

@@ -166,7 +166,7 @@ def test_run_exports_otlp_when_an_endpoint_is_set(
 
 
 def test_run_needs_a_command(capsys: pytest.CaptureFixture[str]) -> None:
-    from mcp_otel.cli import main
+    from mcp_otel.cli.main import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["run"])

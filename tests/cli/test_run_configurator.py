@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcp_otel.run_configurator import DEFAULT_EXPORT_TIMEOUT, _BoundedExporter, _ExitClock, bound_exit, export_timeout
+from mcp_otel.run.configurator import DEFAULT_EXPORT_TIMEOUT, _BoundedExporter, _ExitClock, bound_exit, export_timeout
 
 
 class SlowExporter:

@@ -1,7 +1,7 @@
 """``mcp-otel run``: a stdio server its agent starts the commonest way, with the MCP SDK's default
 environment (``StdioServerParameters`` without ``env``, both majors' ``stdio_client``), is
 instrumented as the agent is, in the agent's trace, and is given the run's variables only, never
-the agent's other environment (:mod:`mcp_otel.run_servers`). Without ``run``, nothing changes."""
+the agent's other environment (:mod:`mcp_otel.run.servers`). Without ``run``, nothing changes."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
-from mcp_otel.config import FILE_EXPORTER, RUN_FILE_ENV
-from mcp_otel.run_configurator import AUTO_INSTRUMENTATION
+from mcp_otel.model.config import FILE_EXPORTER, RUN_FILE_ENV
+from mcp_otel.run.configurator import AUTO_INSTRUMENTATION
 from tests.harness import REPO_ROOT, env_without_otel
 from tests.proxy import otlp
 

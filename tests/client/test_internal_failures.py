@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mcp_otel import binding, client, lifecycle, messages, metrics, propagation
+from mcp_otel.instrumentation import binding, client
+from mcp_otel.model import lifecycle, messages, metrics, propagation
 from tests.conftest import tool_call_spans
 from tests.harness import open_session
 
@@ -25,7 +26,7 @@ def explode(*args: Any, **kwargs: Any) -> Any:
 HELPERS = [
     pytest.param(messages, "session_facts", id="session_facts"),  # reading the session's facts at span start
     # noting the request id mcp 1.x will send
-    pytest.param(client.ClientInstrumentation, "note_request_id", id="note_request_id", marks=pytest.mark.mcp1),
+    pytest.param(client.ClientSide, "note_request_id", id="note_request_id", marks=pytest.mark.mcp1),
     pytest.param(propagation.MetaPropagator, "inject", id="inject"),  # injecting trace context
     pytest.param(client, "classify_answer", id="classify_answer"),  # classifying the result
     pytest.param(lifecycle, "finish_span", id="finish_span"),  # writing the outcome

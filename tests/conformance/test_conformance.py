@@ -171,7 +171,7 @@ def test_client_scenarios_give_the_same_verdicts_with_mcp_otel(tmp_path: Path) -
     assert traced == plain
     assert all(status == "SUCCESS" for scenario in ("initialize", "tools_call") for _, status in plain[scenario])
     # And the client was traced: its add_numbers call (tools_call) is an ok CLIENT span.
-    from mcp_otel.report import read_calls
+    from mcp_otel.run.calls import read_calls
 
     calls, problems = read_calls([telemetry / "tools_call.jsonl"])
     assert problems == []

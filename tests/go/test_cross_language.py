@@ -202,7 +202,7 @@ def test_a_go_agents_calls_and_the_python_server_are_one_trace(go_agent_run: GoA
 
 
 def test_the_go_agents_cancel_is_in_the_cancelled_calls_trace_on_the_python_server(go_agent_run: GoAgentRun) -> None:
-    # No trace context came with it: its parent is the request it cancels (mcp_otel.server), and it
+    # No trace context came with it: its parent is the request it cancels (mcp_otel.instrumentation.server), and it
     # is the one span of it (mcp 2.x: the SDK's own suppressed, as for requests).
     given_up = child_of(tool_calls(go_agent_run.agent, "CLIENT")[1], tool_calls(go_agent_run.server, "SERVER"))
     received = [span for span in go_agent_run.server if span.name == CANCELLED_METHOD]

@@ -17,9 +17,9 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import INVALID_SPAN, SpanKind
 
 from mcp_otel import semconv
-from mcp_otel.config import Settings
-from mcp_otel.metrics import CallMetrics, NameBound
-from mcp_otel.outcome import CallOutcome
+from mcp_otel.model.config import Settings
+from mcp_otel.model.metrics import CallMetrics, NameBound
+from mcp_otel.model.outcome import CallOutcome
 from tests.harness import HANDSHAKE_VERSION, open_session
 from tests.server.test_server_spans import call, client_cancel
 from tests.servers.tools import SERVER_NAME

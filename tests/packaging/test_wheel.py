@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from mcp_otel.assets import ASSETS
+from mcp_otel.cli.assets import ASSETS
 from tests.harness import REPO_ROOT
 
 pytestmark = pytest.mark.mcp2  # the package does not depend on the major the suite runs: built once
@@ -132,12 +132,12 @@ def test_metadata_is_fit_to_publish(dist: Path) -> None:
     pythons = {c.rsplit(" ", 1)[1] for c in declared if c.startswith("Programming Language :: Python :: 3.")}
     assert pythons == {"3.10", "3.11", "3.12", "3.13"}  # the Pythons make test runs
     assert "mcp_otel/py.typed" in names
-    assert {f"mcp_otel/assets/{name}" for name in ASSETS} <= names
+    assert {f"mcp_otel/cli/assets/{name}" for name in ASSETS} <= names
     assert "mcp_otel = mcp_otel:McpInstrumentor" in entry_points
     assert "mcp-otel = mcp_otel.cli:main" in entry_points
-    # mcp-otel run's file (mcp_otel.config.FILE_EXPORTER), found by the SDK's configurator
-    assert "mcp_otel_file = mcp_otel.otlp_file:JsonLinesSpanExporter" in entry_points
-    assert "mcp_otel_file = mcp_otel.otlp_file:JsonLinesMetricExporter" in entry_points
+    # mcp-otel run's file (mcp_otel.model.config.FILE_EXPORTER), found by the SDK's configurator
+    assert "mcp_otel_file = mcp_otel.run.otlp_file:JsonLinesSpanExporter" in entry_points
+    assert "mcp_otel_file = mcp_otel.run.otlp_file:JsonLinesMetricExporter" in entry_points
     (sdist,) = dist.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:
         shipped = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
@@ -146,13 +146,13 @@ def test_metadata_is_fit_to_publish(dist: Path) -> None:
 
 
 def test_the_wheel_lists_the_files_the_build_puts_in() -> None:
-    """One list of assets: pyproject's force-include and mcp_otel.assets.ASSETS agree."""
+    """One list of assets: pyproject's force-include and mcp_otel.cli.assets.ASSETS agree."""
     import tomllib
 
     included = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"][
         "force-include"
     ]
-    assert included == {name: f"mcp_otel/assets/{name}" for name in ASSETS}
+    assert included == {name: f"mcp_otel/cli/assets/{name}" for name in ASSETS}
 
 
 # The newest OpenTelemetry SDK google-adk 2.13 allows (opentelemetry-sdk<=1.44).

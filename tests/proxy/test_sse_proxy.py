@@ -26,10 +26,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 from yarl import URL
 
-from mcp_otel.config import Settings
-from mcp_otel.frontends.wire import WireSession
-from mcp_otel.metrics import CallMetrics
+from mcp_otel.model.config import Settings
+from mcp_otel.model.metrics import CallMetrics
 from mcp_otel.proxy.http import HttpRelay, _endpoint_event, _first_event
+from mcp_otel.proxy.wire import WireSession
 from mcp_otel.semconv import MCP_SERVER_OPERATION_DURATION, MCP_SERVER_SESSION_DURATION
 from tests.conftest import PROVIDER
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel

@@ -371,7 +371,7 @@ def test_telemetry_that_cannot_be_set_up_leaves_the_traffic_as_it_is(
 def _every_generation(output: Path) -> list[dict[str, Any]]:
     """The spans of ``output`` and of every generation it was rotated into (each line parsed:
     a torn one fails here)."""
-    from mcp_otel.report import with_generations
+    from mcp_otel.run.calls import with_generations
 
     return [span for path in with_generations(output) for span in otlp.spans(path)]
 
@@ -417,7 +417,7 @@ async def test_the_file_rotates_under_a_long_run_and_every_span_is_kept_once(tmp
     spans = [span for span in _every_generation(output) if span["name"] == "tools/call ok"]
     assert len(spans) == 3_000
     assert len({span["context"]["span_id"] for span in spans}) == 3_000
-    from mcp_otel.report import with_generations
+    from mcp_otel.run.calls import with_generations
 
     assert len(with_generations(output)) > 5  # about 2 MB of spans in files of 64 KiB
     (files_before, memory_before), (files_after, memory_after) = seen
@@ -765,7 +765,7 @@ def assert_everything_exchanged(spans: list[dict[str, Any]], exporter: InMemoryS
 
 
 def test_the_proxy_needs_a_command(capsys: pytest.CaptureFixture[str]) -> None:
-    from mcp_otel.cli import main
+    from mcp_otel.cli.main import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["proxy", "--name", "x"])

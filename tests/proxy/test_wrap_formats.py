@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_otel.cli import main
+from mcp_otel.cli.main import main
 from mcp_otel.proxy.wrap import BACKUP_SUFFIX, WrapError, unwrap_file, wrap_file
 from tests.harness import REPO_ROOT, server_module
 

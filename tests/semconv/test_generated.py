@@ -1,6 +1,6 @@
 """The names modules are what spec/names.yaml gives: each carries the spec's sha256 (the same check
 the TypeScript and Go packages run in their own tests), and regenerating them all changes nothing.
-The settings in the spec are the ones ``mcp_otel.config`` reads, with the same variables and defaults.
+The settings in the spec are the ones ``mcp_otel.model.config`` reads, with the same variables and defaults.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from mcp_otel import config
+from mcp_otel.model import config
 from tests.harness import REPO_ROOT
 
 SPEC = REPO_ROOT / "spec" / "names.yaml"

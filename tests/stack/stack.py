@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, MCP_METHOD_NAME, NOTIFICATION_PREFIX, ToolOutcome
+from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, MCP_METHOD_NAME, NOTIFICATION_PREFIX, Outcome
 from tests.harness import REPO_ROOT
 from tests.processes import LOOPBACK, free_port, missing, running, wait_until
 
@@ -245,11 +245,11 @@ ServerCall = tuple[str, str, str, str, str]
 
 def valid(call: ServerCall) -> bool:
     """In a failure rate's denominator: ok or failed (cancels count in neither)."""
-    return call[1] in (ToolOutcome.OK.value, ToolOutcome.FAILED.value)
+    return call[1] in (Outcome.OK.value, Outcome.FAILED.value)
 
 
 def failed(call: ServerCall) -> bool:
-    return call[1] == ToolOutcome.FAILED.value
+    return call[1] == Outcome.FAILED.value
 
 
 def server_fault(call: ServerCall) -> bool:

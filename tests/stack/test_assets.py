@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from mcp_otel import semconv
-from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, ToolOutcome, prometheus_histogram, prometheus_label
+from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, Outcome, prometheus_histogram, prometheus_label
 from tests.harness import REPO_ROOT
 from tests.stack.stack import (
     COLLECTOR,
@@ -49,7 +49,7 @@ ASSETS = [
     *sorted((GRAFANA / "provisioning").rglob("*.yaml")),
 ]
 
-OUTCOMES = {outcome.value for outcome in ToolOutcome}
+OUTCOMES = {outcome.value for outcome in Outcome}
 STRINGS = [value for name, value in vars(semconv).items() if name.isupper() and isinstance(value, str)]
 ATTRIBUTES = {value for value in STRINGS if re.fullmatch(r"[a-z_]+(\.[a-z_]+)+", value)}
 LABELS = {prometheus_label(attribute) for attribute in ATTRIBUTES}

@@ -26,7 +26,7 @@ from mcp_otel.semconv import (
     MCP_SERVER_NAME,
     RPC_RESPONSE_STATUS_CODE,
     TOOL_OUTCOME,
-    ToolOutcome,
+    Outcome,
 )
 from tests.stack.stack import (
     COLLECTOR,
@@ -176,7 +176,7 @@ def _policies(policies: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def test_sampling_keeps_every_failure_and_decides_on_the_stated_outcome() -> None:
     policies = _policies(GATEWAY["processors"]["tail_sampling"]["policies"])
-    failed, cancelled = ToolOutcome.FAILED.value, ToolOutcome.CANCELLED.value
+    failed, cancelled = Outcome.FAILED.value, Outcome.CANCELLED.value
     assert policies["failed-requests"]["string_attribute"] == {"key": MCP_REQUEST_OUTCOME, "values": [failed]}
     assert policies["failed-tool-calls"]["string_attribute"] == {"key": TOOL_OUTCOME, "values": [failed]}
     # A status policy only for ERROR, which never means cancelled (docs/decisions.md rule 5's older spans).

@@ -40,7 +40,7 @@ from mcp_otel.semconv import (
     TOOL_OUTCOME,
     CancelReason,
     ErrorType,
-    ToolOutcome,
+    Outcome,
     prometheus_histogram,
     prometheus_label,
 )
@@ -74,7 +74,7 @@ if MCP_MAJOR != 2:
 DEMO = REPO_ROOT / "examples" / "demo"
 AGENT_SERVICE = "mcp-demo-agent"
 PROXIED = "slow"  # the server that runs behind the proxy (its cancels and timeouts come off the wire)
-OK, FAILED, CANCELLED = ToolOutcome.OK.value, ToolOutcome.FAILED.value, ToolOutcome.CANCELLED.value
+OK, FAILED, CANCELLED = Outcome.OK.value, Outcome.FAILED.value, Outcome.CANCELLED.value
 Call = ServerCall
 DECLINED = CancelReason.INPUT_DECLINED.value
 

@@ -61,7 +61,7 @@ from mcp_otel.semconv import (
     TOOL_OUTCOME,
     CancelReason,
     ErrorType,
-    ToolOutcome,
+    Outcome,
     prometheus_histogram,
     prometheus_label,
 )
@@ -101,7 +101,7 @@ OK_PERCENT, CANCELLED_PERCENT = 10, 50
 DECISION_WAIT = 3  # seconds: the fleet's calls are short; production's default is 30 s
 # The span metrics' flush interval (collector.yaml; test_collector.py pins it).
 FLUSH = float(load_yaml(GATEWAY_CONFIGS[0])["connectors"]["span_metrics"]["metrics_flush_interval"].rstrip("s"))
-OK, FAILED, CANCELLED = ToolOutcome.OK.value, ToolOutcome.FAILED.value, ToolOutcome.CANCELLED.value
+OK, FAILED, CANCELLED = Outcome.OK.value, Outcome.FAILED.value, Outcome.CANCELLED.value
 # (side, server, outcome, error type or "", cancel reason or "", JSON-RPC code the peer answered or "")
 Call = tuple[str, str, str, str, str, str]
 

@@ -98,10 +98,10 @@ func ClassifyClientFailure(f ClientFailure) Verdict {
 
 // ClientErrorFacts are what else decides a JSON-RPC error on its sender's side.
 type ClientErrorFacts struct {
-	KeepMessage    bool   `json:"keepMessage"`
-	AnswerDeclined bool   `json:"answerDeclined"`
-	InputDeclined  bool   `json:"inputDeclined"`
-	Method         string `json:"method"`
+	KeepMessage    bool
+	AnswerDeclined bool
+	InputDeclined  bool
+	Method         string
 }
 
 // ClassifyClientError is a JSON-RPC error as a request's sender sees it.
@@ -148,15 +148,15 @@ func rpcFailure(e RPCError, keepMessage bool) *Outcome {
 
 // ServerEnd is how a request ended on its receiver.
 type ServerEnd struct {
-	Answer          *Answer   `json:"-"`
-	RPC             *RPCError `json:"rpcError"`
-	PeerCancelled   bool      `json:"peerCancelled"`
-	IsCancellation  bool      `json:"isCancellation"`
-	TransportClosed bool      `json:"transportClosed"`
-	KeepMessage     bool      `json:"keepMessage"`
-	AnswerDeclined  bool      `json:"answerDeclined"`
-	InputDeclined   bool      `json:"inputDeclined"`
-	Method          string    `json:"method"`
+	Answer          *Answer
+	RPC             *RPCError
+	PeerCancelled   bool
+	IsCancellation  bool
+	TransportClosed bool
+	KeepMessage     bool
+	AnswerDeclined  bool
+	InputDeclined   bool
+	Method          string
 }
 
 // ClassifyServerCall is how a request ended on its receiver.

@@ -6,8 +6,7 @@
 // outcome values.
 //
 // They are the strings of the Python package's src/mcp_otel/semconv.py, generated from the same
-// spec; Shared maps each of them by its Python constant name (docs/decisions.md rule 3: one
-// string travels end to end, whatever language wrote the span).
+// spec (docs/decisions.md rule 3: one string travels end to end, whatever language wrote the span).
 package semconv
 
 // --- MCP and GenAI attributes (semantic-conventions-genai docs/gen-ai/mcp.md @4172e394) ---
@@ -262,73 +261,3 @@ const (
 	// goes on with another handshake. Neither a failure nor a request of its own.
 	ResultNegotiation = "negotiation"
 )
-
-// Shared is every name above by the Python constant that holds the same string (sets sorted by
-// their text, enumerations as their members), for the cross-language test.
-var Shared = shared()
-
-func shared() map[string]any {
-	names := map[string]any{}
-	names["MCP_METHOD_NAME"] = MCPMethodName
-	names["MCP_PROTOCOL_VERSION"] = MCPProtocolVersion
-	names["MCP_SESSION_ID"] = MCPSessionID
-	names["GEN_AI_OPERATION_NAME"] = GenAIOperationName
-	names["GEN_AI_TOOL_NAME"] = GenAIToolName
-	names["GEN_AI_PROMPT_NAME"] = GenAIPromptName
-	names["MCP_RESOURCE_URI"] = MCPResourceURI
-	names["GEN_AI_CONVERSATION_ID"] = GenAIConversationID
-	names["GEN_AI_TOOL_CALL_ARGUMENTS"] = GenAIToolCallArguments
-	names["GEN_AI_TOOL_CALL_RESULT"] = GenAIToolCallResult
-	names["ERROR_TYPE"] = ErrorType
-	names["JSONRPC_REQUEST_ID"] = JSONRPCRequestID
-	names["RPC_RESPONSE_STATUS_CODE"] = RPCResponseStatusCode
-	names["NETWORK_TRANSPORT"] = NetworkTransport
-	names["SERVER_ADDRESS"] = ServerAddress
-	names["SERVER_PORT"] = ServerPort
-	names["CLIENT_ADDRESS"] = ClientAddress
-	names["CLIENT_PORT"] = ClientPort
-	names["MCP_REQUEST_OUTCOME"] = MCPRequestOutcome
-	names["MCP_REQUEST_CANCEL_REASON"] = MCPRequestCancelReason
-	names["TOOL_OUTCOME"] = ToolOutcome
-	names["TOOL_CANCEL_REASON"] = ToolCancelReason
-	names["MCP_REQUEST_RESULT_TYPE"] = MCPRequestResultType
-	names["MCP_ELICITATION_ACTION"] = MCPElicitationAction
-	names["MCP_SERVER_NAME"] = MCPServerName
-	names["MCP_SERVER_VERSION"] = MCPServerVersion
-	names["MCP_CLIENT_OPERATION_DURATION"] = MCPClientOperationDuration
-	names["MCP_SERVER_OPERATION_DURATION"] = MCPServerOperationDuration
-	names["MCP_CLIENT_SESSION_DURATION"] = MCPClientSessionDuration
-	names["MCP_SERVER_SESSION_DURATION"] = MCPServerSessionDuration
-	names["DURATION_UNIT"] = DurationUnit
-	names["DURATION_BUCKETS"] = DurationBuckets
-	names["OTHER_VALUE"] = OtherValue
-	names["METHOD_TOOLS_CALL"] = MethodToolsCall
-	names["METHOD_INITIALIZE"] = MethodInitialize
-	names["METHOD_PROMPTS_GET"] = MethodPromptsGet
-	names["METHOD_SERVER_DISCOVER"] = MethodServerDiscover
-	names["METHOD_ELICITATION_CREATE"] = MethodElicitationCreate
-	names["METHOD_SAMPLING_CREATE_MESSAGE"] = MethodSamplingCreate
-	names["METHOD_ROOTS_LIST"] = MethodRootsList
-	names["METHOD_CANCELLED"] = MethodCancelled
-	names["METHOD_PROGRESS"] = MethodProgress
-	names["METHOD_LOG_MESSAGE"] = MethodLogMessage
-	names["NOTIFICATION_PREFIX"] = NotificationPrefix
-	names["FREQUENT_NOTIFICATIONS"] = sorted(FrequentNotifications)
-	names["KNOWN_METHODS"] = sorted(KnownMethods)
-	names["RESOURCE_URI_METHODS"] = sorted(ResourceURIMethods)
-	names["OPERATION_EXECUTE_TOOL"] = OperationExecuteTool
-	names["TRANSPORT_PIPE"] = TransportPipe
-	names["TRANSPORT_TCP"] = TransportTCP
-	names["CALLER_FAULT_CODES"] = sortedCodes(CallerFaultCodes)
-	names["URL_ELICITATION_REQUIRED_CODE"] = URLElicitationRequiredCode
-	names["NEGOTIATION_CODES"] = sortedCodes(NegotiationCodes)
-	names["USER_REJECTED_CODE"] = UserRejectedCode
-	names["DECLINING_ACTIONS"] = sorted(DecliningActions)
-	names["ELICITATION_ACTIONS"] = sorted(ElicitationActions)
-	names["INSTRUMENTATION_SCOPE"] = InstrumentationScope
-	names["ErrorType"] = map[string]string{"TOOL_ERROR": ErrorToolError, "TIMEOUT": ErrorTimeout, "CONNECTION_CLOSED": ErrorConnectionClosed, "SHUTDOWN": ErrorShutdown, "TASK_FAILED": ErrorTaskFailed}
-	names["Outcome"] = map[string]string{"OK": OutcomeOK, "FAILED": OutcomeFailed, "CANCELLED": OutcomeCancelled}
-	names["CancelReason"] = map[string]string{"CALLER": CancelCaller, "CLIENT": CancelClient, "DISCONNECT": CancelDisconnect, "INPUT_DECLINED": CancelInputDeclined}
-	names["ResultType"] = map[string]string{"INPUT_REQUIRED": ResultInputRequired, "TASK": ResultTask, "NEGOTIATION": ResultNegotiation}
-	return names
-}

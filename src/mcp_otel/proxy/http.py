@@ -5,10 +5,10 @@ headers (``Authorization`` included, never recorded) but the hop-by-hop ones, an
 every answer comes back with the upstream's status, headers and body unchanged. An SSE answer
 (a POST's, or the GET stream) is relayed chunk by chunk as it arrives, never held whole, and
 its events are observed after they were relayed; a JSON answer is observed once relayed, up to
-:data:`~mcp_otel.frontends.wire.MAX_OBSERVED_LINE`. Bodies are relayed as they are encoded (no
+:data:`~mcp_otel.proxy.wire.MAX_OBSERVED_LINE`. Bodies are relayed as they are encoded (no
 decompression): a compressed body is relayed, not observed.
 
-What the wire front end (:class:`mcp_otel.frontends.wire.WireSession`) is told, per
+What the wire front end (:class:`mcp_otel.proxy.wire.WireSession`) is told, per
 ``Mcp-Session-Id`` (an exchange of its own when the server keeps no session, as on
 2026-07-28): each POST body the client sent, each JSON answer and SSE event the server sent; an
 answer refused before JSON-RPC (HTTP status >= 400 with no JSON-RPC answer in it); the client
@@ -28,7 +28,7 @@ A request the listener's guard refuses (:mod:`mcp_otel.proxy.guard`) is answered
 and told to no one.
 
 The server's name and version, once seen in any session's answer, name every session that
-learnt none itself (:class:`~mcp_otel.frontends.wire.KnownServer`: a replica behind a round-robin
+learnt none itself (:class:`~mcp_otel.proxy.wire.KnownServer`: a replica behind a round-robin
 balancer sees sessions whose handshake went to another). While none is known, a request whose
 handshake went elsewhere (an ``Mcp-Session-Id`` not seen given here, or an
 ``Mcp-Protocol-Version`` header, sent only after a handshake or on 2026-07-28) makes the proxy ask
@@ -40,6 +40,10 @@ the time they would have.
 
 aiohttp's low-level server serves (its parser and multidicts in C, streaming both ways);
 :mod:`mcp_otel.proxy.upstream` forwards, on llhttp (README, "Dependencies, and why").
+
+Over 400 lines: :class:`HttpRelay` is one ASGI application, and its routes (a POST and its answer,
+the GET event stream, HTTP+SSE's endpoint and session) and its asking the upstream for the server's
+name share one state: the relay's sessions, its upstream client and its drains.
 """
 
 from __future__ import annotations
@@ -57,12 +61,13 @@ from urllib.parse import parse_qs, urlsplit
 from aiohttp import web
 from yarl import URL
 
-from mcp_otel import messages
-from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, Key, KnownServer, WireSession
+from mcp_otel.model import messages
+from mcp_otel.model.safety import report_once
 from mcp_otel.proxy.guard import ListenerGuard
+from mcp_otel.proxy.jsonrpc import Key
 from mcp_otel.proxy.stdio import Lines
 from mcp_otel.proxy.upstream import UpstreamError, UpstreamPool, UpstreamResponse
-from mcp_otel.safety import report_once
+from mcp_otel.proxy.wire import MAX_OBSERVED_LINE, KnownServer, WireSession
 from mcp_otel.semconv import CLIENT_ADDRESS, CLIENT_PORT, METHOD_INITIALIZE, METHOD_SERVER_DISCOVER
 from mcp_otel.version import __version__
 
@@ -162,7 +167,7 @@ class _Exchange:
 
 class _Observed:
     """What the proxy reads of an answer as it goes by: its SSE events, or a JSON body (up to
-    :data:`~mcp_otel.frontends.wire.MAX_OBSERVED_LINE`); nothing of a compressed one."""
+    :data:`~mcp_otel.proxy.wire.MAX_OBSERVED_LINE`); nothing of a compressed one."""
 
     def __init__(self, session: WireSession, headers: Mapping[str, str]) -> None:
         self._session = session

@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from mcp_otel.attributes import AttributeCache
-from mcp_otel.config import Settings
-from mcp_otel.frontends.wire import KnownServer, WireSession
-from mcp_otel.metrics import CallMetrics
+from mcp_otel.model.attributes import AttributeCache
+from mcp_otel.model.config import Settings
+from mcp_otel.model.metrics import CallMetrics
 from mcp_otel.proxy.guard import ListenerGuard
 from mcp_otel.proxy.signals import SignalSenders
 from mcp_otel.proxy.stdio import relay
 from mcp_otel.proxy.telemetry import FILE_KEEP, FILE_MAX_BYTES, ProxyTelemetry, default_output
+from mcp_otel.proxy.wire import KnownServer, WireSession
+from mcp_otel.run.service_names import server_name_of, upstream_name_of
 from mcp_otel.semconv import NETWORK_TRANSPORT, SERVER_ADDRESS, SERVER_PORT, TRANSPORT_TCP
-from mcp_otel.service_names import server_name_of, upstream_name_of
 
 EXIT_NOT_STARTED = 127  # as a shell says of a command it cannot run
 STOP_GRACE = 2.0  # seconds the HTTP proxy, told to stop, gives the requests in flight

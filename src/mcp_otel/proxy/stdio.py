@@ -1,7 +1,7 @@
 """The stdio relay: the server process, both pipes byte for byte, signals and shutdown.
 
 Bytes are written on as soon as they are read, whole chunks, never held for a line: the
-observer (:class:`mcp_otel.frontends.wire.WireSession`) is told each complete line after it was
+observer (:class:`mcp_otel.proxy.wire.WireSession`) is told each complete line after it was
 relayed, and whatever it does (it never raises) cannot alter, drop or hold traffic. As the
 client (``--as client``), the client's stream goes on line by line instead, each request with
 the proxy's trace context added to it. The server's stderr is the proxy's (passed through
@@ -22,6 +22,9 @@ signal N).
 The server's environment is the one the proxy was started with, not the proxy interpreter's own:
 Python's locale coercion (PEP 538) puts ``LC_CTYPE`` in its own where the locale is C, as it is
 where desktop clients start servers (:func:`server_environment`).
+
+Over 400 lines: the client's pipes and the server process are asyncio protocols of one relay that
+pause, drain and stop one another; split, each would reach into the others.
 """
 
 from __future__ import annotations
@@ -37,9 +40,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, cast
 
-from mcp_otel.frontends.wire import MAX_OBSERVED_LINE, WireSession
+from mcp_otel.model.safety import report_once
 from mcp_otel.proxy.signals import STOPS, SignalSenders, unwatched
-from mcp_otel.safety import report_once
+from mcp_otel.proxy.wire import MAX_OBSERVED_LINE, WireSession
 
 CHUNK = 64 * 1024
 STOP_WAIT = 2.0  # seconds, as the MCP SDKs' stdio clients wait

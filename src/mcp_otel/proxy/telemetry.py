@@ -1,6 +1,6 @@
 """Where the proxy's telemetry goes, and what its service is called.
 
-Configured as ``mcp-otel run``'s agent is (:mod:`mcp_otel.run_configurator`, the SDK's own
+Configured as ``mcp-otel run``'s agent is (:mod:`mcp_otel.run.configurator`, the SDK's own
 configurator and ``OTEL_*`` variables), in the proxy's process: ``OTEL_TRACES_EXPORTER`` /
 ``OTEL_METRICS_EXPORTER`` (``otlp``, ``console``, ``none``, any exporter's entry point name),
 ``OTEL_SDK_DISABLED``, ``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES``, the OTLP endpoints,
@@ -30,9 +30,9 @@ from typing import Any
 from opentelemetry.metrics import Meter, NoOpMeter
 from opentelemetry.trace import NoOpTracer, Tracer
 
-from mcp_otel.safety import report_once
+from mcp_otel.model.safety import report_once
+from mcp_otel.run.service_names import names_the_service
 from mcp_otel.semconv import INSTRUMENTATION_SCOPE
-from mcp_otel.service_names import names_the_service
 from mcp_otel.version import __version__
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -56,7 +56,7 @@ def default_output(name: str, environ: Mapping[str, str] = os.environ) -> Path:
 def missing_requirement() -> str | None:
     """Why a proxy started from this environment could not export, or ``None``."""
     try:
-        import mcp_otel.run_configurator  # noqa: F401 (the SDK, the OTLP encoders, the file exporters)
+        import mcp_otel.run.configurator  # noqa: F401 (the SDK, the OTLP encoders, the file exporters)
     except ImportError:
         return SDK_MISSING
     return None
@@ -87,8 +87,8 @@ class ProxyTelemetry:
             return
         from opentelemetry import metrics, trace
 
-        from mcp_otel.config import FILE_EXPORTER
-        from mcp_otel.run_configurator import RunConfigurator, exporters_environment, sdk_disabled
+        from mcp_otel.model.config import FILE_EXPORTER
+        from mcp_otel.run.configurator import RunConfigurator, exporters_environment, sdk_disabled
 
         if sdk_disabled(environ):
             return
@@ -202,7 +202,7 @@ def _environment(settings: Mapping[str, str]) -> Iterator[None]:
 
 def _console_to_stderr(tracer_provider: Any, meter_provider: Any) -> None:
     """The SDK's console exporters write to stdout, which is the protocol here: to stderr instead."""
-    from mcp_otel.run_configurator import exporters_of
+    from mcp_otel.run.configurator import exporters_of
 
     for holder, attribute, _signal, _failure in exporters_of(tracer_provider, meter_provider):
         exporter = getattr(holder, attribute, None)

@@ -32,8 +32,6 @@ KEEPALIVE = 2.0  # seconds an idle connection is kept (before the usual servers'
 CONNECT_TIMEOUT = 30.0
 HIGH_WATER = 256 * 1024  # bytes of an answer held unrelayed before the upstream's reading pauses
 _LOW_WATER = HIGH_WATER // 4
-# Answers without a body whatever their head says (RFC 9110 6.4.1).
-_NO_BODY_STATUS = frozenset({204, 304})
 
 
 class UpstreamError(Exception):

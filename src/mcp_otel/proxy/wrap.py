@@ -14,7 +14,7 @@ The files desktop clients, editors and coding agents keep their servers in (:dat
 The client is told by the file's suffix and shape, or named (``--client``). A stdio server's
 command becomes ``mcp-otel proxy --name NAME -- COMMAND ARGS``, named by its key (Continue: its
 ``name``); every other field stays as it is. Each file is edited in place: JSON by
-:mod:`mcp_otel.jsonc`, TOML and YAML by round-trip libraries (tomlkit, ruamel.yaml); comments,
+:mod:`mcp_otel.proxy.jsonc`, TOML and YAML by round-trip libraries (tomlkit, ruamel.yaml); comments,
 order and formatting outside the changed values are kept. Servers reached by URL (and Goose's
 built-in extensions) are listed and left alone. Wrapping twice changes nothing. The original
 file is kept beside it (``FILE.mcp-otel-backup``, written once, before the first change), and
@@ -195,7 +195,7 @@ class _Config:
 
     def _edited_json(self) -> str:
         """The original text with only the servers' commands changed (comments and all kept)."""
-        from mcp_otel import jsonc
+        from mcp_otel.proxy import jsonc
 
         path = _first_path(self.document, _JSON_PATHS)
         assert path is not None  # the servers were found there
@@ -221,7 +221,7 @@ def _layout_of(form: str, document: Any) -> Layout:
 def _load(form: str, text: str, path: Path) -> Any:
     try:
         if form == "json":
-            from mcp_otel import jsonc
+            from mcp_otel.proxy import jsonc
 
             return jsonc.loads(text)
         if form == "toml":

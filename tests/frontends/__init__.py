@@ -1,1 +1,0 @@
-"""The front ends read on their own: the wire's messages, without a relay."""
