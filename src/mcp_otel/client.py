@@ -51,7 +51,7 @@ from mcp_otel.messages import rpc_error_of
 from mcp_otel.metrics import CallMetrics
 from mcp_otel.outcome import Verdict
 from mcp_otel.patching import Patch
-from mcp_otel.propagation import MetaPropagator
+from mcp_otel.propagation import CURRENT_CONTEXT, MetaPropagator, in_span_context
 from mcp_otel.safety import report_once
 from mcp_otel.semconv import (
     INPUT_METHODS,
@@ -190,7 +190,10 @@ class ClientInstrumentation:
         if call is None:
             return await wrapped(*args, **kwargs)
         call_token = current.set(call)
-        context_token = context.attach(trace.set_span_in_context(call.span))
+        # Our span current: the API's context variable set directly where it is one (as attach
+        # sets it; see propagation.CURRENT_CONTEXT).
+        in_span = in_span_context(call.span)
+        context_token = context.attach(in_span) if CURRENT_CONTEXT is None else CURRENT_CONTEXT.set(in_span)
         try:
             result = await wrapped(*args, **kwargs)
         except BaseException as exc:
@@ -199,7 +202,10 @@ class ClientInstrumentation:
                 await self._abandoned(call, exc)
             raise
         finally:
-            context.detach(context_token)
+            try:
+                CURRENT_CONTEXT.reset(context_token)  # type: ignore[union-attr]
+            except Exception:  # not the API's variable, or a reset that fails: detach's own way
+                context.detach(context_token)
             current.reset(call_token)
         self._finish(call, result=result)
         return result

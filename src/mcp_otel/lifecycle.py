@@ -117,7 +117,8 @@ class Lifecycle:
         name = request.name or request.span_name()  # made with the request (no call), or now
         if metric_attributes is None:
             metric_attributes = self._metrics.attributes(attributes)
-        attributes = self._in_conversation(attributes, parent)
+        if GEN_AI_CONVERSATION_ID in baggage_of(parent):  # rare: no call more for most requests
+            attributes = self._in_conversation(attributes, parent)
         span = self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes, links=links)
         call = call_type()
         call.kind, call.method, call.span, call.finished = kind, request.method, span, False

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from opentelemetry import baggage, propagate, trace
 from opentelemetry import context as otel_context
 from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context import Context
+from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.trace.span import DEFAULT_TRACE_STATE
@@ -151,11 +153,42 @@ _BAGGAGE_KEY: Any = getattr(baggage, "_BAGGAGE_KEY", None)
 _NO_BAGGAGE: Mapping[str, object] = {}
 
 
+# The API's current context as its default runtime context keeps it (a ContextVar), or ``None``
+# when another is configured. Read and set directly where every request passes: the API's
+# get_current, attach and detach are two Python calls each (~0.9k instructions under cachegrind).
+_RUNTIME: Any = getattr(otel_context, "_RUNTIME_CONTEXT", None)
+CURRENT_CONTEXT: ContextVar[Context] | None = (
+    _RUNTIME._current_context if type(_RUNTIME) is ContextVarsRuntimeContext else None
+)
+
+
+def in_span_context(span: trace.Span) -> Context:
+    """The current context with ``span`` as its span: the API's ``set_span_in_context(span)``,
+    without its three Python calls (every request makes a context for its span on each side,
+    and one for its point)."""
+    if CURRENT_CONTEXT is None or _SPAN_KEY is None:
+        return trace.set_span_in_context(span)
+    values = CURRENT_CONTEXT.get().copy()
+    values[_SPAN_KEY] = span
+    return Context(values)
+
+
+def current_span() -> trace.Span:
+    """The current context's span, or ``INVALID_SPAN``: the API's ``get_current_span()``, without
+    its three Python calls when the context has none (most requests a server handles)."""
+    if CURRENT_CONTEXT is None or _SPAN_KEY is None:
+        return trace.get_current_span()
+    span = CURRENT_CONTEXT.get().get(_SPAN_KEY)
+    return trace.INVALID_SPAN if span is None else trace.get_current_span()
+
+
 def baggage_of(context: Context | None = None) -> Mapping[str, object]:
     """The baggage of ``context`` (default: the current one), empty when it has none."""
     if _BAGGAGE_KEY is None:
         return baggage.get_all(context)
-    found = (otel_context.get_current() if context is None else context).get(_BAGGAGE_KEY)
+    if context is None:
+        context = otel_context.get_current() if CURRENT_CONTEXT is None else CURRENT_CONTEXT.get()
+    found = context.get(_BAGGAGE_KEY)
     return found if isinstance(found, dict) else _NO_BAGGAGE
 
 

@@ -241,3 +241,33 @@ def test_a_contexts_baggage_is_the_apis(given_context: Context) -> None:
             assert propagation.baggage_of().get(key) == baggage.get_baggage(key)
     finally:
         context.detach(token)
+
+
+_A_SPAN = trace.NonRecordingSpan(trace.SpanContext(1, 2, is_remote=False))
+
+
+@pytest.mark.parametrize(
+    "current",
+    [
+        Context(),
+        trace.set_span_in_context(trace.NonRecordingSpan(trace.SpanContext(3, 4, is_remote=True)), Context()),
+        baggage.set_baggage("gen_ai.conversation.id", "c-1", Context()),
+        context.set_value(propagation._SPAN_KEY, "not a span", Context()),
+    ],
+    ids=["empty", "a-span", "baggage", "not-a-span"],
+)
+def test_the_current_span_and_a_spans_context_are_the_apis(current: Context) -> None:
+    """Read and made directly (every request on both sides), the current span and the current
+    context with a span in it are what the API's ``get_current_span`` and ``set_span_in_context``
+    give, and attaching and resetting the API's variable directly is attach and detach."""
+    token = propagation.CURRENT_CONTEXT.set(current)  # type: ignore[union-attr]
+    try:
+        assert context.get_current() is current
+        assert propagation.current_span() is trace.get_current_span()
+        made = propagation.in_span_context(_A_SPAN)
+        assert type(made) is Context
+        assert made == trace.set_span_in_context(_A_SPAN)
+        assert context.get_current() is current  # made, not attached
+    finally:
+        propagation.CURRENT_CONTEXT.reset(token)  # type: ignore[union-attr]
+    assert context.get_current() is not current
