@@ -16,6 +16,7 @@ from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from mcp_otel.model import current as current_context
 from mcp_otel.model import propagation
 from mcp_otel.model.propagation import MetaPropagator
 
@@ -226,18 +227,48 @@ def test_another_propagator_writes_itself(textmap: None) -> None:
         Context(),
         baggage.set_baggage("gen_ai.conversation.id", "c-1", Context()),
         baggage.set_baggage("k", "v", baggage.set_baggage("user", "alice", Context())),
-        context.set_value(propagation._BAGGAGE_KEY, "not a dict", Context()),
+        context.set_value(current_context.BAGGAGE_KEY, "not a dict", Context()),
     ],
     ids=["none", "one", "two", "not-a-dict"],
 )
 def test_a_contexts_baggage_is_the_apis(given_context: Context) -> None:
     """Read directly (every request on both sides asks), a context's baggage is what the API's
     ``get_all`` says, given or current, and so is each value ``get_baggage`` reads."""
-    assert dict(propagation.baggage_of(given_context)) == dict(baggage.get_all(given_context))
+    assert dict(current_context.baggage_of(given_context)) == dict(baggage.get_all(given_context))
     token = context.attach(given_context)
     try:
-        assert dict(propagation.baggage_of()) == dict(baggage.get_all())
+        assert dict(current_context.baggage_of()) == dict(baggage.get_all())
         for key in ("gen_ai.conversation.id", "user", "missing"):
-            assert propagation.baggage_of().get(key) == baggage.get_baggage(key)
+            assert current_context.baggage_of().get(key) == baggage.get_baggage(key)
     finally:
         context.detach(token)
+
+
+_A_SPAN = trace.NonRecordingSpan(trace.SpanContext(1, 2, is_remote=False))
+
+
+@pytest.mark.parametrize(
+    "current",
+    [
+        Context(),
+        trace.set_span_in_context(trace.NonRecordingSpan(trace.SpanContext(3, 4, is_remote=True)), Context()),
+        baggage.set_baggage("gen_ai.conversation.id", "c-1", Context()),
+        context.set_value(current_context.SPAN_KEY, "not a span", Context()),
+    ],
+    ids=["empty", "a-span", "baggage", "not-a-span"],
+)
+def test_the_current_span_and_a_spans_context_are_the_apis(current: Context) -> None:
+    """Read and made directly (every request on both sides), the current span and the current
+    context with a span in it are what the API's ``get_current_span`` and ``set_span_in_context``
+    give, and attaching and resetting the API's variable directly is attach and detach."""
+    token = current_context.CURRENT_CONTEXT.set(current)  # type: ignore[union-attr]
+    try:
+        assert context.get_current() is current
+        assert current_context.current_span() is trace.get_current_span()
+        made = current_context.in_span_context(_A_SPAN)
+        assert type(made) is Context
+        assert made == trace.set_span_in_context(_A_SPAN)
+        assert context.get_current() is current  # made, not attached
+    finally:
+        current_context.CURRENT_CONTEXT.reset(token)  # type: ignore[union-attr]
+    assert context.get_current() is not current

@@ -54,6 +54,7 @@ from mcp_otel.model.classify import (
 )
 from mcp_otel.model.config import Settings
 from mcp_otel.model.content import arguments_attributes, result_attributes
+from mcp_otel.model.current import CURRENT_CONTEXT, in_span_context
 from mcp_otel.model.fields import field
 from mcp_otel.model.lifecycle import Answered, Call, Lifecycle, unnamed_negotiation
 from mcp_otel.model.messages import rpc_error_of
@@ -195,7 +196,10 @@ class ClientSide:
         if call is None:
             return await wrapped(*args, **kwargs)
         call_token = current.set(call)
-        context_token = context.attach(trace.set_span_in_context(call.span))
+        # Our span current: the API's context variable set directly where it is one (as attach
+        # sets it; see current.CURRENT_CONTEXT).
+        in_span = in_span_context(call.span)
+        context_token = context.attach(in_span) if CURRENT_CONTEXT is None else CURRENT_CONTEXT.set(in_span)
         try:
             result = await wrapped(*args, **kwargs)
         except BaseException as exc:
@@ -204,7 +208,10 @@ class ClientSide:
                 await self._abandoned(call, exc)
             raise
         finally:
-            context.detach(context_token)
+            try:
+                CURRENT_CONTEXT.reset(context_token)  # type: ignore[union-attr]
+            except Exception:  # not the API's variable, or a reset that fails: detach's own way
+                context.detach(context_token)
             current.reset(call_token)
         self._finish(call, result=result)
         return result

@@ -45,6 +45,7 @@ from mcp_otel.model.classify import (
 )
 from mcp_otel.model.config import Settings
 from mcp_otel.model.content import arguments_attributes, result_attributes
+from mcp_otel.model.current import CURRENT_CONTEXT, current_span, in_span_context
 from mcp_otel.model.fields import field
 from mcp_otel.model.lifecycle import Call, Classify, Lifecycle
 from mcp_otel.model.metrics import CallMetrics
@@ -205,7 +206,8 @@ class ServerSide:
         # Our span current (for the handler's code) and our call findable while it runs; the
         # tokens by hand, not a context manager: this runs for every request.
         call_token = ACTIVE_SERVER_CALL.set(call)
-        context_token = otel_context.attach(trace.set_span_in_context(call.span))
+        in_span = in_span_context(call.span)  # set as attach sets it (see CURRENT_CONTEXT)
+        context_token = otel_context.attach(in_span) if CURRENT_CONTEXT is None else CURRENT_CONTEXT.set(in_span)
         try:
             if around is None:
                 result = await wrapped(*args, **kwargs)
@@ -216,7 +218,10 @@ class ServerSide:
             self._finish(call, outcome, None, exc, _unanswered)
             raise
         finally:
-            otel_context.detach(context_token)
+            try:
+                CURRENT_CONTEXT.reset(context_token)  # type: ignore[union-attr]
+            except Exception:  # not the API's variable, or a reset that fails: detach's own way
+                otel_context.detach(context_token)
             ACTIVE_SERVER_CALL.reset(call_token)
             if held is not None:
                 self._handling.pop(held, None)
@@ -342,7 +347,7 @@ class ServerSide:
         remote, remote_span = found
         if not self.settings.trust_remote_context:
             return remote_span, None, [Link(remote_span)]
-        ambient_span = trace.get_current_span()
+        ambient_span = current_span()
         if ambient_span is trace.INVALID_SPAN:  # none (most requests): nothing to link
             return remote_span, remote, []
         ambient = ambient_span.get_span_context()
@@ -366,8 +371,12 @@ class ServerSide:
         )
         request_id = incoming.request_id
         if request_id.__class__ is int or request_id.__class__ is str:  # no bool, nor a peer's odd id
-            # A copy with it: the cached attributes are shared.
-            attributes = {**attributes, JSONRPC_REQUEST_ID: bounded(str(request_id), self.settings.max_name_length)}
+            # A copy with it: the cached attributes are shared. Bounded only when too long (most ids
+            # are short: no call).
+            text = str(request_id)
+            if len(text) > self.settings.max_name_length:
+                text = bounded(text, self.settings.max_name_length)
+            attributes = {**attributes, JSONRPC_REQUEST_ID: text}
         return attributes, metric_attributes
 
     def _connection_attributes(

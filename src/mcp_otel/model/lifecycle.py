@@ -21,9 +21,9 @@ from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel.model.attributes import Request, server_identity
 from mcp_otel.model.classify import RpcError
+from mcp_otel.model.current import baggage_of
 from mcp_otel.model.metrics import CallMetrics
 from mcp_otel.model.outcome import Unfinished, Verdict, bounded, finish_span, finish_unfinished
-from mcp_otel.model.propagation import baggage_of
 from mcp_otel.model.safety import report_once
 from mcp_otel.semconv import (
     GEN_AI_CONVERSATION_ID,
@@ -117,7 +117,8 @@ class Lifecycle:
         name = request.name or request.span_name()  # made with the request (no call), or now
         if metric_attributes is None:
             metric_attributes = self._metrics.attributes(attributes)
-        attributes = self._in_conversation(attributes, parent)
+        if GEN_AI_CONVERSATION_ID in baggage_of(parent):  # rare: no call more for most requests
+            attributes = self._in_conversation(attributes, parent)
         span = self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes, links=links)
         call = call_type()
         call.kind, call.method, call.span, call.finished = kind, request.method, span, False

@@ -19,9 +19,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry.metrics import Meter
-from opentelemetry.trace import Span, SpanKind, set_span_in_context
+from opentelemetry.trace import Span, SpanKind
 
 from mcp_otel.model.config import Settings
+from mcp_otel.model.current import in_span_context
 from mcp_otel.model.outcome import CallOutcome
 from mcp_otel.semconv import (
     DURATION_BUCKETS,
@@ -56,6 +57,10 @@ _COPIED = (
     NETWORK_TRANSPORT,
     MCP_PROTOCOL_VERSION,
 )
+
+
+# Points' attributes kept (CallMetrics.record): starts over when full.
+MAX_POINTS = 1024
 
 
 class NameBound:
@@ -98,6 +103,8 @@ class CallMetrics:
             MCP_OTEL_UNOBSERVED_REQUESTS, unit="{request}", description="Requests whose answer the proxy did not see."
         )
         self._copied = (*_COPIED, MCP_RESOURCE_URI) if settings.metrics_resource_uri else _COPIED
+        # (id(request's attributes), id(outcome)) -> (them, it, the point's attributes): see record.
+        self._points: dict[tuple[int, int], tuple[Mapping[str, Any], CallOutcome, Mapping[str, Any]]] = {}
         self._bounds = {
             MCP_METHOD_NAME: NameBound(settings.max_metric_names, KNOWN_METHODS),
             GEN_AI_TOOL_NAME: NameBound(settings.max_metric_names),
@@ -121,11 +128,22 @@ class CallMetrics:
         span. The point is recorded in the span's context, so that an exemplar (the SDK's default
         filter keeps one for a sampled span) links it to its own request, not to whatever span is
         current when it ends (the caller's, or none)."""
-        method = attributes.get(MCP_METHOD_NAME, METHOD_TOOLS_CALL)
-        point = {**attributes, **outcome.point_attributes[method == METHOD_TOOLS_CALL]}
+        # A point's attributes are a pure function of the request's (shared by alike requests) and
+        # its outcome (most are the one OK): made once per pair, then found by identity (a merge
+        # costs more than the lookup). Each entry holds both, so neither id can be reused.
+        key = (id(attributes), id(outcome))
+        found = self._points.get(key)
+        if found is not None and found[0] is attributes and found[1] is outcome:
+            point = found[2]
+        else:
+            method = attributes.get(MCP_METHOD_NAME, METHOD_TOOLS_CALL)
+            point = {**attributes, **outcome.point_attributes[method == METHOD_TOOLS_CALL]}
+            if len(self._points) >= MAX_POINTS:
+                self._points.clear()
+            self._points[key] = (attributes, outcome, point)
         # Told apart by identity: an enum's hash is a Python call, and this runs for every request.
         durations = self._client_durations if kind is SpanKind.CLIENT else self._server_durations
-        durations.record(time.perf_counter() - started, point, context=set_span_in_context(span))
+        durations.record(time.perf_counter() - started, point, context=in_span_context(span))
 
     def record_unobserved(self, attributes: Mapping[str, Any], reason: UnobservedReason) -> None:
         """Count one request whose answer was not seen (it has no duration point)."""

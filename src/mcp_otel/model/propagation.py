@@ -16,14 +16,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from opentelemetry import baggage, propagate, trace
-from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
 from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.trace.span import DEFAULT_TRACE_STATE
 
+from mcp_otel.model.current import SPAN_KEY, baggage_of
 from mcp_otel.model.messages import meta_carrier, meta_entries
 
 TRACEPARENT = "traceparent"
@@ -123,9 +123,9 @@ class MetaPropagator:
             _new_tuple(trace.SpanContext, fields) if _SPAN_CONTEXT_IS_ITS_TUPLE else trace.SpanContext(*fields[:5])
         )
         span = trace.NonRecordingSpan(span_context)
-        if _SPAN_KEY is None:
+        if SPAN_KEY is None:
             return trace.set_span_in_context(span, Context()), span_context
-        return Context({_SPAN_KEY: span}), span_context
+        return Context({SPAN_KEY: span}), span_context
 
     def _refresh(self, textmap: Any) -> None:
         """Learn the global propagator ``textmap`` (its callers ask only when it was replaced): its
@@ -136,27 +136,6 @@ class MetaPropagator:
         self._direct = shape in _DEFAULT_SHAPES
         self._baggage = W3CBaggagePropagator in (shape or ())
         self._textmap = textmap
-
-
-# The key the API keeps a context's span under: a context holding only the sender's span is made
-# at once (set_span_in_context copies an empty context through two calls); the API's own function
-# if the key moved.
-_SPAN_KEY: Any = getattr(getattr(trace, "propagation", None), "_SPAN_KEY", None)
-
-
-# A context's baggage, read as ``baggage.get_all`` does but without its four calls and the
-# read-only copy it makes (every request is asked, on both sides); the API's own function if its
-# key moved.
-_BAGGAGE_KEY: Any = getattr(baggage, "_BAGGAGE_KEY", None)
-_NO_BAGGAGE: Mapping[str, object] = {}
-
-
-def baggage_of(context: Context | None = None) -> Mapping[str, object]:
-    """The baggage of ``context`` (default: the current one), empty when it has none."""
-    if _BAGGAGE_KEY is None:
-        return baggage.get_all(context)
-    found = (otel_context.get_current() if context is None else context).get(_BAGGAGE_KEY)
-    return found if isinstance(found, dict) else _NO_BAGGAGE
 
 
 def _shape(textmap: Any) -> tuple[type, ...] | None:

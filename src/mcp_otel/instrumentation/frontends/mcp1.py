@@ -118,11 +118,6 @@ def _received(
     )
 
 
-def peer_cancelled(responder: Any) -> bool:
-    """mcp 1.x: the client's notifications/cancelled reached this request before its answer."""
-    return getattr(responder, "cancelled", False) is True
-
-
 def transport_closed(session: Any) -> bool:
     """The peer closed the connection: the transport closed its end of the session's read stream
     (an anyio memory stream on every mcp 1.x transport), so nothing more can arrive (EOF). A
@@ -359,7 +354,9 @@ class Mcp1FrontEnd(SdkFrontEnd):
 
     def _outcome(self, call: ServerCall, result: Any, exc: BaseException | None) -> Verdict:
         session, responder = call.owner, call.dispatch
-        cancelled_by_peer = peer_cancelled(responder)
+        # The client's notifications/cancelled reached this request before its answer (read here,
+        # not in a function of its own: every request asks).
+        cancelled_by_peer = getattr(responder, "cancelled", False) is True
         if exc is None and not cancelled_by_peer:
             if not call.answered:
                 # Returned without answering: 1.12-1.26 swallow a transport-close cancel.
