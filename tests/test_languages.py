@@ -16,11 +16,10 @@ from dataclasses import fields
 from enum import Enum
 from typing import Any
 
-import pytest
-
 from mcp_otel import semconv
 from mcp_otel.config import ENV_PREFIX, Settings
 from tests.harness import REPO_ROOT
+from tests.processes import needs
 
 NODE_DIST = REPO_ROOT / "node" / "dist" / "cjs"
 GO_MODULE = REPO_ROOT / "go"
@@ -116,9 +115,10 @@ def node_module(path: str) -> dict[str, Any]:
     return exports
 
 
-needs_node_build = pytest.mark.skipif(
-    shutil.which("node") is None or not (NODE_DIST / "semconv.js").exists(),
-    reason="the TypeScript package is not built (make node builds it)",
+needs_node_build = needs(
+    "the TypeScript package is not built (make node builds it)"
+    if shutil.which("node") is None or not (NODE_DIST / "semconv.js").exists()
+    else None
 )
 
 
@@ -272,7 +272,7 @@ def assert_the_python_verdicts(server: list[dict[str, Any]], client: list[dict[s
     assert differing == []
 
 
-needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
+needs_go = needs("go is not installed" if shutil.which("go") is None else None)
 
 
 def go_run(command: str, stdin: str = "") -> Any:
