@@ -18,15 +18,17 @@ SDKS := mcp1 mcp2
 # mcp 1.x runs on the oldest Python we support (requires-python >= 3.10) when this machine has
 # one (pyenv's, or python3.10 on PATH), so both ends of the range are tested; else on $(PYTHON).
 PYTHON_mcp1 ?= $(or $(wildcard $(shell pyenv prefix 3.10 2>/dev/null)/bin/python3.10),$(shell command -v python3.10 2>/dev/null),$(PYTHON))
-# Each pytest run has its own temporary folder (.cache/pytest/<target>), so runs side by side
-# share no file; a program the tests start (node, go, a build) that is missing fails them, never
-# skips (MCP_OTEL_REQUIRE_ALL: tests/processes.py).
+# Each pytest run has its own temporary folder (one per checkout and target, under /tmp: short
+# enough for the Unix sockets the tests make), so runs side by side share no file; a program the
+# tests start (node, go, a build) that is missing fails them, never skips (MCP_OTEL_REQUIRE_ALL:
+# tests/processes.py).
 PYTEST_RUNS := unit-mcp1 unit-mcp2 lowest-mcp1 lowest-mcp2 first-hour
+PYTEST_TMP := $(or $(TMPDIR),/tmp)/mcp-otel-pytest-$(shell printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)
 $(PYTEST_RUNS): export MCP_OTEL_REQUIRE_ALL := 1
-$(PYTEST_RUNS): | .cache/pytest
-.cache/pytest:
+$(PYTEST_RUNS): | $(PYTEST_TMP)
+$(PYTEST_TMP):
 	mkdir -p $@
-pytest_in = $(VENV)/$(1)/bin/pytest --basetemp=$(CURDIR)/.cache/pytest/$@ $(PYTEST_ARGS)
+pytest_in = $(VENV)/$(1)/bin/pytest --basetemp=$(PYTEST_TMP)/$@ $(PYTEST_ARGS)
 
 # One virtualenv per SDK major: mcp 1.x and 2.x cannot share an environment.
 $(VENV)/%/.installed: requirements/%.txt requirements/mcp1.txt requirements/mcp2.txt requirements/dev.txt requirements/test.txt pyproject.toml
@@ -54,11 +56,11 @@ typecheck: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 ONCE := tests/stack tests/test_languages.py tests/test_docs.py tests/test_layers.py tests/semconv tests/packaging tests/cli/test_assets.py
 unit: unit-mcp1 unit-mcp2
 
-unit-mcp1: $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed $(NODE_DIST) $(THIRD_PARTY) $(CONFORMANCE) system
+unit-mcp1: $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed node third-party conformance system goproxy
 	@echo ">> pytest with mcp 1.x (not run here, run with mcp 2.x: $(ONCE))"
 	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp2/bin/python $(call pytest_in,mcp1) --ignore=tests/first_hour $(addprefix --ignore=,$(ONCE))
 
-unit-mcp2: $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed $(NODE_DIST) $(THIRD_PARTY) $(CONFORMANCE) stack goproxy
+unit-mcp2: $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed node third-party conformance stack goproxy
 	@echo ">> pytest with mcp 2.x"
 	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp1/bin/python $(call pytest_in,mcp2) --ignore=tests/first_hour
 
@@ -79,14 +81,16 @@ $(VENV)/lowest-%/.installed: requirements/lowest-%.txt requirements/test.txt pyp
 
 lowest: $(LOWEST)
 # lowest-mcp2's HTTP proxy tests start the npm servers.
-lowest-mcp2: $(THIRD_PARTY)
+lowest-mcp2: third-party
 $(LOWEST): lowest-%: $(VENV)/lowest-%/.installed
 	@echo ">> pytest on the lowest versions, $@: $$($(VENV)/$@/bin/python --version), $$($(VENV)/$@/bin/pip freeze --disable-pip-version-check | grep -E '^(mcp|opentelemetry-(api|sdk|instrumentation)|wrapt)==' | tr '\n' ' ')"
 	$(call pytest_in,$@) $(LOWEST_TESTS) $(LOWEST_TESTS_$@)
 
 # A new user's first hour, per language, as the docs show it: each install page's commands run as
 # written in a fresh folder (tests/first_hour/docs_commands.py), from the clone to every outcome.
-first-hour: $(VENV)/mcp2/.installed $(CONFORMANCE)
+# Its `npm pack` in node/ rebuilds node/dist and puts a LICENSE beside it for a moment: `make
+# test` runs it after the suites that read those (FIRST_HOUR_AFTER, set by the Makefile).
+first-hour: $(VENV)/mcp2/.installed conformance | $(FIRST_HOUR_AFTER)
 	@echo ">> a new user's first hour: the docs' commands in fresh folders"
 	$(call pytest_in,mcp2) tests/first_hour
 
