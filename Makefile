@@ -13,12 +13,12 @@ include mk/system.mk mk/python.mk mk/node.mk mk/go.mk mk/stack.mk
 # each one's output printed whole when it ends: the Python suites (each in its own virtualenv and
 # temporary folder, servers on ports the system hands out), the Go and TypeScript suites (their own
 # programs, their own ports), and the builds the suites do not wait for. first-hour runs after the
-# suites that read node/dist (its `npm pack` rebuilds it). The longest first: unit-mcp2 waits for
-# the stack's programs. `make test TEST_JOBS=1` runs them one after another.
+# suites that read node/dist (its `npm pack` rebuilds it). The longest first, and unit-once early:
+# it waits for the stack's programs. `make test TEST_JOBS=1` runs them one after another.
 TEST_JOBS ?= 3
-CHECKS := unit-mcp2 unit-mcp1 go-test node-test lowest typecheck lint docs-check first-hour
+CHECKS := unit-mcp2 unit-once unit-mcp1 go-test node-test lowest typecheck lint docs-check first-hour
 test:
-	@$(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target checks FIRST_HOUR_AFTER="unit-mcp1 unit-mcp2 node-test"
+	@$(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target checks FIRST_HOUR_AFTER="unit-mcp1 unit-mcp2 unit-once node-test"
 checks: $(CHECKS)
 
 # A scripted agent and four MCP servers, run under `mcp-otel run`: the per-server table.

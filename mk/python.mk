@@ -1,7 +1,8 @@
 # Python: the package mcp-otel (src/mcp_otel) on mcp 1.x and 2.x, one virtualenv per SDK major.
 #   make lint        ruff check and ruff format --check
 #   make typecheck   mypy against each major
-#   make unit        pytest on the newest mcp 1.x and 2.x (unit-mcp1, unit-mcp2: side by side)
+#   make unit        pytest on the newest mcp 1.x and 2.x (unit-mcp1, unit-mcp2), and once what does
+#                    not depend on the SDK (unit-once): side by side
 #   make lowest      the client and server matrices on the lowest versions the metadata allows
 #                    (lowest-mcp1, lowest-mcp2: side by side)
 #   make first-hour  a new user's first hour: every install page's commands in fresh folders
@@ -10,7 +11,7 @@
 # (third-party, conformance), the stack's programs (mk/stack.mk), haproxy (mk/system.mk), go.
 # Needs: python3 (3.11 or later), and Python 3.10 (pyenv's or on PATH) for the oldest we support.
 
-.PHONY: lint typecheck unit unit-mcp1 unit-mcp2 lowest lowest-mcp1 lowest-mcp2 first-hour docs docs-check
+.PHONY: lint typecheck unit unit-mcp1 unit-mcp2 unit-once lowest lowest-mcp1 lowest-mcp2 first-hour docs docs-check
 
 PYTHON ?= python3
 VENV := .venv
@@ -22,7 +23,7 @@ PYTHON_mcp1 ?= $(or $(wildcard $(shell pyenv prefix 3.10 2>/dev/null)/bin/python
 # enough for the Unix sockets the tests make), so runs side by side share no file; a program the
 # tests start (node, go, a build) that is missing fails them, never skips (MCP_OTEL_REQUIRE_ALL:
 # tests/processes.py).
-PYTEST_RUNS := unit-mcp1 unit-mcp2 lowest-mcp1 lowest-mcp2 first-hour
+PYTEST_RUNS := unit-mcp1 unit-mcp2 unit-once lowest-mcp1 lowest-mcp2 first-hour
 PYTEST_TMP := $(or $(TMPDIR),/tmp)/mcp-otel-pytest-$(shell printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)
 $(PYTEST_RUNS): export MCP_OTEL_REQUIRE_ALL := 1
 $(PYTEST_RUNS): | $(PYTEST_TMP)
@@ -47,22 +48,22 @@ typecheck: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 	@for sdk in $(SDKS); do echo ">> mypy against $$sdk"; $(VENV)/$$sdk/bin/mypy || exit 1; done
 
 # The whole suite on each major, each run given the other major's Python for the cross-major
-# tests. Run once, with mcp 2.x (ONCE): what does not depend on the SDK the suite runs on, its
-# own tests, and the other languages' own programs: the stack (the collector's pipeline,
-# Prometheus's rules, the dashboards, the TypeScript package's spans through it), the names and
-# verdicts of TypeScript and Go against Python's, the docs' links and the layers (static), the
-# package's build and metadata (which already runs on 2.x only), the shipped assets.
-# tests/first_hour runs once, in first-hour.
-ONCE := tests/stack tests/test_languages.py tests/test_docs.py tests/test_layers.py tests/semconv tests/packaging tests/cli/test_assets.py
-unit: unit-mcp1 unit-mcp2
+# tests, but for ONCE: what does not depend on the SDK the suite runs on, its own tests and the
+# other languages' own programs, runs once, with mcp 2.x, in unit-once: the stack (the collector's
+# pipeline, Prometheus's rules, the dashboards, the TypeScript package's spans through it), the
+# names and verdicts of TypeScript and Go against Python's, the docs' links and the layers
+# (static), the package's build and metadata (already 2.x only), the shipped assets. Only
+# unit-once waits for the stack's programs. tests/first_hour runs once, in first-hour.
+ONCE := tests/stack tests/node/test_stack.py tests/test_languages.py tests/test_docs.py tests/test_layers.py tests/semconv tests/packaging tests/cli/test_assets.py
+unit: unit-mcp1 unit-mcp2 unit-once
 
-unit-mcp1: $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed node third-party conformance system goproxy
-	@echo ">> pytest with mcp 1.x (not run here, run with mcp 2.x: $(ONCE))"
-	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp2/bin/python $(call pytest_in,mcp1) --ignore=tests/first_hour $(addprefix --ignore=,$(ONCE))
+unit-mcp1 unit-mcp2: unit-%: $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed node third-party conformance system goproxy
+	@echo ">> pytest with mcp $(subst mcp,,$*).x (run once, in unit-once: $(ONCE))"
+	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/$(if $(filter mcp1,$*),mcp2,mcp1)/bin/python $(call pytest_in,$*) --ignore=tests/first_hour $(addprefix --ignore=,$(ONCE))
 
-unit-mcp2: $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed node third-party conformance stack goproxy
-	@echo ">> pytest with mcp 2.x"
-	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/mcp1/bin/python $(call pytest_in,mcp2) --ignore=tests/first_hour
+unit-once: $(VENV)/mcp2/.installed node stack
+	@echo ">> pytest with mcp 2.x, what does not depend on the SDK: $(ONCE)"
+	$(call pytest_in,mcp2) $(ONCE)
 
 # The lowest versions the package's metadata allows (requirements/lowest-*.txt), on the oldest
 # Python: the client and server matrices (the subset below), on each SDK major's lowest release.
