@@ -13,8 +13,12 @@ NODE_MODULES := node/node_modules/.package-lock.json
 $(NODE_MODULES): node/package.json node/package-lock.json
 	cd node && npm ci --no-audit --no-fund --loglevel=error
 
+# The build runs npm ci (when due) itself rather than naming it as a prerequisite: under -j, GNU
+# make starts a target whose prerequisite has just finished only after every other job it can
+# start, so behind the stack's long builds the Python suites waited minutes for this one.
 NODE_DIST := node/dist/esm/index.js
-$(NODE_DIST): $(NODE_MODULES) $(wildcard node/src/*.ts node/src/*/*.ts) node/tsconfig.json node/tsconfig.cjs.json node/scripts/build.mjs
+$(NODE_DIST): node/package.json node/package-lock.json $(wildcard node/src/*.ts node/src/*/*.ts) node/tsconfig.json node/tsconfig.cjs.json node/scripts/build.mjs
+	@$(MAKE) --no-print-directory $(NODE_MODULES)
 	cd node && npm run build
 node: $(NODE_DIST)
 

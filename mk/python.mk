@@ -57,7 +57,7 @@ typecheck: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 ONCE := tests/stack tests/node/test_stack.py tests/test_languages.py tests/test_docs.py tests/test_layers.py tests/semconv tests/packaging tests/cli/test_assets.py
 unit: unit-mcp1 unit-mcp2 unit-once
 
-unit-mcp1 unit-mcp2: unit-%: $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed node third-party conformance system goproxy
+unit-mcp1 unit-mcp2: unit-%: node $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed third-party conformance system goproxy
 	@echo ">> pytest with mcp $(subst mcp,,$*).x (run once, in unit-once: $(ONCE))"
 	MCP_OTEL_PEER_PYTHON=$(CURDIR)/$(VENV)/$(if $(filter mcp1,$*),mcp2,mcp1)/bin/python $(call pytest_in,$*) --ignore=tests/first_hour $(addprefix --ignore=,$(ONCE))
 
