@@ -176,11 +176,22 @@ def settings_of(settings: dict[str, Any]) -> Section:
         languages = languages_of(entry) & NAMED_SETTINGS
         if not languages:
             continue
-        const = "ENV_" + entry["name"].upper()
-        variables = [settings["prefix"] + entry["name"].upper(), *entry.get("fallback_variables", [])]
-        for suffix, variable in zip(("", "_FALLBACK"), variables):
-            brief = one_line(entry["brief"]) if not suffix else f"Read when {variables[0]} is unset."
-            section.items.append(Name(const + suffix, variable, "string", brief, go_camel(const + suffix), languages))
+        const, own = "ENV_" + entry["name"].upper(), settings["prefix"] + entry["name"].upper()
+        section.items.append(Name(const, own, "string", one_line(entry["brief"]), go_camel(const), languages))
+        fallbacks = entry.get("fallback_variables", [])
+        if len(fallbacks) > 1:
+            raise ValueError(f"{entry['name']}: one fallback variable at most (ENV_<NAME>_FALLBACK)")
+        for fallback in fallbacks:
+            section.items.append(
+                Name(
+                    const + "_FALLBACK",
+                    fallback,
+                    "string",
+                    f"Read when {own} is unset.",
+                    go_camel(const + "_FALLBACK"),
+                    languages,
+                )
+            )
     return section
 
 

@@ -76,10 +76,33 @@ def running(
             output.close()  # type: ignore[union-attr]
 
 
+# Set by the Makefile for every pytest run: make installs and builds everything the tests start
+# first, so under make (or in CI) a program or build not there is a broken build, never a skip.
+REQUIRE_ALL_ENV = "MCP_OTEL_REQUIRE_ALL"
+_NOT_SKIPPED = " (under make and in CI this fails, never skips: every program the tests start must be there)"
+
+
+def required() -> bool:
+    """Whether a missing program fails the tests (under make, in CI) rather than skipping them."""
+    return bool(os.environ.get("CI") or os.environ.get(REQUIRE_ALL_ENV))
+
+
+def unavailable(reason: str) -> NoReturn:
+    """A program the test runs (a toolchain, a build) is not there: under make or in CI the test
+    fails, saying so; run by hand it is skipped."""
+    if required():
+        pytest.fail(reason + _NOT_SKIPPED, pytrace=False)
+    pytest.skip(reason)
+
+
 def missing(what: str, make_target: str) -> NoReturn:
-    """Something a test runs is not installed: in CI that fails (the test command installs it);
-    elsewhere the test is skipped, saying how to install it."""
-    message = f"{what} is missing: `make {make_target}` installs it"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
+    """Something a test runs is not installed: ``unavailable``, saying how to install it."""
+    unavailable(f"{what} is missing: `make {make_target}` installs it")
+
+
+def needs(reason: str | None) -> pytest.MarkDecorator:
+    """Mark tests that need a program (a toolchain, a build): skipped when ``reason`` says what is
+    missing; under make or in CI a missing program fails their collection instead, loudly."""
+    if reason is not None and required():
+        pytest.fail(reason + _NOT_SKIPPED, pytrace=False)
+    return pytest.mark.skipif(reason is not None, reason=reason or "")

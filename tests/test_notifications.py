@@ -27,6 +27,7 @@ from tests.harness import MCP_MAJOR, open_session, stdio_parameters
 from tests.metrics.test_metrics import histogram_points
 from tests.node.conftest import Span as NodeSpan
 from tests.node.conftest import python_file_spans
+from tests.processes import unavailable
 from tests.semconv.checker import Point, Span, point_violations, span_violations
 from tests.semconv.test_conventions import spans_of
 from tests.servers import highlevel_server
@@ -265,7 +266,7 @@ async def test_the_agents_initialized_notification_is_the_parent_of_the_servers_
     it as it is (nothing dropped, the handshake completes: the call after it is served) and its
     one SERVER span of it is that span's child."""
     if server_major != MCP_MAJOR and not PEER_PYTHON:
-        pytest.skip("MCP_OTEL_PEER_PYTHON (the other major's python) not set")
+        unavailable("MCP_OTEL_PEER_PYTHON (the other major's python) not set")
     span_file, server_log = tmp_path / "server.jsonl", tmp_path / "server.log"
     python = sys.executable if server_major == MCP_MAJOR else PEER_PYTHON
     parameters = stdio_parameters(f"tests.servers.v{server_major}_server", span_file, python=python)

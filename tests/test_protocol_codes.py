@@ -57,7 +57,7 @@ from tests.harness import (
     stdio_parameters,
     streamable_http_client,
 )
-from tests.processes import LOOPBACK, free_port, missing, running
+from tests.processes import LOOPBACK, free_port, missing, needs, running
 from tests.servers import protocol_codes_server
 from tests.servers.protocol_codes_server import LINK_URL
 from tests.servers.span_file import SPAN_FILE_ENV, span_dict
@@ -72,8 +72,8 @@ pytestmark = pytest.mark.anyio
 
 MODULE = protocol_codes_server.__name__
 PEER_PYTHON = os.environ.get("MCP_OTEL_PEER_PYTHON")
-needs_peer = pytest.mark.skipif(
-    not PEER_PYTHON, reason="MCP_OTEL_PEER_PYTHON (the other major's python: an mcp 1.x server) not set"
+needs_peer = needs(
+    None if PEER_PYTHON else "MCP_OTEL_PEER_PYTHON (the other major's python: an mcp 1.x server) not set"
 )
 EVERYTHING = (
     Path(__file__).parent

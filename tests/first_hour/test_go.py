@@ -13,16 +13,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.first_hour.docs_commands import REPO_ROOT, run
+from tests.processes import needs
 
 PAGE = REPO_ROOT / "docs" / "go.md"
 CLIENT, SERVER = 3, 2  # OpenTelemetry Go's SpanKind values, as its stdout exporter writes them
 PROTOCOL = "2026-07-28"
 SERVER_NAME, SERVER_VERSION = "weather", "2.1.0"
 
-pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
+pytestmark = needs("go is not installed" if shutil.which("go") is None else None)
 
 
 def attributes(pairs: list[dict[str, Any]] | None) -> dict[str, str]:

@@ -26,7 +26,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from tests.first_hour import docs_commands
 from tests.harness import MCP_MAJOR
 from tests.otlp_receiver import receiving
-from tests.processes import missing
+from tests.processes import missing, needs
 
 REPO_ROOT = docs_commands.REPO_ROOT
 PAGE = REPO_ROOT / "docs" / "typescript.md"
@@ -38,8 +38,8 @@ CLIENT, SERVER = 3, 2
 UNSET, ERROR = 0, 2
 
 pytestmark = [
-    pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed"),
-    # Nothing here depends on the Python SDK: run once in `make test`, with the mcp 2.x suite.
+    needs("npm is not installed" if shutil.which("npm") is None else None),
+    # Nothing here depends on the Python SDK: run once in `make test`, by `make first-hour`.
     pytest.mark.skipif(MCP_MAJOR != 2, reason="run once, with mcp 2.x"),
 ]
 

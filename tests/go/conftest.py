@@ -5,7 +5,8 @@ Server; both instrumented with mcpotel), and how their spans are read.
 
 The Go programs write each span as it ends, one JSON line, in the file named by
 MCP_OTEL_GO_SPAN_FILE, with the fields tests/node/telemetry.cjs writes: tests/node/conftest.py's
-``Span`` is every language's record of one. Without ``go`` these tests are skipped.
+``Span`` is every language's record of one. Without ``go`` these tests are skipped when run by hand,
+and fail under make.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 from mcp_otel.semconv import JSONRPC_REQUEST_ID, NETWORK_TRANSPORT
 from tests.harness import REPO_ROOT
 from tests.node.conftest import Span, ts_spans
+from tests.processes import unavailable
 
 # The module of the Go programs (the library module, go/, requires no OpenTelemetry SDK).
 GO_TESTS = REPO_ROOT / "go" / "test"
@@ -43,7 +45,7 @@ def go_programs(tmp_path_factory: pytest.TempPathFactory) -> GoPrograms:
     """The Go agent and server, built from go/test (GOFLAGS and the Go caches from the environment)."""
     go = shutil.which("go")
     if go is None:
-        pytest.skip("go is not installed: the Go programs cannot be built")
+        unavailable("go is not installed: the Go programs cannot be built")
     directory = tmp_path_factory.mktemp("go-programs")
     programs = GoPrograms(directory / "crossagent", directory / "crossserver")
     for program in (programs.agent, programs.server):

@@ -51,9 +51,9 @@ from tests.node.conftest import (
     GENERATIONS,
     SERVER,
     TS_SPAN_FILE_ENV,
-    UNAVAILABLE,
     Span,
     child_of,
+    needs_node,
     python_file_spans,
     python_spans,
     tool_calls,
@@ -271,7 +271,7 @@ def test_every_go_agent_span_names_the_python_server_over_streamable_http(
         assert_the_refused_probe_names_the_server(go_spans(agent_file), "-32600", SERVER_NAME, served)
 
 
-@pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
+@needs_node
 @pytest.mark.parametrize("generation", GENERATIONS)
 def test_a_go_agents_spans_name_the_typescript_server_and_its_call_is_one_trace(
     generation: str, go_programs: GoPrograms, tmp_path: Path
@@ -384,7 +384,7 @@ TS_CALLS: list[tuple[str, int | None, dict[str, Any], dict[str, str], dict[str, 
 TS_PLAN = [{"tool": tool, **({} if abort is None else {"abortAfterMs": abort})} for tool, abort, *_ in TS_CALLS]
 
 
-@pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
+@needs_node
 @pytest.mark.parametrize("generation", GENERATIONS)
 def test_a_typescript_agents_calls_and_the_go_server_are_one_trace(
     generation: str, go_programs: GoPrograms, tmp_path: Path

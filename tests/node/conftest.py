@@ -4,7 +4,7 @@ instrumented by the built package, telemetry.cjs), and every span, whichever lan
 as one record.
 
 They need node/'s dependencies installed and the package built (the Makefile builds it before
-pytest runs); without them these tests are skipped.
+pytest runs); without them these tests are skipped when run by hand, and fail under make.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 
 from tests.harness import REPO_ROOT
+from tests.processes import needs
 
 NODE_PACKAGE = REPO_ROOT / "node"
 PROGRAMS = Path(__file__).resolve().parent
@@ -42,7 +42,7 @@ def _unavailable() -> str | None:
 
 
 UNAVAILABLE = _unavailable()
-needs_node = pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
+needs_node = needs(UNAVAILABLE)
 
 
 @dataclass(frozen=True)
