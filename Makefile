@@ -3,22 +3,23 @@
 #   mk/python.mk  the Python package: virtualenvs, lint, typecheck, unit, lowest, first-hour, docs
 #   mk/node.mk    the TypeScript package (node/) and the npm packages the Python suites start
 #   mk/go.mk      the Go module (go/)
+#   mk/rust.mk    the Rust crate (rust/)
 #   mk/stack.mk   the collector, Jaeger and the other Go programs in .cache/bin; stack-up/down
 #   mk/system.mk  the system packages (apt-get), one list installed in one place
-include mk/system.mk mk/python.mk mk/node.mk mk/go.mk mk/stack.mk
+include mk/system.mk mk/python.mk mk/node.mk mk/go.mk mk/rust.mk mk/stack.mk
 
 .PHONY: demo one-trace test checks bench clean
 
 # Every check and every suite. Those that share nothing run side by side, TEST_JOBS at a time,
 # each one's output printed whole when it ends: the Python suites (each in its own virtualenv and
-# temporary folder, servers on ports the system hands out), the Go and TypeScript suites (their own
-# programs, their own ports), and the builds the suites do not wait for. first-hour runs after the
+# temporary folder, servers on ports the system hands out), the Go, TypeScript and Rust suites (their
+# own programs, their own ports), and the builds the suites do not wait for. first-hour runs after the
 # suites that read node/dist (its `npm pack` rebuilds it). The longest first, and unit-once early:
 # it waits for the stack's programs. One at a time by default: on 2 cores, three side by side
 # made two timing-bound proxy tests fail (test_sse_proxy's server-everything exchange, test_replicas'
 # round robin: docs/index.md); `make test TEST_JOBS=3` runs three at once.
 TEST_JOBS ?= 1
-CHECKS := unit-mcp2 unit-once unit-mcp1 go-test node-test lowest typecheck lint docs-check first-hour
+CHECKS := unit-mcp2 unit-once unit-mcp1 go-test node-test rust-test lowest typecheck lint docs-check first-hour
 test:
 	@$(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target checks FIRST_HOUR_AFTER="unit-mcp1 unit-mcp2 unit-once node-test"
 checks: $(CHECKS)

@@ -5,7 +5,7 @@ spec gives (CI and the stale tests of each language say to run this command then
 
 The spec is read once into a small model (sections of :class:`Name` and :class:`EnumType`); one
 :class:`Emitter` per language turns the model into that language's module. A language is one more
-Emitter subclass and one more entry in :data:`EMITTERS` (spec/README.md: Rust's is next). Each
+Emitter subclass and one more entry in :data:`EMITTERS` (spec/README.md). Each
 generated file starts with the spec's sha256, which each language's own test recomputes from
 spec/names.yaml (no other language's toolchain needed). Stdlib and PyYAML only.
 """
@@ -27,7 +27,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec" / "names.yaml"
 SPEC_NAME = "spec/names.yaml"
-LANGUAGES = ("python", "typescript", "go")
+LANGUAGES = ("python", "typescript", "go", "rust")
 # The packages whose settings table names each variable (Go takes options and reads none).
 NAMED_SETTINGS = frozenset({"typescript"})
 # The value kinds a constant can have; the spec says it with `type` where the value alone does not.
@@ -564,8 +564,114 @@ def go_literal(value: Any) -> str:
     return repr(value)
 
 
+class RustEmitter(Emitter):
+    """Rust's names module: constants named as ``const`` says, ``enum`` kinds as Rust enums with
+    ``as_str`` (the string on spans and points), ``namespace`` kinds as a module of constants, sets
+    as slices. lib.rs declares it ``#[rustfmt::skip]``: this layout is the generator's."""
+
+    language = "rust"
+    path = "rust/src/semconv.rs"
+
+    def header(self, spec: Spec) -> str:
+        return (
+            self.stamp("//", spec)
+            + """
+//! Every name and value mcp-otel writes: attribute names, metric names, outcome values.
+//!
+//! The same strings as the Python package's `src/mcp_otel/semconv.py`, under the same constant
+//! names, all generated from one spec (docs/decisions.md rule 3: one string travels end to end,
+//! whatever language wrote the span).
+"""
+        )
+
+    def identifiers(self, item: Name | EnumType) -> list[str]:
+        if isinstance(item, EnumType):
+            return [rust_module(item.name) if item.kind == "namespace" else item.name]
+        return [item.const]
+
+    def section(self, section: Section, items: list[Name | EnumType]) -> str:
+        lines = [] if isinstance(items[0], EnumType) else heading(section.brief, "// ", self.comments)
+        for item in items:
+            if isinstance(item, EnumType):
+                lines.extend([*([""] if item is not items[0] else []), *self.enum(item)])
+            else:
+                lines.extend(wrap(item.brief or f"`{item.value}`", "/// ", self.comments))
+                lines.extend(self.const(item))
+        return "\n".join(lines) + "\n"
+
+    def const(self, name: Name) -> list[str]:
+        declared = {
+            "string": "&str",
+            "int": "i64",
+            "double[]": "&[f64]",
+            "string[]": "&[&str]",
+            "string_set": "&[&str]",
+            "int_set": "&[i64]",
+        }[name.kind]
+        lhs = f"pub const {name.const}: {declared} = "
+        if name.kind in ("string", "int"):
+            return [f"{lhs}{rust_literal(name.value)};"]
+        items = [rust_literal(value) for value in name.value]
+        flat = ", ".join(items)
+        if len(lhs) + len(flat) + 4 <= 100:
+            return [f"{lhs}&[{flat}];"]
+        return [lhs + "&[", *(f"    {item}," for item in items), "];"]
+
+    def enum(self, enum: EnumType) -> list[str]:
+        brief = enum.brief.replace("``", "`")
+        lines = wrap(brief, "/// ", self.comments)
+        if enum.kind == "namespace":
+            lines.append(f"pub mod {rust_module(enum.name)} {{")
+            for member in enum.members:
+                lines.extend(wrap(member.brief or f"`{member.value}`", "    /// ", self.comments))
+                lines.append(f"    pub const {member.const}: &str = {rust_literal(member.value)};")
+            return [*lines, "}"]
+        variants = [(rust_variant(member.id), member) for member in enum.members]
+        lines.extend(["#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]", f"pub enum {enum.name} {{"])
+        for variant, member in variants:
+            lines.extend(wrap(member.brief or f"`{member.value}`", "    /// ", self.comments))
+            lines.append(f"    {variant},")
+        lines.extend(
+            [
+                "}",
+                "",
+                f"impl {enum.name} {{",
+                "    /// Every value, in the spec's order.",
+                f"    pub const ALL: [Self; {len(variants)}] = [{', '.join('Self::' + v for v, _ in variants)}];",
+                "",
+                "    /// The value as spans and points carry it.",
+                "    #[must_use]",
+                "    pub const fn as_str(self) -> &'static str {",
+                "        match self {",
+                *(f"            Self::{variant} => {rust_literal(member.value)}," for variant, member in variants),
+                "        }",
+                "    }",
+                "}",
+            ]
+        )
+        return lines
+
+
+def rust_variant(snake: str) -> str:
+    """``input_declined`` -> ``InputDeclined``."""
+    return "".join(word.capitalize() for word in snake.split("_"))
+
+
+def rust_module(camel: str) -> str:
+    """``ErrorType`` -> ``error_type``."""
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(camel))
+
+
+def rust_literal(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
 # Every language's names module: a new language is one more Emitter here.
-EMITTERS: tuple[Emitter, ...] = (PythonEmitter(), TypeScriptEmitter(), GoEmitter())
+EMITTERS: tuple[Emitter, ...] = (PythonEmitter(), TypeScriptEmitter(), GoEmitter(), RustEmitter())
 
 
 def generate(spec: Spec | None = None) -> dict[str, str]:

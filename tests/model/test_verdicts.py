@@ -26,7 +26,7 @@ from mcp_otel.semconv import ResultType
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC = json.loads((REPO_ROOT / "spec" / "verdicts.json").read_text(encoding="utf-8"))
 CASES: list[dict[str, Any]] = SPEC["cases"]
-LANGUAGES = {"python", "typescript", "go"}
+LANGUAGES = {"python", "typescript", "go", "rust"}
 SHARED_FACTS = {"method", "answer", "rpcError", "keepMessage", "answerDeclined", "inputDeclined"}
 # The facts the Python front ends hand the classifier, by side: a case with another is refused.
 FACTS = {

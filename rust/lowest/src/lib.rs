@@ -1,0 +1,1 @@
+//! Empty: this package only runs the mcp-otel crate's tests on its lowest dependency versions.

@@ -1,0 +1,342 @@
+//! The front end of requests the application sends: [`Client`], rmcp's `RunningService` of a
+//! client with the same request methods, each one traced in the caller's own task. That is the
+//! only place where the caller's context (the CLIENT span's parent, a `tracing` span's too through
+//! tracing-opentelemetry) and a dropped call future can be seen: rmcp sends every request from
+//! its own serve loop.
+//!
+//! Each method injects the span's context into the request's `params._meta`, calls rmcp's own
+//! method (its timeouts, multi-round tool calls and cancel-on-drop kept), and classifies what that
+//! returned. A future dropped before its answer ends its span at the drop: cancelled/caller.
+
+use std::ops::Deref;
+
+use opentelemetry::Context;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, ConstString, GetPromptRequestParams,
+    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, RequestMetaObject,
+};
+use rmcp::model::{ClientRequest, GetMeta, RequestId, ServerResult};
+use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RunningService};
+use rmcp::{RoleClient, RoleServer, Service, ServiceError};
+use serde_json::Map;
+
+use crate::attributes::{self, Request, Session};
+use crate::instrument::McpOtel;
+use crate::lifecycle::{Call, Side};
+use crate::model::{self, Answer, ClientFailure};
+use crate::semconv::{OTHER_VALUE, ResultType};
+use crate::service::{Handles, rpc_error};
+
+/// A client whose every request sent through its methods gets a CLIENT span and a point
+/// (`mcp_otel::client(().serve(transport).await?)`). It dereferences to rmcp's `RunningService`
+/// for everything else (`peer()`, `cancel()`, `waiting()`); a request sent through those is not
+/// traced (docs/rust.md).
+pub struct Client<S: Service<RoleClient>> {
+    running: RunningService<RoleClient, S>,
+    otel: McpOtel,
+    session: Session,
+}
+
+/// What a client knows of its server once the handshake is over.
+pub(crate) fn session_of(peer: &Peer<RoleClient>) -> Session {
+    peer.peer_info().map_or_else(Session::default, |server| Session {
+        server_name: server.server_info.as_ref().map(|info| info.name.clone()),
+        server_version: server.server_info.as_ref().map(|info| info.version.clone()),
+        protocol_version: Some(server.protocol_version.to_string()),
+    })
+}
+
+impl<S: Service<RoleClient>> Deref for Client<S> {
+    type Target = RunningService<RoleClient, S>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.running
+    }
+}
+
+/// What a result says of itself (a tool call's `isError`; nothing for the others).
+trait Answered {
+    fn answer(&self) -> Answer {
+        Answer::default()
+    }
+}
+
+impl Answered for CallToolResult {
+    fn answer(&self) -> Answer {
+        let result_type = self
+            .result_type
+            .as_ref()
+            .and_then(|kind| ResultType::ALL.into_iter().find(|known| known.as_str() == kind.as_str()));
+        Answer { result_type, is_error: self.is_error == Some(true), action: None }
+    }
+}
+
+impl Answered for ServerResult {
+    fn answer(&self) -> Answer {
+        <RoleServer as Handles>::answer(self)
+    }
+}
+
+impl Answered for ListToolsResult {}
+impl Answered for ListPromptsResult {}
+impl Answered for ListResourcesResult {}
+impl Answered for ListResourceTemplatesResult {}
+impl Answered for GetPromptResult {}
+impl Answered for ReadResourceResult {}
+impl Answered for CompleteResult {}
+
+/// A method of rmcp's whose params carry `_meta`, traced.
+macro_rules! traced {
+    ($(#[$doc:meta])* $name:ident($Params:ty) -> $Result:ty, $method:ident, |$params:ident| ($target:expr, $uri:expr)) => {
+        $(#[$doc])*
+        ///
+        /// # Errors
+        ///
+        /// rmcp's, unchanged.
+        pub async fn $name(&self, mut params: $Params) -> Result<$Result, ServiceError> {
+            let $params = &params;
+            let method = <rmcp::model::$method as ConstString>::VALUE;
+            let call = self.open(Request { method, target: $target, uri: $uri });
+            self.inject(&call, &mut params.meta);
+            let result = self.running.$name(params).await;
+            self.sent(call, method, &result);
+            result
+        }
+    };
+    ($(#[$doc:meta])* $name:ident(Option<$Params:ty>) -> $Result:ty, $method:ident) => {
+        $(#[$doc])*
+        ///
+        /// # Errors
+        ///
+        /// rmcp's, unchanged.
+        pub async fn $name(&self, params: Option<$Params>) -> Result<$Result, ServiceError> {
+            let method = <rmcp::model::$method as ConstString>::VALUE;
+            let call = self.open(Request { method, target: None, uri: None });
+            let params = self.inject_optional(&call, params);
+            let result = self.running.$name(params).await;
+            self.sent(call, method, &result);
+            result
+        }
+    };
+}
+
+impl<S: Service<RoleClient>> Client<S> {
+    pub(crate) fn new(running: RunningService<RoleClient, S>, otel: McpOtel) -> Self {
+        let session = session_of(running.peer());
+        Self { running, otel, session }
+    }
+
+    /// rmcp's `RunningService`, unwrapped.
+    pub fn into_inner(self) -> RunningService<RoleClient, S> {
+        self.running
+    }
+
+    fn open(&self, request: Request<'_>) -> Call<'_> {
+        let shared = &self.otel.0;
+        let described = attributes::describe(request, &self.session, None, &shared.config, &shared.lifecycle.metrics);
+        shared.lifecycle.open(Side::Client, &Context::current(), described, Vec::new())
+    }
+
+    fn inject(&self, call: &Call<'_>, meta: &mut Option<RequestMetaObject>) {
+        let fields = self.fields(call);
+        if !fields.is_empty() {
+            meta.get_or_insert_with(RequestMetaObject::default).0.0.extend(fields);
+        }
+    }
+
+    /// The propagator's fields for the call's span (none when propagation is off).
+    fn fields(&self, call: &Call<'_>) -> Map<String, serde_json::Value> {
+        let shared = &self.otel.0;
+        let mut fields = Map::new();
+        if shared.config.propagate {
+            shared.propagation.inject(call.context(), &mut fields);
+        }
+        fields
+    }
+
+    /// `params` with the span's context, created for it only when there is a context to carry.
+    fn inject_optional(
+        &self,
+        call: &Call<'_>,
+        params: Option<PaginatedRequestParams>,
+    ) -> Option<PaginatedRequestParams> {
+        let mut meta = None;
+        self.inject(call, &mut meta);
+        match (params, meta) {
+            (params, None) => params,
+            (Some(mut params), Some(meta)) => {
+                params.meta.get_or_insert_with(RequestMetaObject::default).0.0.extend(meta.0.0);
+                Some(params)
+            }
+            (None, Some(meta)) => {
+                let mut params = PaginatedRequestParams::default();
+                params.meta = Some(meta);
+                Some(params)
+            }
+        }
+    }
+
+    /// Finishes `call` from what rmcp returned to the caller.
+    fn sent<T: Answered>(&self, call: Call<'_>, method: &str, result: &Result<T, ServiceError>) {
+        finish(call, method, result, self.otel.0.config.capture_content, Vec::new());
+    }
+
+    /// rmcp's `send_request`, traced: any request, by its method (and what it names).
+    ///
+    /// # Errors
+    ///
+    /// rmcp's, unchanged.
+    pub async fn send_request(&self, mut request: ClientRequest) -> Result<ServerResult, ServiceError> {
+        let method = request.method().to_owned();
+        let call = self.open(<RoleServer as Handles>::request(&request));
+        request.get_meta_mut().0.0.extend(self.fields(&call));
+        let result = self.running.send_request(request).await;
+        self.sent(call, &method, &result);
+        result
+    }
+
+    /// rmcp's `send_request_with_option` (its timeout, its handle to cancel through), traced: the
+    /// span ends when the returned request is answered, cancelled, or dropped.
+    ///
+    /// # Errors
+    ///
+    /// rmcp's, unchanged (a request it could not send is finished as failed).
+    pub async fn send_request_with_option(
+        &self,
+        mut request: ClientRequest,
+        options: PeerRequestOptions,
+    ) -> Result<TracedRequest<'_>, ServiceError> {
+        let method = request.method().to_owned();
+        let call = self.open(<RoleServer as Handles>::request(&request));
+        request.get_meta_mut().0.0.extend(self.fields(&call));
+        let keep_message = self.otel.0.config.capture_content;
+        match self.running.send_request_with_option(request, options).await {
+            Ok(handle) => Ok(TracedRequest { handle, call, method, keep_message }),
+            Err(error) => {
+                let result: Result<ServerResult, ServiceError> = Err(error);
+                finish(call, &method, &result, keep_message, Vec::new());
+                Err(result.err().unwrap_or(ServiceError::TransportClosed))
+            }
+        }
+    }
+
+    traced!(
+        /// rmcp's `call_tool`, traced: `tools/call {name}`.
+        call_tool(CallToolRequestParams) -> CallToolResult, CallToolRequestMethod, |params| (Some(&*params.name), None)
+    );
+    traced!(
+        /// rmcp's `get_prompt`, traced: `prompts/get {name}`.
+        get_prompt(GetPromptRequestParams) -> GetPromptResult, GetPromptRequestMethod, |params| (Some(params.name.as_str()), None)
+    );
+    traced!(
+        /// rmcp's `read_resource`, traced.
+        read_resource(ReadResourceRequestParams) -> ReadResourceResult, ReadResourceRequestMethod, |params| (None, Some(params.uri.as_str()))
+    );
+    traced!(
+        /// rmcp's `complete`, traced.
+        complete(CompleteRequestParams) -> CompleteResult, CompleteRequestMethod, |_params| (None, None)
+    );
+    traced!(
+        /// rmcp's `list_tools`, traced.
+        list_tools(Option<PaginatedRequestParams>) -> ListToolsResult, ListToolsRequestMethod
+    );
+    traced!(
+        /// rmcp's `list_prompts`, traced.
+        list_prompts(Option<PaginatedRequestParams>) -> ListPromptsResult, ListPromptsRequestMethod
+    );
+    traced!(
+        /// rmcp's `list_resources`, traced.
+        list_resources(Option<PaginatedRequestParams>) -> ListResourcesResult, ListResourcesRequestMethod
+    );
+    traced!(
+        /// rmcp's `list_resource_templates`, traced.
+        list_resource_templates(Option<PaginatedRequestParams>) -> ListResourceTemplatesResult, ListResourceTemplatesRequestMethod
+    );
+}
+
+/// A request sent with options, in flight: rmcp's `RequestHandle` with its span.
+pub struct TracedRequest<'a> {
+    handle: RequestHandle<RoleClient>,
+    call: Call<'a>,
+    method: String,
+    keep_message: bool,
+}
+
+impl TracedRequest<'_> {
+    /// The request's JSON-RPC id.
+    pub const fn id(&self) -> &RequestId {
+        &self.handle.id
+    }
+
+    /// Waits for the answer (rmcp's `await_response`).
+    ///
+    /// # Errors
+    ///
+    /// rmcp's, unchanged: its timeout, a cancel, the peer's error, a closed transport.
+    pub async fn await_response(self) -> Result<ServerResult, ServiceError> {
+        let Self { handle, call, method, keep_message } = self;
+        let id = id_attribute(&handle.id);
+        let result = handle.await_response().await;
+        finish(call, &method, &result, keep_message, vec![id]);
+        result
+    }
+
+    /// Cancels the request (rmcp's `cancel`: `notifications/cancelled` with `reason`): the
+    /// caller's cancel, cancelled/caller.
+    ///
+    /// # Errors
+    ///
+    /// rmcp's, unchanged: the notification could not be sent.
+    pub async fn cancel(self, reason: Option<String>) -> Result<(), ServiceError> {
+        let Self { handle, call, method, keep_message } = self;
+        let id = id_attribute(&handle.id);
+        let result = handle.cancel(reason).await;
+        let cancelled: Result<ServerResult, _> = Err(ServiceError::Cancelled { reason: None });
+        finish(call, &method, &cancelled, keep_message, vec![id]);
+        result
+    }
+}
+
+fn id_attribute(id: &RequestId) -> opentelemetry::KeyValue {
+    opentelemetry::KeyValue::new(crate::semconv::JSONRPC_REQUEST_ID, id.to_string())
+}
+
+/// Classifies what rmcp returned for a request and finishes its call.
+fn finish<T: Answered>(
+    call: Call<'_>,
+    method: &str,
+    result: &Result<T, ServiceError>,
+    keep_message: bool,
+    late: Vec<opentelemetry::KeyValue>,
+) {
+    let verdict = match result {
+        Ok(value) => model::classify_client_result(&value.answer(), false, false),
+        Err(error) => model::classify_client_failure(&failure(error, method, keep_message)),
+    };
+    call.finish(&verdict, late);
+}
+
+/// What a failed send's error says, as the classifier takes it.
+fn failure(error: &ServiceError, method: &str, keep_message: bool) -> ClientFailure {
+    let mut facts = ClientFailure { keep_message, method: method.to_owned(), ..ClientFailure::default() };
+    match error {
+        ServiceError::McpError(error) => facts.rpc = Some(rpc_error(error)),
+        // rmcp's answer to a cancel of this request: from its caller, through its RequestHandle.
+        ServiceError::Cancelled { .. } => facts.caller_cancelled = true,
+        ServiceError::Timeout { .. } => facts.timed_out = true,
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => facts.connection_closed = true,
+        other => error_name(other).clone_into(&mut facts.error_name),
+    }
+    facts
+}
+
+/// `error.type` of an rmcp error the model has no fact for: its variant's name.
+const fn error_name(error: &ServiceError) -> &'static str {
+    match error {
+        ServiceError::UnexpectedResponse => "UnexpectedResponse",
+        ServiceError::SubscriptionLagged { .. } => "SubscriptionLagged",
+        ServiceError::InputRequiredRoundsExceeded { .. } => "InputRequiredRoundsExceeded",
+        _ => OTHER_VALUE,
+    }
+}

@@ -1,0 +1,63 @@
+//! One instrumentation ([`McpOtel`]): its settings, tracer, metrics and propagator, shared by the
+//! services and clients it wraps; and the process-wide default the crate's functions use.
+
+use std::sync::{Arc, OnceLock};
+
+use opentelemetry::global::BoxedTracer;
+use opentelemetry::metrics::Meter;
+use opentelemetry::propagation::TextMapPropagator;
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, Service};
+
+use crate::client::Client;
+use crate::lifecycle::Lifecycle;
+use crate::metrics::CallMetrics;
+use crate::options::{Builder, Config};
+use crate::propagation::Propagation;
+use crate::service::Instrumented;
+
+/// mcp-otel for rmcp: wraps services (requests handled: SERVER spans) and clients (requests the
+/// application sends: CLIENT spans). Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct McpOtel(pub(crate) Arc<Shared>);
+
+pub(crate) struct Shared {
+    pub(crate) config: Config,
+    pub(crate) lifecycle: Lifecycle,
+    pub(crate) propagation: Propagation,
+}
+
+impl McpOtel {
+    /// A builder of the options.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    pub(crate) fn new(
+        tracer: BoxedTracer,
+        meter: &Meter,
+        propagator: Option<Arc<dyn TextMapPropagator + Send + Sync>>,
+        config: Config,
+    ) -> Self {
+        let metrics = CallMetrics::new(meter, config.max_metric_names);
+        let propagation = propagator.map_or(Propagation::Global, Propagation::Configured);
+        Self(Arc::new(Shared { config, lifecycle: Lifecycle::new(tracer, metrics), propagation }))
+    }
+
+    /// The process-wide default, on the global providers as they are at its first use (set them
+    /// before the first [`service`](crate::service) or [`client`](crate::client) call).
+    pub fn global() -> &'static Self {
+        static GLOBAL: OnceLock<McpOtel> = OnceLock::new();
+        GLOBAL.get_or_init(|| Builder::default().build())
+    }
+
+    /// `service` with a SERVER span for every request it handles.
+    pub fn service<S>(&self, service: S) -> Instrumented<S> {
+        Instrumented::new(service, self.clone())
+    }
+
+    /// `running` with a CLIENT span for every request sent through the returned client.
+    pub fn client<S: Service<RoleClient>>(&self, running: RunningService<RoleClient, S>) -> Client<S> {
+        Client::new(running, self.clone())
+    }
+}

@@ -1,0 +1,115 @@
+//! A request's life on one side, as in the other languages: opened once (its span started with
+//! all its attributes, its clock running), finished exactly once (classified, its outcome written
+//! on its span, the same outcome recorded as its one point). A request answered with no result yet
+//! has no point.
+//!
+//! In Rust a request's future can be dropped before it is answered (`tokio::select!`, a timeout
+//! around the call, an aborted task): a [`Call`] dropped unfinished finishes itself then, at the
+//! drop, not when an answer arrives later.
+
+use std::time::Instant;
+
+use opentelemetry::baggage::BaggageExt;
+use opentelemetry::global::BoxedTracer;
+use opentelemetry::trace::{Link, SpanBuilder, SpanKind, TraceContextExt, Tracer};
+use opentelemetry::{Context, KeyValue};
+
+use crate::attributes::Described;
+use crate::metrics::CallMetrics;
+use crate::model::{Outcome, Verdict, bounded};
+use crate::semconv::{CancelReason, GEN_AI_CONVERSATION_ID, error_type};
+use crate::writer::finish_span;
+
+/// A conversation id from baggage (the application's, or a peer's) is bounded.
+const MAX_CONVERSATION_ID: usize = 256;
+
+/// Which side of a request this is: its sender (a CLIENT span) or its receiver (a SERVER span).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    Client = 0,
+    Server = 1,
+}
+
+pub(crate) struct Lifecycle {
+    tracer: BoxedTracer,
+    pub(crate) metrics: CallMetrics,
+}
+
+impl Lifecycle {
+    pub(crate) const fn new(tracer: BoxedTracer, metrics: CallMetrics) -> Self {
+        Self { tracer, metrics }
+    }
+
+    /// Starts the span of a request on `side`, a child of `parent` (linked to `links`).
+    pub(crate) fn open(&self, side: Side, parent: &Context, request: Described, links: Vec<Link>) -> Call<'_> {
+        let Described { name, tool_call, mut attributes, point } = request;
+        if let Some(conversation) = parent.baggage().get(GEN_AI_CONVERSATION_ID) {
+            let conversation = bounded(conversation.as_str(), MAX_CONVERSATION_ID).into_owned();
+            attributes.push(KeyValue::new(GEN_AI_CONVERSATION_ID, conversation));
+        }
+        let kind = if side == Side::Client { SpanKind::Client } else { SpanKind::Server };
+        let mut builder = SpanBuilder::from_name(name).with_kind(kind).with_attributes(attributes);
+        if !links.is_empty() {
+            builder = builder.with_links(links);
+        }
+        let span = self.tracer.build_with_context(builder, parent);
+        Call {
+            lifecycle: self,
+            side,
+            tool_call,
+            cx: parent.with_span(span),
+            point,
+            started: Instant::now(),
+            done: false,
+        }
+    }
+}
+
+/// One request in flight on one side.
+#[allow(clippy::struct_field_names)] // `tool_call`: a tools/call, the house word in every language
+pub(crate) struct Call<'a> {
+    lifecycle: &'a Lifecycle,
+    side: Side,
+    tool_call: bool,
+    cx: Context,
+    point: Vec<KeyValue>,
+    started: Instant,
+    done: bool,
+}
+
+impl Call<'_> {
+    /// The span's context: the parent of what the request causes, and what is injected.
+    pub(crate) const fn context(&self) -> &Context {
+        &self.cx
+    }
+
+    /// Writes `verdict` (and `late` attributes) on the span and ends it, then records the same
+    /// outcome as its point.
+    pub(crate) fn finish(mut self, verdict: &Verdict, late: Vec<KeyValue>) {
+        self.end(verdict, late);
+    }
+
+    fn end(&mut self, verdict: &Verdict, late: Vec<KeyValue>) {
+        self.done = true;
+        finish_span(&self.cx.span(), verdict, self.tool_call, late);
+        if let Verdict::Finished(outcome) = verdict {
+            self.lifecycle.metrics.record(self.side, self.started.elapsed(), &self.point, outcome, self.tool_call);
+        }
+    }
+}
+
+impl Drop for Call<'_> {
+    /// A request dropped before it was answered: on its sender, the caller dropped the call's
+    /// future (cancelled/caller, the same as the other languages' abort); on its receiver, the
+    /// handler's task ended with no answer (the server shutting down, or a panic).
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let outcome = match self.side {
+            Side::Client => Outcome::cancelled(CancelReason::Caller),
+            Side::Server => Outcome::failed(error_type::SHUTDOWN, "the handler ended with no answer", None),
+        };
+        self.end(&Verdict::Finished(outcome), Vec::new());
+    }
+}

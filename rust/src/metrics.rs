@@ -1,0 +1,115 @@
+//! The operation-duration histograms: one point per finished request, for every outcome
+//! (cancelled included) and whether or not its span was sampled, with the span's own outcome
+//! attributes. Names from peers are bounded: the first `max_metric_names` distinct ones are kept,
+//! later ones read `_OTHER`; the methods the specification defines always pass.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::{Histogram, Meter};
+
+use crate::lifecycle::Side;
+use crate::model::Outcome;
+use crate::semconv::{
+    DURATION_BUCKETS, DURATION_UNIT, KNOWN_METHODS, MCP_CLIENT_OPERATION_DURATION, MCP_SERVER_OPERATION_DURATION,
+    OTHER_VALUE,
+};
+use crate::writer::outcome_attributes;
+
+/// Which bound admits a point attribute's value.
+#[derive(Clone, Copy)]
+pub(crate) enum Bound {
+    Method,
+    Tool,
+    Prompt,
+    Server,
+}
+
+pub(crate) struct CallMetrics {
+    durations: [Histogram<f64>; 2],
+    methods: NameBound,
+    tools: NameBound,
+    prompts: NameBound,
+    servers: NameBound,
+}
+
+fn duration_histogram(meter: &Meter, name: &'static str, description: &'static str) -> Histogram<f64> {
+    meter
+        .f64_histogram(name)
+        .with_unit(DURATION_UNIT)
+        .with_description(description)
+        .with_boundaries(DURATION_BUCKETS.to_vec())
+        .build()
+}
+
+impl CallMetrics {
+    pub(crate) fn new(meter: &Meter, max_names: usize) -> Self {
+        Self {
+            durations: [
+                duration_histogram(
+                    meter,
+                    MCP_CLIENT_OPERATION_DURATION,
+                    "Duration of MCP requests as their sender saw them.",
+                ),
+                duration_histogram(
+                    meter,
+                    MCP_SERVER_OPERATION_DURATION,
+                    "Duration of MCP requests as their receiver handled them.",
+                ),
+            ],
+            methods: NameBound::new(max_names, KNOWN_METHODS),
+            tools: NameBound::new(max_names, &[]),
+            prompts: NameBound::new(max_names, &[]),
+            servers: NameBound::new(max_names, &[]),
+        }
+    }
+
+    /// `value` of `key` on a point, admitted by its bound (or `_OTHER`).
+    pub(crate) fn point_attribute(&self, key: &'static str, value: &str, bound: Bound) -> KeyValue {
+        let bound = match bound {
+            Bound::Method => &self.methods,
+            Bound::Tool => &self.tools,
+            Bound::Prompt => &self.prompts,
+            Bound::Server => &self.servers,
+        };
+        KeyValue::new(key, if bound.admit(value) { value.to_owned() } else { OTHER_VALUE.to_owned() })
+    }
+
+    /// Records one request of `side` that took `elapsed`, with its point's attributes and outcome.
+    pub(crate) fn record(&self, side: Side, elapsed: Duration, point: &[KeyValue], outcome: &Outcome, tool_call: bool) {
+        let mut attributes = Vec::with_capacity(point.len() + 6);
+        attributes.extend_from_slice(point);
+        attributes.extend(outcome_attributes(outcome, tool_call));
+        self.durations[side as usize].record(elapsed.as_secs_f64(), &attributes);
+    }
+}
+
+/// Admits the first `limit` distinct names (and every name of `always`).
+struct NameBound {
+    limit: usize,
+    always: &'static [&'static str],
+    names: Mutex<HashSet<String>>,
+}
+
+impl NameBound {
+    fn new(limit: usize, always: &'static [&'static str]) -> Self {
+        Self { limit, always, names: Mutex::default() }
+    }
+
+    fn admit(&self, name: &str) -> bool {
+        if self.always.contains(&name) {
+            return true;
+        }
+        let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        if names.contains(name) {
+            return true;
+        }
+        if names.len() >= self.limit {
+            return false;
+        }
+        names.insert(name.to_owned());
+        true
+    }
+}

@@ -1,0 +1,250 @@
+//! The front end of requests handled: [`Instrumented`], an rmcp [`Service`] around the
+//! application's (a `ServerHandler`'s requests from its clients; a `ClientHandler`'s sampling,
+//! elicitation and roots requests from its server). With `client.rs` the only code that reads
+//! rmcp's requests, results and errors.
+//!
+//! What rmcp tells a service: the request (its `_meta` moved into the `RequestContext`), its
+//! JSON-RPC id, and the request's cancellation token, which rmcp cancels when the client's
+//! `notifications/cancelled` arrives (rmcp then drops the handler's answer) and again after every
+//! answer. So the token is read the moment the handler returns: cancelled then, the client
+//! cancelled the request (docs/rust.md says what a closed connection looks like).
+
+use std::borrow::Cow;
+
+use opentelemetry::context::FutureExt;
+use opentelemetry::trace::{Link, TraceContextExt};
+use rmcp::model::{
+    ClientRequest, ClientResult, ConstString, ElicitationAction, ErrorData, ProtocolVersion, ServerRequest,
+    ServerResult,
+};
+use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceRole};
+use rmcp::{RoleClient, RoleServer, Service};
+
+use crate::attributes::{self, Request, Session};
+use crate::instrument::McpOtel;
+use crate::lifecycle::Side;
+use crate::model::{self, Answer, RpcError, ServerEnd};
+use crate::semconv::{KNOWN_METHODS, METHOD_ELICITATION_CREATE, OTHER_VALUE, ResultType};
+
+/// A service whose every handled request gets a SERVER span and a point
+/// (`mcp_otel::service(handler).serve(transport)`).
+pub struct Instrumented<S> {
+    inner: S,
+    otel: McpOtel,
+}
+
+impl<S> Instrumented<S> {
+    pub(crate) const fn new(inner: S, otel: McpOtel) -> Self {
+        Self { inner, otel }
+    }
+
+    /// The application's service.
+    pub const fn inner(&self) -> &S {
+        &self.inner
+    }
+}
+
+/// What the front end reads of each role's requests and results (rmcp's types, per side).
+pub(crate) trait Handles: ServiceRole {
+    /// The request's method and what it names.
+    fn request(request: &Self::PeerReq) -> Request<'_>;
+    /// What a result says of itself.
+    fn answer(response: &Self::Resp) -> Answer;
+    /// What this side knows of the server it serves or is served by.
+    fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> Session;
+}
+
+impl Handles for RoleServer {
+    fn request(request: &ClientRequest) -> Request<'_> {
+        let (target, uri) = match request {
+            ClientRequest::CallToolRequest(r) => (Some(&*r.params.name), None),
+            ClientRequest::GetPromptRequest(r) => (Some(r.params.name.as_str()), None),
+            ClientRequest::ReadResourceRequest(r) => (None, Some(r.params.uri.as_str())),
+            ClientRequest::SubscribeRequest(r) => (None, Some(r.params.uri.as_str())),
+            ClientRequest::UnsubscribeRequest(r) => (None, Some(r.params.uri.as_str())),
+            _ => (None, None),
+        };
+        Request { method: request.method(), target, uri }
+    }
+
+    fn answer(response: &ServerResult) -> Answer {
+        match response {
+            ServerResult::CallToolResult(result) => Answer {
+                result_type: result.result_type.as_ref().and_then(|kind| result_type(kind.as_str())),
+                is_error: result.is_error == Some(true),
+                action: None,
+            },
+            ServerResult::InputRequiredResult(_) => {
+                Answer { result_type: Some(ResultType::InputRequired), ..Answer::default() }
+            }
+            ServerResult::CreateTaskResult(_) => Answer { result_type: Some(ResultType::Task), ..Answer::default() },
+            _ => Answer::default(),
+        }
+    }
+
+    fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> Session {
+        let info = service.get_info();
+        Session {
+            server_name: Some(info.server_info.name),
+            server_version: Some(info.server_info.version),
+            protocol_version: peer.peer_info().map(|client| client.protocol_version.to_string()),
+        }
+    }
+}
+
+impl Handles for RoleClient {
+    fn request(request: &ServerRequest) -> Request<'_> {
+        let method = match request {
+            ServerRequest::PingRequest(r) => r.method.as_str(),
+            ServerRequest::CreateMessageRequest(r) => r.method.as_str(),
+            ServerRequest::ListRootsRequest(r) => r.method.as_str(),
+            ServerRequest::ElicitRequest(r) => r.method.as_str(),
+            ServerRequest::CustomRequest(r) => r.method.as_str(),
+            // A request a later rmcp adds: named by the constant of our spec it is (or _OTHER).
+            other => known_method(other),
+        };
+        Request { method, target: None, uri: None }
+    }
+
+    fn answer(response: &ClientResult) -> Answer {
+        match response {
+            ClientResult::ElicitResult(result) => {
+                Answer { action: Some(action(&result.action).to_owned()), ..Answer::default() }
+            }
+            _ => Answer::default(),
+        }
+    }
+
+    fn session<S: Service<Self>>(_: &S, peer: &Peer<Self>) -> Session {
+        crate::client::session_of(peer)
+    }
+}
+
+/// A request type this crate does not know yet, by its wire name when the spec has it.
+fn known_method(request: &ServerRequest) -> &'static str {
+    let method = serde_json::to_value(request).ok();
+    let method = method.as_ref().and_then(|value| value.get("method")).and_then(serde_json::Value::as_str);
+    KNOWN_METHODS.iter().copied().find(|known| Some(*known) == method).unwrap_or(OTHER_VALUE)
+}
+
+fn result_type(kind: &str) -> Option<ResultType> {
+    ResultType::ALL.into_iter().find(|known| known.as_str() == kind)
+}
+
+fn action(action: &ElicitationAction) -> &'static str {
+    match action {
+        ElicitationAction::Accept => "accept",
+        ElicitationAction::Decline => "decline",
+        ElicitationAction::Cancel => "cancel",
+        #[allow(unreachable_patterns)]
+        // non_exhaustive: a later action is none of the declining ones
+        _ => "other",
+    }
+}
+
+/// A JSON-RPC error as the classifier takes it.
+pub(crate) fn rpc_error(error: &ErrorData) -> RpcError {
+    RpcError { code: i64::from(error.code.0), message: error.message.to_string() }
+}
+
+impl<S> Instrumented<S> {
+    async fn handle<R: Handles>(&self, request: R::PeerReq, context: RequestContext<R>) -> Result<R::Resp, ErrorData>
+    where
+        S: Service<R>,
+    {
+        let shared = &self.otel.0;
+        let described = R::request(&request);
+        let method = described.method.to_owned();
+        let session = R::session(&self.inner, &context.peer);
+        let request_attributes = attributes::describe(
+            described,
+            &session,
+            Some(context.id.to_string()),
+            &shared.config,
+            &shared.lifecycle.metrics,
+        );
+        let remote = shared.propagation.extract(&context.meta.0.0);
+        let (parent, links) = match remote {
+            Some(remote) if shared.config.trust_remote_context => (remote, Vec::new()),
+            Some(remote) => {
+                let link = Link::with_context(remote.span().span_context().clone());
+                (opentelemetry::Context::new(), vec![link])
+            }
+            None => (opentelemetry::Context::new(), Vec::new()),
+        };
+        let call = shared.lifecycle.open(Side::Server, &parent, request_attributes, links);
+        let token = context.ct.clone();
+        let result = self.inner.handle_request(request, context).with_context(call.context().clone()).await;
+        // Now, before rmcp cancels the token after every answer.
+        let cancelled = token.is_cancelled();
+        let (answer, rpc) = match &result {
+            Ok(response) => (Some(R::answer(response)), None),
+            Err(error) => (None, Some(rpc_error(error))),
+        };
+        let answer_declined = method == METHOD_ELICITATION_CREATE
+            && answer.as_ref().is_some_and(|answer| model::is_declined_answer(&method, answer, rpc.as_ref()));
+        let verdict = model::classify_server_call(&ServerEnd {
+            answer,
+            rpc,
+            peer_cancelled: cancelled,
+            keep_message: shared.config.capture_content,
+            answer_declined,
+            method,
+            ..ServerEnd::default()
+        });
+        call.finish(&verdict, Vec::new());
+        result
+    }
+}
+
+impl<S: Service<RoleServer>> Service<RoleServer> for Instrumented<S> {
+    fn handle_request(
+        &self,
+        request: <RoleServer as ServiceRole>::PeerReq,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<<RoleServer as ServiceRole>::Resp, ErrorData>> + Send + '_ {
+        self.handle(request, context)
+    }
+
+    fn handle_notification(
+        &self,
+        notification: <RoleServer as ServiceRole>::PeerNot,
+        context: NotificationContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + Send + '_ {
+        self.inner.handle_notification(notification, context)
+    }
+
+    fn get_info(&self) -> <RoleServer as ServiceRole>::Info {
+        self.inner.get_info()
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        self.inner.supported_protocol_versions()
+    }
+}
+
+impl<S: Service<RoleClient>> Service<RoleClient> for Instrumented<S> {
+    fn handle_request(
+        &self,
+        request: <RoleClient as ServiceRole>::PeerReq,
+        context: RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<<RoleClient as ServiceRole>::Resp, ErrorData>> + Send + '_ {
+        self.handle(request, context)
+    }
+
+    fn handle_notification(
+        &self,
+        notification: <RoleClient as ServiceRole>::PeerNot,
+        context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + Send + '_ {
+        self.inner.handle_notification(notification, context)
+    }
+
+    fn get_info(&self) -> <RoleClient as ServiceRole>::Info {
+        self.inner.get_info()
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        self.inner.supported_protocol_versions()
+    }
+}
