@@ -42,7 +42,25 @@ impl Lifecycle {
 
     /// Starts the span of a request on `side`, a child of `parent` (linked to `links`).
     pub(crate) fn open(&self, side: Side, parent: &Context, request: Described, links: Vec<Link>) -> Call<'_> {
-        let Described { name, tool_call, mut attributes, point } = request;
+        let Described { name, tool_call, attributes, point } = request;
+        let cx = self.start(side, parent, name, attributes, links);
+        Call { lifecycle: self, side, tool_call, cx, point, started: Instant::now(), done: false }
+    }
+
+    /// Starts the span of a notification sent or received (no outcome, no point): the caller ends
+    /// it (`cx.span().end()`).
+    pub(crate) fn notification(&self, side: Side, parent: &Context, request: Described, links: Vec<Link>) -> Context {
+        self.start(side, parent, request.name, request.attributes, links)
+    }
+
+    fn start(
+        &self,
+        side: Side,
+        parent: &Context,
+        name: String,
+        mut attributes: Vec<KeyValue>,
+        links: Vec<Link>,
+    ) -> Context {
         if let Some(conversation) = parent.baggage().get(GEN_AI_CONVERSATION_ID) {
             let conversation = bounded(conversation.as_str(), MAX_CONVERSATION_ID).into_owned();
             attributes.push(KeyValue::new(GEN_AI_CONVERSATION_ID, conversation));
@@ -53,15 +71,7 @@ impl Lifecycle {
             builder = builder.with_links(links);
         }
         let span = self.tracer.build_with_context(builder, parent);
-        Call {
-            lifecycle: self,
-            side,
-            tool_call,
-            cx: parent.with_span(span),
-            point,
-            started: Instant::now(),
-            done: false,
-        }
+        parent.with_span(span)
     }
 }
 

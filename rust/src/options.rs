@@ -20,6 +20,7 @@ pub(crate) fn scope() -> InstrumentationScope {
 
 /// The settings of one [`McpOtel`]; defaults as every language's (docs/configuration.md).
 #[derive(Clone, Debug)]
+#[allow(clippy::struct_excessive_bools)] // the settings, each on or off as in every language
 pub(crate) struct Config {
     pub(crate) propagate: bool,
     pub(crate) capture_content: bool,
@@ -29,6 +30,7 @@ pub(crate) struct Config {
     pub(crate) server_name: Option<String>,
     pub(crate) server_version: Option<String>,
     pub(crate) trust_remote_context: bool,
+    pub(crate) trace_progress_and_logs: bool,
 }
 
 impl Default for Config {
@@ -42,6 +44,7 @@ impl Default for Config {
             server_name: None,
             server_version: None,
             trust_remote_context: true,
+            trace_progress_and_logs: false,
         }
     }
 }
@@ -125,6 +128,13 @@ impl Builder {
     /// off: a link to it only.
     pub fn trust_remote_context(mut self, on: bool) -> Self {
         self.config.trust_remote_context = on;
+        self
+    }
+
+    /// Spans for `notifications/progress` and `notifications/message` too (default: off; a long
+    /// call can send hundreds).
+    pub fn trace_progress_and_logs(mut self, on: bool) -> Self {
+        self.config.trace_progress_and_logs = on;
         self
     }
 

@@ -14,8 +14,8 @@ use std::borrow::Cow;
 use opentelemetry::context::FutureExt;
 use opentelemetry::trace::{Link, TraceContextExt};
 use rmcp::model::{
-    ClientRequest, ClientResult, ConstString, ElicitationAction, ErrorData, ProtocolVersion, ServerRequest,
-    ServerResult,
+    ClientNotification, ClientRequest, ClientResult, ConstString, ElicitationAction, ErrorData, ProtocolVersion,
+    ServerNotification, ServerRequest, ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service};
@@ -24,7 +24,7 @@ use crate::attributes::{self, Request, Session};
 use crate::instrument::McpOtel;
 use crate::lifecycle::Side;
 use crate::model::{self, Answer, RpcError, ServerEnd};
-use crate::semconv::{KNOWN_METHODS, METHOD_ELICITATION_CREATE, OTHER_VALUE, ResultType};
+use crate::semconv::{FREQUENT_NOTIFICATIONS, KNOWN_METHODS, METHOD_ELICITATION_CREATE, OTHER_VALUE, ResultType};
 
 /// A service whose every handled request gets a SERVER span and a point
 /// (`mcp_otel::service(handler).serve(transport)`).
@@ -52,6 +52,8 @@ pub(crate) trait Handles: ServiceRole {
     fn answer(response: &Self::Resp) -> Answer;
     /// What this side knows of the server it serves or is served by.
     fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> Session;
+    /// A notification's method.
+    fn notification(notification: &Self::PeerNot) -> &str;
 }
 
 impl Handles for RoleServer {
@@ -90,6 +92,18 @@ impl Handles for RoleServer {
             protocol_version: peer.peer_info().map(|client| client.protocol_version.to_string()),
         }
     }
+
+    fn notification(notification: &ClientNotification) -> &str {
+        match notification {
+            ClientNotification::CancelledNotification(n) => n.method.as_str(),
+            ClientNotification::ProgressNotification(n) => n.method.as_str(),
+            ClientNotification::InitializedNotification(n) => n.method.as_str(),
+            ClientNotification::RootsListChangedNotification(n) => n.method.as_str(),
+            ClientNotification::CustomNotification(n) => n.method.as_str(),
+            #[allow(unreachable_patterns)] // a later rmcp's
+            other => wire_method(other),
+        }
+    }
 }
 
 impl Handles for RoleClient {
@@ -101,7 +115,7 @@ impl Handles for RoleClient {
             ServerRequest::ElicitRequest(r) => r.method.as_str(),
             ServerRequest::CustomRequest(r) => r.method.as_str(),
             // A request a later rmcp adds: named by the constant of our spec it is (or _OTHER).
-            other => known_method(other),
+            other => wire_method(other),
         };
         Request { method, target: None, uri: None }
     }
@@ -118,11 +132,26 @@ impl Handles for RoleClient {
     fn session<S: Service<Self>>(_: &S, peer: &Peer<Self>) -> Session {
         crate::client::session_of(peer)
     }
+
+    fn notification(notification: &ServerNotification) -> &str {
+        match notification {
+            ServerNotification::CancelledNotification(n) => n.method.as_str(),
+            ServerNotification::ProgressNotification(n) => n.method.as_str(),
+            ServerNotification::LoggingMessageNotification(n) => n.method.as_str(),
+            ServerNotification::ResourceUpdatedNotification(n) => n.method.as_str(),
+            ServerNotification::ResourceListChangedNotification(n) => n.method.as_str(),
+            ServerNotification::ToolListChangedNotification(n) => n.method.as_str(),
+            ServerNotification::PromptListChangedNotification(n) => n.method.as_str(),
+            ServerNotification::CustomNotification(n) => n.method.as_str(),
+            other => wire_method(other),
+        }
+    }
 }
 
-/// A request type this crate does not know yet, by its wire name when the spec has it.
-fn known_method(request: &ServerRequest) -> &'static str {
-    let method = serde_json::to_value(request).ok();
+/// A message of a type this crate does not match, by its wire name when the spec has it (else
+/// `_OTHER`: a name from a peer is never a span name unbounded).
+fn wire_method(message: &impl serde::Serialize) -> &'static str {
+    let method = serde_json::to_value(message).ok();
     let method = method.as_ref().and_then(|value| value.get("method")).and_then(serde_json::Value::as_str);
     KNOWN_METHODS.iter().copied().find(|known| Some(*known) == method).unwrap_or(OTHER_VALUE)
 }
@@ -148,6 +177,44 @@ pub(crate) fn rpc_error(error: &ErrorData) -> RpcError {
 }
 
 impl<S> Instrumented<S> {
+    /// A notification received: a SERVER span around its handling, no outcome and no point
+    /// (progress and log messages only when asked: they come by the hundred).
+    async fn notified<R: Handles>(
+        &self,
+        notification: R::PeerNot,
+        context: NotificationContext<R>,
+    ) -> Result<(), ErrorData>
+    where
+        S: Service<R>,
+    {
+        let shared = &self.otel.0;
+        let method = R::notification(&notification);
+        if FREQUENT_NOTIFICATIONS.contains(&method) && !shared.config.trace_progress_and_logs {
+            return self.inner.handle_notification(notification, context).await;
+        }
+        let request = Request { method, target: None, uri: None };
+        let session = R::session(&self.inner, &context.peer);
+        let described = attributes::describe(request, &session, None, &shared.config, &shared.lifecycle.metrics);
+        let (parent, links) = self.parent(&context.meta.0.0);
+        let cx = shared.lifecycle.notification(Side::Server, &parent, described, links);
+        let result = self.inner.handle_notification(notification, context).with_context(cx.clone()).await;
+        cx.span().end();
+        result
+    }
+
+    /// A received message's parent: the sender's context in `_meta`, or, not trusted, a link to it.
+    fn parent(&self, meta: &serde_json::Map<String, serde_json::Value>) -> (opentelemetry::Context, Vec<Link>) {
+        let shared = &self.otel.0;
+        match shared.propagation.extract(meta) {
+            Some(remote) if shared.config.trust_remote_context => (remote, Vec::new()),
+            Some(remote) => {
+                let link = Link::with_context(remote.span().span_context().clone());
+                (opentelemetry::Context::new(), vec![link])
+            }
+            None => (opentelemetry::Context::new(), Vec::new()),
+        }
+    }
+
     async fn handle<R: Handles>(&self, request: R::PeerReq, context: RequestContext<R>) -> Result<R::Resp, ErrorData>
     where
         S: Service<R>,
@@ -163,15 +230,7 @@ impl<S> Instrumented<S> {
             &shared.config,
             &shared.lifecycle.metrics,
         );
-        let remote = shared.propagation.extract(&context.meta.0.0);
-        let (parent, links) = match remote {
-            Some(remote) if shared.config.trust_remote_context => (remote, Vec::new()),
-            Some(remote) => {
-                let link = Link::with_context(remote.span().span_context().clone());
-                (opentelemetry::Context::new(), vec![link])
-            }
-            None => (opentelemetry::Context::new(), Vec::new()),
-        };
+        let (parent, links) = self.parent(&context.meta.0.0);
         let call = shared.lifecycle.open(Side::Server, &parent, request_attributes, links);
         let token = context.ct.clone();
         let result = self.inner.handle_request(request, context).with_context(call.context().clone()).await;
@@ -211,7 +270,7 @@ impl<S: Service<RoleServer>> Service<RoleServer> for Instrumented<S> {
         notification: <RoleServer as ServiceRole>::PeerNot,
         context: NotificationContext<RoleServer>,
     ) -> impl Future<Output = Result<(), ErrorData>> + Send + '_ {
-        self.inner.handle_notification(notification, context)
+        self.notified(notification, context)
     }
 
     fn get_info(&self) -> <RoleServer as ServiceRole>::Info {
@@ -237,7 +296,7 @@ impl<S: Service<RoleClient>> Service<RoleClient> for Instrumented<S> {
         notification: <RoleClient as ServiceRole>::PeerNot,
         context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = Result<(), ErrorData>> + Send + '_ {
-        self.inner.handle_notification(notification, context)
+        self.notified(notification, context)
     }
 
     fn get_info(&self) -> <RoleClient as ServiceRole>::Info {

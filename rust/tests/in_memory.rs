@@ -254,3 +254,21 @@ async fn a_tracing_span_is_the_client_spans_parent() {
     assert_eq!(sent.parent_span_id, step.span_context.span_id());
     assert_eq!(sent.span_context.trace_id(), step.span_context.trace_id());
 }
+
+#[tokio::test]
+async fn a_notification_received_is_a_server_span_with_no_outcome() {
+    let telemetry = Telemetry::new();
+    let otel = telemetry.otel();
+    let (_client, _server) = connect(&otel, &otel, Weather::default()).await;
+    let initialized = telemetry.wait_for("notifications/initialized", SpanKind::Server).await;
+    assert_eq!(attribute(&initialized, "mcp.method.name"), yes("notifications/initialized"));
+    assert_eq!(attribute(&initialized, "mcp.server.name"), yes("weather"));
+    assert_eq!(outcome(&initialized), (None, None, None, false));
+    let methods: Vec<String> = telemetry
+        .points("mcp.server.operation.duration")
+        .into_iter()
+        .filter_map(|(attributes, _)| attributes.into_iter().find(|(key, _)| key == "mcp.method.name"))
+        .map(|(_, method)| method)
+        .collect();
+    assert_eq!(methods, ["initialize"], "the handshake's request has a point, its notification none");
+}
