@@ -17,7 +17,7 @@ use opentelemetry::{Context, KeyValue};
 use crate::attributes::Described;
 use crate::metrics::CallMetrics;
 use crate::model::{Outcome, Verdict, bounded};
-use crate::semconv::{CancelReason, GEN_AI_CONVERSATION_ID, error_type};
+use crate::semconv::{CancelReason, GEN_AI_CONVERSATION_ID, MCP_PROTOCOL_VERSION, error_type};
 use crate::writer::finish_span;
 
 /// A conversation id from baggage (the application's, or a peer's) is bounded.
@@ -101,6 +101,8 @@ impl Call<'_> {
 
     fn end(&mut self, verdict: &Verdict, late: Vec<KeyValue>) {
         self.done = true;
+        // A protocol version learnt at the end (the handshake's answer) is on the point too.
+        self.point.extend(late.iter().filter(|kv| kv.key.as_str() == MCP_PROTOCOL_VERSION).cloned());
         finish_span(&self.cx.span(), verdict, self.tool_call, late);
         if let Verdict::Finished(outcome) = verdict {
             self.lifecycle.metrics.record(self.side, self.started.elapsed(), &self.point, outcome, self.tool_call);

@@ -11,6 +11,7 @@
 
 use std::borrow::Cow;
 
+use opentelemetry::KeyValue;
 use opentelemetry::context::FutureExt;
 use opentelemetry::trace::{Link, TraceContextExt};
 use rmcp::model::{
@@ -24,7 +25,10 @@ use crate::attributes::{self, Request, Session};
 use crate::instrument::McpOtel;
 use crate::lifecycle::Side;
 use crate::model::{self, Answer, RpcError, ServerEnd};
-use crate::semconv::{FREQUENT_NOTIFICATIONS, KNOWN_METHODS, METHOD_ELICITATION_CREATE, OTHER_VALUE, ResultType};
+use crate::semconv::{
+    FREQUENT_NOTIFICATIONS, KNOWN_METHODS, MCP_PROTOCOL_VERSION, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE,
+    OTHER_VALUE, ResultType,
+};
 
 /// A service whose every handled request gets a SERVER span and a point
 /// (`mcp_otel::service(handler).serve(transport)`).
@@ -54,6 +58,11 @@ pub(crate) trait Handles: ServiceRole {
     fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> Session;
     /// A notification's method.
     fn notification(notification: &Self::PeerNot) -> &str;
+    /// The protocol version the answer to `initialize` agreed.
+    fn negotiated(response: &Self::Resp) -> Option<String> {
+        let _ = response;
+        None
+    }
 }
 
 impl Handles for RoleServer {
@@ -90,6 +99,13 @@ impl Handles for RoleServer {
             server_name: Some(info.server_info.name),
             server_version: Some(info.server_info.version),
             protocol_version: peer.peer_info().map(|client| client.protocol_version.to_string()),
+        }
+    }
+
+    fn negotiated(response: &ServerResult) -> Option<String> {
+        match response {
+            ServerResult::InitializeResult(result) => Some(result.protocol_version.to_string()),
+            _ => None,
         }
     }
 
@@ -222,7 +238,12 @@ impl<S> Instrumented<S> {
         let shared = &self.otel.0;
         let described = R::request(&request);
         let method = described.method.to_owned();
-        let session = R::session(&self.inner, &context.peer);
+        let mut session = R::session(&self.inner, &context.peer);
+        // Before its answer, the handshake's version is the one the client asked for.
+        let handshake = method == METHOD_INITIALIZE;
+        if handshake {
+            session.protocol_version = None;
+        }
         let request_attributes = attributes::describe(
             described,
             &session,
@@ -251,7 +272,9 @@ impl<S> Instrumented<S> {
             method,
             ..ServerEnd::default()
         });
-        call.finish(&verdict, Vec::new());
+        let negotiated = result.as_ref().ok().filter(|_| handshake).and_then(R::negotiated);
+        let late = negotiated.map(|version| KeyValue::new(MCP_PROTOCOL_VERSION, version)).into_iter().collect();
+        call.finish(&verdict, late);
         result
     }
 }

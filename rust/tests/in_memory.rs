@@ -264,6 +264,10 @@ async fn a_notification_received_is_a_server_span_with_no_outcome() {
     assert_eq!(attribute(&initialized, "mcp.method.name"), yes("notifications/initialized"));
     assert_eq!(attribute(&initialized, "mcp.server.name"), yes("weather"));
     assert_eq!(outcome(&initialized), (None, None, None, false));
+    // The handshake's span states the version it agreed, as every later span does.
+    let handshake = telemetry.span("initialize", SpanKind::Server);
+    assert_eq!(outcome(&handshake), (yes("ok"), None, None, false));
+    assert_eq!(attribute(&handshake, "mcp.protocol.version"), attribute(&initialized, "mcp.protocol.version"));
     let methods: Vec<String> = telemetry
         .points("mcp.server.operation.duration")
         .into_iter()

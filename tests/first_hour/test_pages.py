@@ -12,7 +12,7 @@ import pytest
 from tests.first_hour.docs_commands import REPO_ROOT, blocks
 
 DOCS = REPO_ROOT / "docs"
-PAGES = [REPO_ROOT / "README.md", DOCS / "instrument.md", DOCS / "typescript.md", DOCS / "go.md"]
+PAGES = [REPO_ROOT / "README.md", DOCS / "instrument.md", DOCS / "typescript.md", DOCS / "go.md", DOCS / "rust.md"]
 TESTS = Path(__file__).parent
 
 

@@ -1,0 +1,100 @@
+"""A new user's first hour with Rust, from docs/rust.md alone: in an empty folder, the page's
+commands as written (a clone of this checkout, a crate of the user's own with `cargo add --path`),
+its example program saved from the page's snippets, built and run. The agent and the server it
+starts write their spans as JSON lines (the page's own exporter); this test reads them: each call
+is one trace, and every span and status is exactly what the page's table says.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tests.first_hour.docs_commands import REPO_ROOT, run
+from tests.processes import needs
+
+PAGE = REPO_ROOT / "docs" / "rust.md"
+PROTOCOL = "2025-11-25"  # what rmcp 3.11's server agrees with its own client
+SERVER = {"mcp.server.name": "weather", "mcp.server.version": "2.1.0", "mcp.protocol.version": PROTOCOL}
+ROOT = "0" * 16
+
+pytestmark = needs("cargo is not installed" if shutil.which("cargo") is None else None)
+
+
+def spans(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def tool_call(tool: str, **outcome: str) -> dict[str, str]:
+    return (
+        {"mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool}
+        | SERVER
+        | outcome
+    )
+
+
+OK = {"mcp.request.outcome": "ok", "tool.outcome": "ok"}
+TOOL_ERROR = {"mcp.request.outcome": "failed", "tool.outcome": "failed", "error.type": "tool_error"}
+TIMEOUT = {"mcp.request.outcome": "failed", "tool.outcome": "failed", "error.type": "timeout"}
+ERROR, UNSET = 'Error { description: "" }', "Unset"
+
+
+def cancelled(reason: str) -> dict[str, str]:
+    return {
+        "mcp.request.outcome": "cancelled",
+        "tool.outcome": "cancelled",
+        "mcp.request.cancel.reason": reason,
+        "tool.cancel.reason": reason,
+    }
+
+
+BY_CALLER, BY_CLIENT = cancelled("caller"), cancelled("client")
+# Each call of the agent: its span name, its CLIENT span's attributes and status, its SERVER span's
+# (which also has the request's id: the client's, only when sent with send_request_with_option).
+CALLS = [
+    ("tools/call forecast", tool_call("forecast", **OK), UNSET, tool_call("forecast", **OK), UNSET),
+    ("tools/call forecast", tool_call("forecast", **TOOL_ERROR), ERROR, tool_call("forecast", **TOOL_ERROR), ERROR),
+    ("tools/call radar", tool_call("radar", **BY_CALLER), UNSET, tool_call("radar", **BY_CLIENT), UNSET),
+    ("tools/call radar", tool_call("radar", **TIMEOUT) | {"jsonrpc.request.id": "4"}, ERROR,
+     tool_call("radar", **BY_CLIENT), UNSET),
+]  # fmt: skip
+
+
+def test_the_pages_agent_and_server_as_written(tmp_path: Path) -> None:
+    folder = tmp_path / "user"
+    folder.mkdir()
+    completed = run([PAGE], "rust", folder)
+    assert completed.stdout.splitlines() == [
+        "forecast: sunny in Paris (isError false)",
+        "forecast: which city? (isError true)",
+        "radar: deadline has elapsed",
+        "radar: request timeout after PT0.2S",
+    ]
+    weather = folder / "weather"
+    agent, server = spans(weather / "agent-spans.json"), spans(weather / "server-spans.json")
+
+    # The agent's spans, in the order they ended: one CLIENT span per call, each a root.
+    assert [(s["name"], s["kind"], s["attributes"], s["status"]) for s in agent] == [
+        (name, "Client", said, status) for name, said, status, *_ in CALLS
+    ]
+    assert {s["parent"] for s in agent} == {ROOT}
+    # The server's: each call's SERVER span the child of the agent's CLIENT span, in its trace.
+    by_parent = {s["parent"]: s for s in server}
+    for index, ((name, _, _, said, status), client) in enumerate(zip(CALLS, agent, strict=True)):
+        received = by_parent[client["span"]]
+        assert (received["name"], received["kind"], received["trace"]) == (name, "Server", client["trace"])
+        assert (received["attributes"], received["status"]) == (said | {"jsonrpc.request.id": str(index + 1)}, status)
+    # The handshake, and the notifications rmcp sends itself (no trace context): roots.
+    others = [(s["name"], s["attributes"]) for s in server if s["parent"] == ROOT]
+    assert others == [
+        (
+            "initialize",
+            {"mcp.method.name": "initialize", "jsonrpc.request.id": "0", "mcp.request.outcome": "ok"} | SERVER,
+        ),
+        ("notifications/initialized", {"mcp.method.name": "notifications/initialized"} | SERVER),
+        ("notifications/cancelled", {"mcp.method.name": "notifications/cancelled"} | SERVER),
+        ("notifications/cancelled", {"mcp.method.name": "notifications/cancelled"} | SERVER),
+    ]
+    assert len(server) == len(CALLS) + 4
