@@ -17,16 +17,15 @@ use rmcp::model::{
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, RequestMetaObject,
 };
 use rmcp::model::{ClientRequest, GetMeta, RequestId, ServerResult};
-use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RunningService};
+use rmcp::service::{PeerRequestOptions, RequestHandle, RunningService};
 use rmcp::{RoleClient, RoleServer, Service, ServiceError};
 use serde_json::Map;
 
 use crate::attributes::{self, Request, Session};
+use crate::facts::{Answered, Handles, failure, session_of};
 use crate::instrument::McpOtel;
 use crate::lifecycle::{Call, Side};
-use crate::model::{self, Answer, ClientFailure};
-use crate::semconv::{OTHER_VALUE, ResultType};
-use crate::service::{Handles, rpc_error};
+use crate::model::{self};
 
 /// A client whose every request sent through its methods gets a CLIENT span and a point
 /// (`mcp_otel::client(().serve(transport).await?)`). It dereferences to rmcp's `RunningService`
@@ -38,15 +37,6 @@ pub struct Client<S: Service<RoleClient>> {
     session: Session,
 }
 
-/// What a client knows of its server once the handshake is over.
-pub(crate) fn session_of(peer: &Peer<RoleClient>) -> Session {
-    peer.peer_info().map_or_else(Session::default, |server| Session {
-        server_name: server.server_info.as_ref().map(|info| info.name.clone()),
-        server_version: server.server_info.as_ref().map(|info| info.version.clone()),
-        protocol_version: Some(server.protocol_version.to_string()),
-    })
-}
-
 impl<S: Service<RoleClient>> Deref for Client<S> {
     type Target = RunningService<RoleClient, S>;
 
@@ -54,37 +44,6 @@ impl<S: Service<RoleClient>> Deref for Client<S> {
         &self.running
     }
 }
-
-/// What a result says of itself (a tool call's `isError`; nothing for the others).
-trait Answered {
-    fn answer(&self) -> Answer {
-        Answer::default()
-    }
-}
-
-impl Answered for CallToolResult {
-    fn answer(&self) -> Answer {
-        let result_type = self
-            .result_type
-            .as_ref()
-            .and_then(|kind| ResultType::ALL.into_iter().find(|known| known.as_str() == kind.as_str()));
-        Answer { result_type, is_error: self.is_error == Some(true), action: None }
-    }
-}
-
-impl Answered for ServerResult {
-    fn answer(&self) -> Answer {
-        <RoleServer as Handles>::answer(self)
-    }
-}
-
-impl Answered for ListToolsResult {}
-impl Answered for ListPromptsResult {}
-impl Answered for ListResourcesResult {}
-impl Answered for ListResourceTemplatesResult {}
-impl Answered for GetPromptResult {}
-impl Answered for ReadResourceResult {}
-impl Answered for CompleteResult {}
 
 /// A method of rmcp's whose params carry `_meta`, traced.
 macro_rules! traced {
@@ -315,28 +274,4 @@ fn finish<T: Answered>(
         Err(error) => model::classify_client_failure(&failure(error, method, keep_message)),
     };
     call.finish(&verdict, late);
-}
-
-/// What a failed send's error says, as the classifier takes it.
-fn failure(error: &ServiceError, method: &str, keep_message: bool) -> ClientFailure {
-    let mut facts = ClientFailure { keep_message, method: method.to_owned(), ..ClientFailure::default() };
-    match error {
-        ServiceError::McpError(error) => facts.rpc = Some(rpc_error(error)),
-        // rmcp's answer to a cancel of this request: from its caller, through its RequestHandle.
-        ServiceError::Cancelled { .. } => facts.caller_cancelled = true,
-        ServiceError::Timeout { .. } => facts.timed_out = true,
-        ServiceError::TransportClosed | ServiceError::TransportSend(_) => facts.connection_closed = true,
-        other => error_name(other).clone_into(&mut facts.error_name),
-    }
-    facts
-}
-
-/// `error.type` of an rmcp error the model has no fact for: its variant's name.
-const fn error_name(error: &ServiceError) -> &'static str {
-    match error {
-        ServiceError::UnexpectedResponse => "UnexpectedResponse",
-        ServiceError::SubscriptionLagged { .. } => "SubscriptionLagged",
-        ServiceError::InputRequiredRoundsExceeded { .. } => "InputRequiredRoundsExceeded",
-        _ => OTHER_VALUE,
-    }
 }

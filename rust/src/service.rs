@@ -1,7 +1,6 @@
 //! The front end of requests handled: [`Instrumented`], an rmcp [`Service`] around the
 //! application's (a `ServerHandler`'s requests from its clients; a `ClientHandler`'s sampling,
-//! elicitation and roots requests from its server). With `client.rs` the only code that reads
-//! rmcp's requests, results and errors.
+//! elicitation and roots requests from its server). What rmcp's types say is read in `facts.rs`.
 //!
 //! What rmcp tells a service: the request (its `_meta` moved into the `RequestContext`), its
 //! JSON-RPC id, and the request's cancellation token, which rmcp cancels when the client's
@@ -14,21 +13,16 @@ use std::borrow::Cow;
 use opentelemetry::KeyValue;
 use opentelemetry::context::FutureExt;
 use opentelemetry::trace::{Link, TraceContextExt};
-use rmcp::model::{
-    ClientNotification, ClientRequest, ClientResult, ConstString, ElicitationAction, ErrorData, ProtocolVersion,
-    ServerNotification, ServerRequest, ServerResult,
-};
-use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceRole};
+use rmcp::model::{ErrorData, ProtocolVersion};
+use rmcp::service::{NotificationContext, RequestContext, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service};
 
-use crate::attributes::{self, Request, Session};
+use crate::attributes::{self, Request};
+use crate::facts::{Handles, rpc_error};
 use crate::instrument::McpOtel;
 use crate::lifecycle::Side;
-use crate::model::{self, Answer, RpcError, ServerEnd};
-use crate::semconv::{
-    FREQUENT_NOTIFICATIONS, KNOWN_METHODS, MCP_PROTOCOL_VERSION, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE,
-    OTHER_VALUE, ResultType,
-};
+use crate::model::{self, ServerEnd};
+use crate::semconv::{FREQUENT_NOTIFICATIONS, MCP_PROTOCOL_VERSION, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE};
 
 /// A service whose every handled request gets a SERVER span and a point
 /// (`mcp_otel::service(handler).serve(transport)`).
@@ -46,150 +40,6 @@ impl<S> Instrumented<S> {
     pub const fn inner(&self) -> &S {
         &self.inner
     }
-}
-
-/// What the front end reads of each role's requests and results (rmcp's types, per side).
-pub(crate) trait Handles: ServiceRole {
-    /// The request's method and what it names.
-    fn request(request: &Self::PeerReq) -> Request<'_>;
-    /// What a result says of itself.
-    fn answer(response: &Self::Resp) -> Answer;
-    /// What this side knows of the server it serves or is served by.
-    fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> Session;
-    /// A notification's method.
-    fn notification(notification: &Self::PeerNot) -> &str;
-    /// The protocol version the answer to `initialize` agreed.
-    fn negotiated(response: &Self::Resp) -> Option<String> {
-        let _ = response;
-        None
-    }
-}
-
-impl Handles for RoleServer {
-    fn request(request: &ClientRequest) -> Request<'_> {
-        let (target, uri) = match request {
-            ClientRequest::CallToolRequest(r) => (Some(&*r.params.name), None),
-            ClientRequest::GetPromptRequest(r) => (Some(r.params.name.as_str()), None),
-            ClientRequest::ReadResourceRequest(r) => (None, Some(r.params.uri.as_str())),
-            ClientRequest::SubscribeRequest(r) => (None, Some(r.params.uri.as_str())),
-            ClientRequest::UnsubscribeRequest(r) => (None, Some(r.params.uri.as_str())),
-            _ => (None, None),
-        };
-        Request { method: request.method(), target, uri }
-    }
-
-    fn answer(response: &ServerResult) -> Answer {
-        match response {
-            ServerResult::CallToolResult(result) => Answer {
-                result_type: result.result_type.as_ref().and_then(|kind| result_type(kind.as_str())),
-                is_error: result.is_error == Some(true),
-                action: None,
-            },
-            ServerResult::InputRequiredResult(_) => {
-                Answer { result_type: Some(ResultType::InputRequired), ..Answer::default() }
-            }
-            ServerResult::CreateTaskResult(_) => Answer { result_type: Some(ResultType::Task), ..Answer::default() },
-            _ => Answer::default(),
-        }
-    }
-
-    fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> Session {
-        let info = service.get_info();
-        Session {
-            server_name: Some(info.server_info.name),
-            server_version: Some(info.server_info.version),
-            protocol_version: peer.peer_info().map(|client| client.protocol_version.to_string()),
-        }
-    }
-
-    fn negotiated(response: &ServerResult) -> Option<String> {
-        match response {
-            ServerResult::InitializeResult(result) => Some(result.protocol_version.to_string()),
-            _ => None,
-        }
-    }
-
-    fn notification(notification: &ClientNotification) -> &str {
-        match notification {
-            ClientNotification::CancelledNotification(n) => n.method.as_str(),
-            ClientNotification::ProgressNotification(n) => n.method.as_str(),
-            ClientNotification::InitializedNotification(n) => n.method.as_str(),
-            ClientNotification::RootsListChangedNotification(n) => n.method.as_str(),
-            ClientNotification::CustomNotification(n) => n.method.as_str(),
-            #[allow(unreachable_patterns)] // a later rmcp's
-            other => wire_method(other),
-        }
-    }
-}
-
-impl Handles for RoleClient {
-    fn request(request: &ServerRequest) -> Request<'_> {
-        let method = match request {
-            ServerRequest::PingRequest(r) => r.method.as_str(),
-            ServerRequest::CreateMessageRequest(r) => r.method.as_str(),
-            ServerRequest::ListRootsRequest(r) => r.method.as_str(),
-            ServerRequest::ElicitRequest(r) => r.method.as_str(),
-            ServerRequest::CustomRequest(r) => r.method.as_str(),
-            // A request a later rmcp adds: named by the constant of our spec it is (or _OTHER).
-            other => wire_method(other),
-        };
-        Request { method, target: None, uri: None }
-    }
-
-    fn answer(response: &ClientResult) -> Answer {
-        match response {
-            ClientResult::ElicitResult(result) => {
-                Answer { action: Some(action(&result.action).to_owned()), ..Answer::default() }
-            }
-            _ => Answer::default(),
-        }
-    }
-
-    fn session<S: Service<Self>>(_: &S, peer: &Peer<Self>) -> Session {
-        crate::client::session_of(peer)
-    }
-
-    fn notification(notification: &ServerNotification) -> &str {
-        match notification {
-            ServerNotification::CancelledNotification(n) => n.method.as_str(),
-            ServerNotification::ProgressNotification(n) => n.method.as_str(),
-            ServerNotification::LoggingMessageNotification(n) => n.method.as_str(),
-            ServerNotification::ResourceUpdatedNotification(n) => n.method.as_str(),
-            ServerNotification::ResourceListChangedNotification(n) => n.method.as_str(),
-            ServerNotification::ToolListChangedNotification(n) => n.method.as_str(),
-            ServerNotification::PromptListChangedNotification(n) => n.method.as_str(),
-            ServerNotification::CustomNotification(n) => n.method.as_str(),
-            other => wire_method(other),
-        }
-    }
-}
-
-/// A message of a type this crate does not match, by its wire name when the spec has it (else
-/// `_OTHER`: a name from a peer is never a span name unbounded).
-fn wire_method(message: &impl serde::Serialize) -> &'static str {
-    let method = serde_json::to_value(message).ok();
-    let method = method.as_ref().and_then(|value| value.get("method")).and_then(serde_json::Value::as_str);
-    KNOWN_METHODS.iter().copied().find(|known| Some(*known) == method).unwrap_or(OTHER_VALUE)
-}
-
-fn result_type(kind: &str) -> Option<ResultType> {
-    ResultType::ALL.into_iter().find(|known| known.as_str() == kind)
-}
-
-fn action(action: &ElicitationAction) -> &'static str {
-    match action {
-        ElicitationAction::Accept => "accept",
-        ElicitationAction::Decline => "decline",
-        ElicitationAction::Cancel => "cancel",
-        #[allow(unreachable_patterns)]
-        // non_exhaustive: a later action is none of the declining ones
-        _ => "other",
-    }
-}
-
-/// A JSON-RPC error as the classifier takes it.
-pub(crate) fn rpc_error(error: &ErrorData) -> RpcError {
-    RpcError { code: i64::from(error.code.0), message: error.message.to_string() }
 }
 
 impl<S> Instrumented<S> {

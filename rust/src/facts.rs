@@ -1,0 +1,223 @@
+//! What rmcp's types say, as the classifier's facts: the only module that reads rmcp's requests,
+//! results, notifications, errors and peers (both front ends, `service.rs` and `client.rs`, hand
+//! what they receive here). A type a later rmcp adds is read by its wire name, never guessed.
+
+use rmcp::model::{
+    CallToolResult, ClientNotification, ClientRequest, ClientResult, CompleteResult, ConstString, ElicitationAction,
+    ErrorData, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    ReadResourceResult, ServerNotification, ServerRequest, ServerResult,
+};
+use rmcp::service::{Peer, ServiceRole};
+use rmcp::{RoleClient, RoleServer, Service, ServiceError};
+
+use crate::attributes::{Request, Session};
+use crate::model::{Answer, ClientFailure, RpcError};
+use crate::semconv::{KNOWN_METHODS, OTHER_VALUE, ResultType};
+
+/// What the front end reads of each role's requests and results (rmcp's types, per side).
+pub(crate) trait Handles: ServiceRole {
+    /// The request's method and what it names.
+    fn request(request: &Self::PeerReq) -> Request<'_>;
+    /// What a result says of itself.
+    fn answer(response: &Self::Resp) -> Answer;
+    /// What this side knows of the server it serves or is served by.
+    fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> Session;
+    /// A notification's method.
+    fn notification(notification: &Self::PeerNot) -> &str;
+    /// The protocol version the answer to `initialize` agreed.
+    fn negotiated(response: &Self::Resp) -> Option<String> {
+        let _ = response;
+        None
+    }
+}
+
+impl Handles for RoleServer {
+    fn request(request: &ClientRequest) -> Request<'_> {
+        let (target, uri) = match request {
+            ClientRequest::CallToolRequest(r) => (Some(&*r.params.name), None),
+            ClientRequest::GetPromptRequest(r) => (Some(r.params.name.as_str()), None),
+            ClientRequest::ReadResourceRequest(r) => (None, Some(r.params.uri.as_str())),
+            ClientRequest::SubscribeRequest(r) => (None, Some(r.params.uri.as_str())),
+            ClientRequest::UnsubscribeRequest(r) => (None, Some(r.params.uri.as_str())),
+            _ => (None, None),
+        };
+        Request { method: request.method(), target, uri }
+    }
+
+    fn answer(response: &ServerResult) -> Answer {
+        match response {
+            ServerResult::CallToolResult(result) => Answer {
+                result_type: result.result_type.as_ref().and_then(|kind| result_type(kind.as_str())),
+                is_error: result.is_error == Some(true),
+                action: None,
+            },
+            ServerResult::InputRequiredResult(_) => {
+                Answer { result_type: Some(ResultType::InputRequired), ..Answer::default() }
+            }
+            ServerResult::CreateTaskResult(_) => Answer { result_type: Some(ResultType::Task), ..Answer::default() },
+            _ => Answer::default(),
+        }
+    }
+
+    fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> Session {
+        let info = service.get_info();
+        Session {
+            server_name: Some(info.server_info.name),
+            server_version: Some(info.server_info.version),
+            protocol_version: peer.peer_info().map(|client| client.protocol_version.to_string()),
+        }
+    }
+
+    fn negotiated(response: &ServerResult) -> Option<String> {
+        match response {
+            ServerResult::InitializeResult(result) => Some(result.protocol_version.to_string()),
+            _ => None,
+        }
+    }
+
+    fn notification(notification: &ClientNotification) -> &str {
+        match notification {
+            ClientNotification::CancelledNotification(n) => n.method.as_str(),
+            ClientNotification::ProgressNotification(n) => n.method.as_str(),
+            ClientNotification::InitializedNotification(n) => n.method.as_str(),
+            ClientNotification::RootsListChangedNotification(n) => n.method.as_str(),
+            ClientNotification::CustomNotification(n) => n.method.as_str(),
+            #[allow(unreachable_patterns)] // a later rmcp's
+            other => wire_method(other),
+        }
+    }
+}
+
+impl Handles for RoleClient {
+    fn request(request: &ServerRequest) -> Request<'_> {
+        let method = match request {
+            ServerRequest::PingRequest(r) => r.method.as_str(),
+            ServerRequest::CreateMessageRequest(r) => r.method.as_str(),
+            ServerRequest::ListRootsRequest(r) => r.method.as_str(),
+            ServerRequest::ElicitRequest(r) => r.method.as_str(),
+            ServerRequest::CustomRequest(r) => r.method.as_str(),
+            // A request a later rmcp adds: named by the constant of our spec it is (or _OTHER).
+            other => wire_method(other),
+        };
+        Request { method, target: None, uri: None }
+    }
+
+    fn answer(response: &ClientResult) -> Answer {
+        match response {
+            ClientResult::ElicitResult(result) => {
+                Answer { action: Some(action(&result.action).to_owned()), ..Answer::default() }
+            }
+            _ => Answer::default(),
+        }
+    }
+
+    fn session<S: Service<Self>>(_: &S, peer: &Peer<Self>) -> Session {
+        session_of(peer)
+    }
+
+    fn notification(notification: &ServerNotification) -> &str {
+        match notification {
+            ServerNotification::CancelledNotification(n) => n.method.as_str(),
+            ServerNotification::ProgressNotification(n) => n.method.as_str(),
+            ServerNotification::LoggingMessageNotification(n) => n.method.as_str(),
+            ServerNotification::ResourceUpdatedNotification(n) => n.method.as_str(),
+            ServerNotification::ResourceListChangedNotification(n) => n.method.as_str(),
+            ServerNotification::ToolListChangedNotification(n) => n.method.as_str(),
+            ServerNotification::PromptListChangedNotification(n) => n.method.as_str(),
+            ServerNotification::CustomNotification(n) => n.method.as_str(),
+            other => wire_method(other),
+        }
+    }
+}
+
+/// A message of a type this crate does not match, by its wire name when the spec has it (else
+/// `_OTHER`: a name from a peer is never a span name unbounded).
+fn wire_method(message: &impl serde::Serialize) -> &'static str {
+    let method = serde_json::to_value(message).ok();
+    let method = method.as_ref().and_then(|value| value.get("method")).and_then(serde_json::Value::as_str);
+    KNOWN_METHODS.iter().copied().find(|known| Some(*known) == method).unwrap_or(OTHER_VALUE)
+}
+
+fn result_type(kind: &str) -> Option<ResultType> {
+    ResultType::ALL.into_iter().find(|known| known.as_str() == kind)
+}
+
+fn action(action: &ElicitationAction) -> &'static str {
+    match action {
+        ElicitationAction::Accept => "accept",
+        ElicitationAction::Decline => "decline",
+        ElicitationAction::Cancel => "cancel",
+        #[allow(unreachable_patterns)]
+        // non_exhaustive: a later action is none of the declining ones
+        _ => "other",
+    }
+}
+
+/// A JSON-RPC error as the classifier takes it.
+pub(crate) fn rpc_error(error: &ErrorData) -> RpcError {
+    RpcError { code: i64::from(error.code.0), message: error.message.to_string() }
+}
+
+/// What a client knows of its server once the handshake is over.
+pub(crate) fn session_of(peer: &Peer<RoleClient>) -> Session {
+    peer.peer_info().map_or_else(Session::default, |server| Session {
+        server_name: server.server_info.as_ref().map(|info| info.name.clone()),
+        server_version: server.server_info.as_ref().map(|info| info.version.clone()),
+        protocol_version: Some(server.protocol_version.to_string()),
+    })
+}
+
+/// What a result says of itself (a tool call's `isError`; nothing for the others).
+pub(crate) trait Answered {
+    fn answer(&self) -> Answer {
+        Answer::default()
+    }
+}
+
+impl Answered for CallToolResult {
+    fn answer(&self) -> Answer {
+        let result_type = self
+            .result_type
+            .as_ref()
+            .and_then(|kind| ResultType::ALL.into_iter().find(|known| known.as_str() == kind.as_str()));
+        Answer { result_type, is_error: self.is_error == Some(true), action: None }
+    }
+}
+
+impl Answered for ServerResult {
+    fn answer(&self) -> Answer {
+        <RoleServer as Handles>::answer(self)
+    }
+}
+
+impl Answered for ListToolsResult {}
+impl Answered for ListPromptsResult {}
+impl Answered for ListResourcesResult {}
+impl Answered for ListResourceTemplatesResult {}
+impl Answered for GetPromptResult {}
+impl Answered for ReadResourceResult {}
+impl Answered for CompleteResult {}
+
+/// What a failed send's error says, as the classifier takes it.
+pub(crate) fn failure(error: &ServiceError, method: &str, keep_message: bool) -> ClientFailure {
+    let mut facts = ClientFailure { keep_message, method: method.to_owned(), ..ClientFailure::default() };
+    match error {
+        ServiceError::McpError(error) => facts.rpc = Some(rpc_error(error)),
+        // rmcp's answer to a cancel of this request: from its caller, through its RequestHandle.
+        ServiceError::Cancelled { .. } => facts.caller_cancelled = true,
+        ServiceError::Timeout { .. } => facts.timed_out = true,
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => facts.connection_closed = true,
+        other => error_name(other).clone_into(&mut facts.error_name),
+    }
+    facts
+}
+
+/// `error.type` of an rmcp error the model has no fact for: its variant's name.
+const fn error_name(error: &ServiceError) -> &'static str {
+    match error {
+        ServiceError::UnexpectedResponse => "UnexpectedResponse",
+        ServiceError::SubscriptionLagged { .. } => "SubscriptionLagged",
+        ServiceError::InputRequiredRoundsExceeded { .. } => "InputRequiredRoundsExceeded",
+        _ => OTHER_VALUE,
+    }
+}
