@@ -42,6 +42,7 @@ bench: system goproxy third-party $(VENV)/docs/.installed $(VENV)/bench-mcp1/.in
 	$(VENV)/mcp2/bin/python benchmarks/gateway_sizing.py --output docs/gateway-sizing.json
 	node benchmarks/node/bench.mjs --output docs/benchmarks-node.json
 	cd go && go test -run '^$$' -bench . -benchmem -count 5 ./mcpotel/ | tee $(CURDIR)/docs/benchmarks-go.txt
+	$(MAKE) --no-print-directory rust-bench
 	MCP_OTEL_SOAK_CALLS=100000 $(VENV)/mcp1/bin/pytest tests/soak -q
 	MCP_OTEL_SOAK_CALLS=100000 MCP_OTEL_HTTP_SOAK_REQUESTS=20000 $(VENV)/mcp2/bin/pytest tests/soak -q
 

@@ -3,9 +3,12 @@
 #                   newest versions it supports (rust/Cargo.lock: rmcp 3.11, opentelemetry 0.33) and
 #                   on the lowest (rust/lowest/Cargo.lock: rmcp 3.1.0, opentelemetry 0.31), both
 #                   locked, one target folder for both
+#   make rust-bench  what the crate costs a tools/call beside the same spans and points made by hand
+#                   (rust/benches/cost.rs): instructions (valgrind) and CPU, in memory and over
+#                   stdio, and resident memory over 100,000 calls, into docs/benchmarks-rust.txt
 # Needs: cargo with rustfmt and clippy (Rust 1.88 or later); crates come from crates.io.
 
-.PHONY: rust-test
+.PHONY: rust-test rust-bench
 
 CARGO_LOCKED := CARGO_TARGET_DIR=$(CURDIR)/rust/target cargo
 rust-test:
@@ -14,3 +17,9 @@ rust-test:
 	cd rust && $(CARGO_LOCKED) clippy --locked --all-targets -- -D warnings
 	cd rust && $(CARGO_LOCKED) test --locked
 	cd rust/lowest && $(CARGO_LOCKED) test --locked
+
+rust-bench:
+	cd rust && $(CARGO_LOCKED) bench --locked --bench cost --no-run
+	cd rust && { $(CARGO_LOCKED) bench --locked --bench cost -- instructions 3 500 && \
+	  $(CARGO_LOCKED) bench --locked --bench cost -- cpu 5 10000 && \
+	  $(CARGO_LOCKED) bench --locked --bench cost -- memory 100000; } | tee $(CURDIR)/docs/benchmarks-rust.txt

@@ -1,7 +1,11 @@
 //! A request's attributes: what both sides say of it (its method and what its parameters name,
-//! bounded) and what the session knows of its server, for its span and its point together.
+//! bounded) and what the session knows of its server, for its span and its point together. A
+//! session's attributes are made once ([`Session`]); a request's per call, its strings shared
+//! between its span and its point.
 
-use opentelemetry::KeyValue;
+use std::sync::Arc;
+
+use opentelemetry::{KeyValue, Value};
 
 use crate::metrics::{Bound, CallMetrics};
 use crate::model::bounded;
@@ -22,12 +26,50 @@ pub(crate) struct Request<'a> {
     pub(crate) uri: Option<&'a str>,
 }
 
-/// What a session knows of its server and protocol.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Session {
+/// What a session's peer said of the server and the protocol (the front end's facts).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SessionFacts {
     pub(crate) server_name: Option<String>,
     pub(crate) server_version: Option<String>,
     pub(crate) protocol_version: Option<String>,
+}
+
+/// A session's attributes, made once: on every span of it, and (the server's name admitted by its
+/// bound, the protocol version) on every point.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Session {
+    span: Vec<KeyValue>,
+    point: Vec<KeyValue>,
+}
+
+impl Session {
+    pub(crate) fn new(facts: &SessionFacts, config: &Config, metrics: &CallMetrics) -> Self {
+        let limit = config.max_name_length;
+        let mut session = Self::default();
+        if let Some(version) = &facts.protocol_version {
+            let version = shared(version, limit);
+            session.point.push(KeyValue::new(MCP_PROTOCOL_VERSION, version.clone()));
+            session.span.push(KeyValue::new(MCP_PROTOCOL_VERSION, version));
+        }
+        let (server, version) = match &config.server_name {
+            Some(name) => (Some(name), config.server_version.as_ref()),
+            None => (facts.server_name.as_ref(), facts.server_version.as_ref()),
+        };
+        if let Some(server) = server {
+            let server: Arc<str> = Arc::from(bounded(server, limit));
+            session.point.push(metrics.point_attribute(MCP_SERVER_NAME, &server, Bound::Server));
+            session.span.push(KeyValue::new(MCP_SERVER_NAME, Value::from(server)));
+        }
+        if let Some(version) = version {
+            session.span.push(KeyValue::new(MCP_SERVER_VERSION, shared(version, limit)));
+        }
+        session
+    }
+}
+
+/// `text` bounded, as a value its span and its point share.
+fn shared(text: &str, limit: usize) -> Value {
+    Value::from(Arc::<str>::from(bounded(text, limit)))
 }
 
 /// A request's span name, attributes and point attributes.
@@ -47,54 +89,50 @@ pub(crate) fn describe(
     metrics: &CallMetrics,
 ) -> Described {
     let limit = config.max_name_length;
-    // A method the specification does not define came from a peer: bounded like a name.
-    let method =
-        if KNOWN_METHODS.contains(&request.method) { request.method.into() } else { bounded(request.method, limit) };
-    let target = request.target.map(|target| bounded(target, limit));
-    let mut attributes = Vec::with_capacity(9);
-    let mut point = Vec::with_capacity(7);
-    attributes.push(KeyValue::new(MCP_METHOD_NAME, method.to_string()));
-    point.push(metrics.point_attribute(MCP_METHOD_NAME, &method, Bound::Method));
+    let mut attributes = Vec::with_capacity(5 + session.span.len());
+    let mut point = Vec::with_capacity(4 + session.point.len() + 3);
+    // A method the specification defines is one of our constants; another came from a peer:
+    // bounded like a name, and on points only as far as its bound admits.
+    let known = KNOWN_METHODS.iter().copied().find(|known| *known == request.method);
+    let from_peer: Option<Arc<str>> = known.is_none().then(|| Arc::from(bounded(request.method, limit)));
+    let (method, method_value) = match (known, &from_peer) {
+        (Some(known), _) => {
+            point.push(KeyValue::new(MCP_METHOD_NAME, known));
+            (known, Value::from(known))
+        }
+        (None, Some(method)) => {
+            point.push(metrics.point_attribute(MCP_METHOD_NAME, method, Bound::Method));
+            (&**method, Value::from(Arc::clone(method)))
+        }
+        (None, None) => unreachable!("a method from a peer is bounded above"),
+    };
+    attributes.push(KeyValue::new(MCP_METHOD_NAME, method_value));
     let tool_call = method == METHOD_TOOLS_CALL;
     if tool_call {
         attributes.push(KeyValue::new(GEN_AI_OPERATION_NAME, OPERATION_EXECUTE_TOOL));
         point.push(KeyValue::new(GEN_AI_OPERATION_NAME, OPERATION_EXECUTE_TOOL));
     }
-    let named = match &target {
+    let target: Option<Arc<str>> = request.target.map(|target| Arc::from(bounded(target, limit)));
+    let name = match &target {
+        Some(target) => format!("{method} {target}"),
+        None => method.to_owned(),
+    };
+    let named = match target {
         Some(target) if tool_call => Some((GEN_AI_TOOL_NAME, target, Bound::Tool)),
         Some(target) if method == METHOD_PROMPTS_GET => Some((GEN_AI_PROMPT_NAME, target, Bound::Prompt)),
         _ => None,
     };
     if let Some((key, target, bound)) = named {
-        attributes.push(KeyValue::new(key, target.to_string()));
-        point.push(metrics.point_attribute(key, target, bound));
+        point.push(metrics.point_attribute(key, &target, bound));
+        attributes.push(KeyValue::new(key, Value::from(target)));
     }
-    if let Some(uri) = request.uri.filter(|_| RESOURCE_URI_METHODS.contains(&&*method)) {
+    if let Some(uri) = request.uri.filter(|_| RESOURCE_URI_METHODS.contains(&method)) {
         attributes.push(KeyValue::new(MCP_RESOURCE_URI, bounded(uri, config.max_content_length).into_owned()));
     }
     if let Some(id) = id {
         attributes.push(KeyValue::new(JSONRPC_REQUEST_ID, id));
     }
-    if let Some(version) = &session.protocol_version {
-        let version = bounded(version, limit).into_owned();
-        point.push(KeyValue::new(MCP_PROTOCOL_VERSION, version.clone()));
-        attributes.push(KeyValue::new(MCP_PROTOCOL_VERSION, version));
-    }
-    let (server, version) = match &config.server_name {
-        Some(name) => (Some(name), config.server_version.as_ref()),
-        None => (session.server_name.as_ref(), session.server_version.as_ref()),
-    };
-    if let Some(server) = server {
-        let server = bounded(server, limit);
-        point.push(metrics.point_attribute(MCP_SERVER_NAME, &server, Bound::Server));
-        attributes.push(KeyValue::new(MCP_SERVER_NAME, server.into_owned()));
-    }
-    if let Some(version) = version {
-        attributes.push(KeyValue::new(MCP_SERVER_VERSION, bounded(version, limit).into_owned()));
-    }
-    let name = match &target {
-        Some(target) => format!("{method} {target}"),
-        None => method.to_string(),
-    };
+    attributes.extend_from_slice(&session.span);
+    point.extend_from_slice(&session.point);
     Described { name, tool_call, attributes, point }
 }

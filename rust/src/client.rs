@@ -82,7 +82,7 @@ macro_rules! traced {
 
 impl<S: Service<RoleClient>> Client<S> {
     pub(crate) fn new(running: RunningService<RoleClient, S>, otel: McpOtel) -> Self {
-        let session = session_of(running.peer());
+        let session = Session::new(&session_of(running.peer()), &otel.0.config, &otel.0.lifecycle.metrics);
         Self { running, otel, session }
     }
 

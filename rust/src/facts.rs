@@ -10,7 +10,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service, ServiceError};
 
-use crate::attributes::{Request, Session};
+use crate::attributes::{Request, SessionFacts};
 use crate::model::{Answer, ClientFailure, RpcError};
 use crate::semconv::{KNOWN_METHODS, OTHER_VALUE, ResultType};
 
@@ -21,7 +21,7 @@ pub(crate) trait Handles: ServiceRole {
     /// What a result says of itself.
     fn answer(response: &Self::Resp) -> Answer;
     /// What this side knows of the server it serves or is served by.
-    fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> Session;
+    fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> SessionFacts;
     /// A notification's method.
     fn notification(notification: &Self::PeerNot) -> &str;
     /// The protocol version the answer to `initialize` agreed.
@@ -59,9 +59,9 @@ impl Handles for RoleServer {
         }
     }
 
-    fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> Session {
+    fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> SessionFacts {
         let info = service.get_info();
-        Session {
+        SessionFacts {
             server_name: Some(info.server_info.name),
             server_version: Some(info.server_info.version),
             protocol_version: peer.peer_info().map(|client| client.protocol_version.to_string()),
@@ -111,7 +111,7 @@ impl Handles for RoleClient {
         }
     }
 
-    fn session<S: Service<Self>>(_: &S, peer: &Peer<Self>) -> Session {
+    fn session<S: Service<Self>>(_: &S, peer: &Peer<Self>) -> SessionFacts {
         session_of(peer)
     }
 
@@ -159,8 +159,8 @@ pub(crate) fn rpc_error(error: &ErrorData) -> RpcError {
 }
 
 /// What a client knows of its server once the handshake is over.
-pub(crate) fn session_of(peer: &Peer<RoleClient>) -> Session {
-    peer.peer_info().map_or_else(Session::default, |server| Session {
+pub(crate) fn session_of(peer: &Peer<RoleClient>) -> SessionFacts {
+    peer.peer_info().map_or_else(SessionFacts::default, |server| SessionFacts {
         server_name: server.server_info.as_ref().map(|info| info.name.clone()),
         server_version: server.server_info.as_ref().map(|info| info.version.clone()),
         protocol_version: Some(server.protocol_version.to_string()),
@@ -199,15 +199,15 @@ impl Answered for ReadResourceResult {}
 impl Answered for CompleteResult {}
 
 /// What a failed send's error says, as the classifier takes it.
-pub(crate) fn failure(error: &ServiceError, method: &str, keep_message: bool) -> ClientFailure {
-    let mut facts = ClientFailure { keep_message, method: method.to_owned(), ..ClientFailure::default() };
+pub(crate) fn failure<'a>(error: &ServiceError, method: &'a str, keep_message: bool) -> ClientFailure<'a> {
+    let mut facts = ClientFailure { keep_message, method, ..ClientFailure::default() };
     match error {
         ServiceError::McpError(error) => facts.rpc = Some(rpc_error(error)),
         // rmcp's answer to a cancel of this request: from its caller, through its RequestHandle.
         ServiceError::Cancelled { .. } => facts.caller_cancelled = true,
         ServiceError::Timeout { .. } => facts.timed_out = true,
         ServiceError::TransportClosed | ServiceError::TransportSend(_) => facts.connection_closed = true,
-        other => error_name(other).clone_into(&mut facts.error_name),
+        other => facts.error_name = error_name(other),
     }
     facts
 }

@@ -105,7 +105,8 @@ impl Call<'_> {
         self.point.extend(late.iter().filter(|kv| kv.key.as_str() == MCP_PROTOCOL_VERSION).cloned());
         finish_span(&self.cx.span(), verdict, self.tool_call, late);
         if let Verdict::Finished(outcome) = verdict {
-            self.lifecycle.metrics.record(self.side, self.started.elapsed(), &self.point, outcome, self.tool_call);
+            let point = std::mem::take(&mut self.point);
+            self.lifecycle.metrics.record(self.side, self.started.elapsed(), point, outcome, self.tool_call);
         }
     }
 }

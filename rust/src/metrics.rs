@@ -4,11 +4,11 @@
 //! later ones read `_OTHER`; the methods the specification defines always pass.
 
 use std::collections::HashSet;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Histogram, Meter};
+use opentelemetry::{KeyValue, Value};
 
 use crate::lifecycle::Side;
 use crate::model::Outcome;
@@ -67,22 +67,31 @@ impl CallMetrics {
     }
 
     /// `value` of `key` on a point, admitted by its bound (or `_OTHER`).
-    pub(crate) fn point_attribute(&self, key: &'static str, value: &str, bound: Bound) -> KeyValue {
+    pub(crate) fn point_attribute(&self, key: &'static str, value: &Arc<str>, bound: Bound) -> KeyValue {
         let bound = match bound {
             Bound::Method => &self.methods,
             Bound::Tool => &self.tools,
             Bound::Prompt => &self.prompts,
             Bound::Server => &self.servers,
         };
-        KeyValue::new(key, if bound.admit(value) { value.to_owned() } else { OTHER_VALUE.to_owned() })
+        if bound.admit(value) {
+            KeyValue::new(key, Value::from(Arc::clone(value)))
+        } else {
+            KeyValue::new(key, OTHER_VALUE)
+        }
     }
 
     /// Records one request of `side` that took `elapsed`, with its point's attributes and outcome.
-    pub(crate) fn record(&self, side: Side, elapsed: Duration, point: &[KeyValue], outcome: &Outcome, tool_call: bool) {
-        let mut attributes = Vec::with_capacity(point.len() + 6);
-        attributes.extend_from_slice(point);
-        attributes.extend(outcome_attributes(outcome, tool_call));
-        self.durations[side as usize].record(elapsed.as_secs_f64(), &attributes);
+    pub(crate) fn record(
+        &self,
+        side: Side,
+        elapsed: Duration,
+        mut point: Vec<KeyValue>,
+        outcome: &Outcome,
+        tool_call: bool,
+    ) {
+        point.extend(outcome_attributes(outcome, tool_call));
+        self.durations[side as usize].record(elapsed.as_secs_f64(), &point);
     }
 }
 

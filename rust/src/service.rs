@@ -9,31 +9,36 @@
 //! cancelled the request (docs/rust.md says what a closed connection looks like).
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use opentelemetry::KeyValue;
 use opentelemetry::context::FutureExt;
 use opentelemetry::trace::{Link, TraceContextExt};
 use rmcp::model::{ErrorData, ProtocolVersion};
-use rmcp::service::{NotificationContext, RequestContext, ServiceRole};
+use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service};
 
-use crate::attributes::{self, Request};
+use crate::attributes::{self, Request, Session};
 use crate::facts::{Handles, rpc_error};
 use crate::instrument::McpOtel;
 use crate::lifecycle::Side;
 use crate::model::{self, ServerEnd};
-use crate::semconv::{FREQUENT_NOTIFICATIONS, MCP_PROTOCOL_VERSION, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE};
+use crate::semconv::{
+    FREQUENT_NOTIFICATIONS, KNOWN_METHODS, MCP_PROTOCOL_VERSION, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE,
+};
 
 /// A service whose every handled request gets a SERVER span and a point
 /// (`mcp_otel::service(handler).serve(transport)`).
 pub struct Instrumented<S> {
     inner: S,
     otel: McpOtel,
+    // The session's attributes, made once its handshake is over (one service, one session).
+    session: OnceLock<Session>,
 }
 
 impl<S> Instrumented<S> {
     pub(crate) const fn new(inner: S, otel: McpOtel) -> Self {
-        Self { inner, otel }
+        Self { inner, otel, session: OnceLock::new() }
     }
 
     /// The application's service.
@@ -59,13 +64,36 @@ impl<S> Instrumented<S> {
             return self.inner.handle_notification(notification, context).await;
         }
         let request = Request { method, target: None, uri: None };
-        let session = R::session(&self.inner, &context.peer);
+        let session = self.session(&context.peer, false);
         let described = attributes::describe(request, &session, None, &shared.config, &shared.lifecycle.metrics);
         let (parent, links) = self.parent(&context.meta.0.0);
         let cx = shared.lifecycle.notification(Side::Server, &parent, described, links);
         let result = self.inner.handle_notification(notification, context).with_context(cx.clone()).await;
         cx.span().end();
         result
+    }
+
+    /// The session's attributes: made once the handshake named the protocol and the server, kept
+    /// from then on. Before its answer, the handshake's version is the one the client asked for:
+    /// none on its own span.
+    fn session<R: Handles>(&self, peer: &Peer<R>, handshake: bool) -> Cow<'_, Session>
+    where
+        S: Service<R>,
+    {
+        if let Some(session) = self.session.get() {
+            return Cow::Borrowed(session);
+        }
+        let shared = &self.otel.0;
+        let mut facts = R::session(&self.inner, peer);
+        if handshake {
+            facts.protocol_version = None;
+        }
+        let complete = facts.protocol_version.is_some() && facts.server_name.is_some();
+        let session = Session::new(&facts, &shared.config, &shared.lifecycle.metrics);
+        if complete {
+            return Cow::Borrowed(self.session.get_or_init(|| session));
+        }
+        Cow::Owned(session)
     }
 
     /// A received message's parent: the sender's context in `_meta`, or, not trusted, a link to it.
@@ -87,13 +115,13 @@ impl<S> Instrumented<S> {
     {
         let shared = &self.otel.0;
         let described = R::request(&request);
-        let method = described.method.to_owned();
-        let mut session = R::session(&self.inner, &context.peer);
-        // Before its answer, the handshake's version is the one the client asked for.
+        // The method outlives the request, which the handler takes: ours, or a copy of a peer's.
+        let method: Cow<'static, str> = KNOWN_METHODS
+            .iter()
+            .find(|known| **known == described.method)
+            .map_or_else(|| Cow::Owned(described.method.to_owned()), |known| Cow::Borrowed(*known));
         let handshake = method == METHOD_INITIALIZE;
-        if handshake {
-            session.protocol_version = None;
-        }
+        let session = self.session(&context.peer, handshake);
         let request_attributes = attributes::describe(
             described,
             &session,
@@ -119,7 +147,7 @@ impl<S> Instrumented<S> {
             peer_cancelled: cancelled,
             keep_message: shared.config.capture_content,
             answer_declined,
-            method,
+            method: &method,
             ..ServerEnd::default()
         });
         let negotiated = result.as_ref().ok().filter(|_| handshake).and_then(R::negotiated);

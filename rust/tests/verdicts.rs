@@ -27,8 +27,8 @@ fn flag(facts: &Map<String, Value>, name: &str) -> bool {
     facts.get(name).and_then(Value::as_bool).unwrap_or(false)
 }
 
-fn text(facts: &Map<String, Value>, name: &str) -> String {
-    facts.get(name).and_then(Value::as_str).unwrap_or_default().to_owned()
+fn text<'a>(facts: &'a Map<String, Value>, name: &str) -> &'a str {
+    facts.get(name).and_then(Value::as_str).unwrap_or_default()
 }
 
 fn answer_of(facts: &Map<String, Value>) -> Option<Answer> {
@@ -75,7 +75,7 @@ fn classify(side: &str, facts: &Map<String, Value>) -> Verdict {
         timed_out: flag(facts, "timedOut"),
         connection_closed: flag(facts, "transportClosed"),
         rpc,
-        error_name: if error_name.is_empty() { "Error".to_owned() } else { error_name }, // the file's default
+        error_name: if error_name.is_empty() { "Error" } else { error_name }, // the file's default
         keep_message: flag(facts, "keepMessage"),
         answer_declined: flag(facts, "answerDeclined"),
         input_declined: flag(facts, "inputDeclined"),

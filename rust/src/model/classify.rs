@@ -58,7 +58,7 @@ pub fn is_declined_answer(method: &str, answer: &Answer, rpc: Option<&RpcError>)
 /// How a request's sending failed: the facts the front end read of the error.
 #[derive(Clone, Debug, Default)]
 #[allow(clippy::struct_excessive_bools)] // facts, each a yes or no, as in every language's model
-pub struct ClientFailure {
+pub struct ClientFailure<'a> {
     /// The caller's own cancel (its future dropped, or its cancel through rmcp).
     pub caller_cancelled: bool,
     /// The SDK's timeout.
@@ -68,7 +68,7 @@ pub struct ClientFailure {
     /// A JSON-RPC error the peer answered.
     pub rpc: Option<RpcError>,
     /// The error's name, for `error.type` when nothing else names it.
-    pub error_name: String,
+    pub error_name: &'a str,
     /// Content capture is on: a peer's message may become the description.
     pub keep_message: bool,
     /// This answer is a person's no to an input request.
@@ -76,11 +76,11 @@ pub struct ClientFailure {
     /// The person declined an input request of this call.
     pub input_declined: bool,
     /// The request's method.
-    pub method: String,
+    pub method: &'a str,
 }
 
 /// A failed send as its sender sees it.
-pub fn classify_client_failure(f: &ClientFailure) -> Verdict {
+pub fn classify_client_failure(f: &ClientFailure<'_>) -> Verdict {
     if f.caller_cancelled {
         return finished(Outcome::cancelled(CancelReason::Caller));
     }
@@ -96,12 +96,12 @@ pub fn classify_client_failure(f: &ClientFailure) -> Verdict {
     if f.connection_closed {
         return finished(Outcome::failed(error_type::CONNECTION_CLOSED, "", None));
     }
-    let name = if f.error_name.is_empty() { OTHER_VALUE.to_owned() } else { f.error_name.clone() };
-    finished(Outcome::failed(name, "", None))
+    let name = if f.error_name.is_empty() { OTHER_VALUE } else { f.error_name };
+    finished(Outcome::failed(name.to_owned(), "", None))
 }
 
 /// A JSON-RPC error as a request's sender sees it.
-fn classify_client_error(e: &RpcError, f: &ClientFailure) -> Verdict {
+fn classify_client_error(e: &RpcError, f: &ClientFailure<'_>) -> Verdict {
     if f.answer_declined {
         return finished(declined());
     }
@@ -114,7 +114,7 @@ fn classify_client_error(e: &RpcError, f: &ClientFailure) -> Verdict {
     if f.input_declined {
         return finished(declined());
     }
-    if let Some(unfinished) = not_done(&f.method, e.code) {
+    if let Some(unfinished) = not_done(f.method, e.code) {
         return Verdict::Unfinished(unfinished);
     }
     finished(rpc_failure(e, f.keep_message))
@@ -139,7 +139,7 @@ fn rpc_failure(e: &RpcError, keep_message: bool) -> Outcome {
 /// How a request ended on its receiver.
 #[derive(Clone, Debug, Default)]
 #[allow(clippy::struct_excessive_bools)] // facts, each a yes or no, as in every language's model
-pub struct ServerEnd {
+pub struct ServerEnd<'a> {
     /// The result answered.
     pub answer: Option<Answer>,
     /// The JSON-RPC error answered.
@@ -157,11 +157,11 @@ pub struct ServerEnd {
     /// The person declined an input request of this call.
     pub input_declined: bool,
     /// The request's method.
-    pub method: String,
+    pub method: &'a str,
 }
 
 /// How a request ended on its receiver.
-pub fn classify_server_call(f: &ServerEnd) -> Verdict {
+pub fn classify_server_call(f: &ServerEnd<'_>) -> Verdict {
     if f.peer_cancelled {
         return finished(Outcome::cancelled(CancelReason::Client));
     }
@@ -176,7 +176,7 @@ pub fn classify_server_call(f: &ServerEnd) -> Verdict {
         return finished(declined());
     }
     if let Some(rpc) = &f.rpc {
-        if let Some(unfinished) = not_done(&f.method, rpc.code) {
+        if let Some(unfinished) = not_done(f.method, rpc.code) {
             return Verdict::Unfinished(unfinished);
         }
         if CALLER_FAULT_CODES.contains(&rpc.code) {

@@ -1,0 +1,412 @@
+//! What mcp-otel costs a `tools/call`, against the same call uninstrumented (`bare`) and with the
+//! same spans and points made by hand (`floor`: a CLIENT span with the same attributes, the trace
+//! context injected into `_meta`, one histogram point; on the server a SERVER span parented to it,
+//! one point). Every variant records to the same real SDK providers (spans through a batch
+//! processor to an exporter that drops them, points aggregated in memory). The added-cost ratio is
+//! `(ours - bare) / (floor - bare)`: docs/performance.md, issue 58 asks at most 1.10.
+//!
+//! ```text
+//! cargo bench --bench cost -- instructions [ROUNDS] [CALLS]   # under valgrind: in memory and over stdio
+//! cargo bench --bench cost -- cpu [ROUNDS] [CALLS]            # CPU per call, interleaved
+//! cargo bench --bench cost -- memory [CALLS]                  # resident memory over CALLS calls
+//! cargo bench --bench cost -- run VARIANT TRANSPORT CALLS     # one run (what valgrind runs)
+//! ```
+//!
+//! Instructions per call are the difference of two runs of one variant (CALLS and 2 x CALLS calls),
+//! so start-up does not count; the variants are interleaved round by round. Over stdio the server is
+//! a child process of the same variant (valgrind counts the client's process only).
+#![allow(missing_docs, clippy::cast_precision_loss)]
+
+use std::borrow::Cow;
+use std::env;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use opentelemetry::global::BoxedTracer;
+use opentelemetry::metrics::{Histogram, MeterProvider};
+use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::{SpanBuilder, SpanKind, TraceContextExt, Tracer, TracerProvider};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, ContentBlock, ErrorData, Implementation,
+    InitializeResult, MetaObject, RequestMetaObject, ServerCapabilities, ServerResult,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::{RoleClient, RoleServer, ServerHandler, Service, ServiceExt};
+
+const VARIANTS: [&str; 3] = ["bare", "floor", "ours"];
+const TRANSPORTS: [&str; 2] = ["memory", "stdio"];
+
+#[derive(Clone)]
+struct Weather;
+
+impl ServerHandler for Weather {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("weather", "2.1.0"))
+    }
+
+    async fn call_tool(
+        &self,
+        _: CallToolRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text("sunny")])))
+    }
+}
+
+/// Spans are made and exported, then dropped.
+#[derive(Debug)]
+struct Discard;
+
+impl SpanExporter for Discard {
+    async fn export(&self, _: Vec<SpanData>) -> OTelSdkResult {
+        Ok(())
+    }
+}
+
+struct Providers {
+    tracer: SdkTracerProvider,
+    meter: SdkMeterProvider,
+}
+
+impl Providers {
+    fn new() -> Self {
+        Self {
+            tracer: SdkTracerProvider::builder().with_batch_exporter(Discard).build(),
+            // Points are aggregated in memory; the reader exports only every 60 s.
+            meter: SdkMeterProvider::builder()
+                .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
+                .build(),
+        }
+    }
+}
+
+/// The same span and point mcp-otel makes, by hand.
+#[derive(Clone)]
+struct Floor {
+    tracer: std::sync::Arc<BoxedTracer>,
+    client: Histogram<f64>,
+    server: Histogram<f64>,
+}
+
+impl Floor {
+    fn new(providers: &Providers) -> Self {
+        let tracer = BoxedTracer::new(Box::new(providers.tracer.tracer("floor")));
+        let meter = providers.meter.meter("floor");
+        let histogram = |name: &'static str| {
+            meter
+                .f64_histogram(name)
+                .with_unit("s")
+                .with_boundaries(mcp_otel::semconv::DURATION_BUCKETS.to_vec())
+                .build()
+        };
+        Self {
+            tracer: std::sync::Arc::new(tracer),
+            client: histogram("mcp.client.operation.duration"),
+            server: histogram("mcp.server.operation.duration"),
+        }
+    }
+
+    /// The point's attributes of a call of `tool` (the span has them too, and the server's version).
+    fn point(tool: &str, server: &str, protocol: String) -> Vec<KeyValue> {
+        vec![
+            KeyValue::new("mcp.method.name", "tools/call"),
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("gen_ai.tool.name", tool.to_owned()),
+            KeyValue::new("mcp.server.name", server.to_owned()),
+            KeyValue::new("mcp.protocol.version", protocol),
+        ]
+    }
+
+    fn start(&self, kind: SpanKind, tool: &str, parent: &Context, point: &[KeyValue], version: &str) -> Context {
+        let mut attributes = point.to_vec();
+        attributes.push(KeyValue::new("mcp.server.version", version.to_owned()));
+        let builder = SpanBuilder::from_name(format!("tools/call {tool}")).with_kind(kind).with_attributes(attributes);
+        parent.with_span(self.tracer.build_with_context(builder, parent))
+    }
+
+    /// Writes the result's outcome on the span, ends it, records the point.
+    fn end(cx: &Context, histogram: &Histogram<f64>, started: Instant, mut point: Vec<KeyValue>, is_error: bool) {
+        let outcome = if is_error { "failed" } else { "ok" };
+        point.push(KeyValue::new("mcp.request.outcome", outcome));
+        point.push(KeyValue::new("tool.outcome", outcome));
+        if is_error {
+            point.push(KeyValue::new("error.type", "tool_error"));
+        }
+        let span = cx.span();
+        span.set_attributes(point[5..].iter().cloned());
+        if is_error {
+            span.set_status(opentelemetry::trace::Status::error(""));
+        }
+        span.end();
+        histogram.record(started.elapsed().as_secs_f64(), &point);
+    }
+
+    async fn call(&self, client: &RunningService<RoleClient, ()>, tool: &str) {
+        let started = Instant::now();
+        let peer = client.peer().peer_info().expect("the handshake");
+        let server = peer.server_info.as_ref().expect("a server");
+        let point = Self::point(tool, &server.name, peer.protocol_version.to_string());
+        let cx = self.start(SpanKind::Client, tool, &Context::current(), &point, &server.version);
+        let mut meta = serde_json::Map::new();
+        TraceContextPropagator::new().inject_context(&cx, &mut Meta(&mut meta));
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.meta = Some(RequestMetaObject(MetaObject(meta)));
+        let result = client.call_tool(params).await.expect("answered");
+        Self::end(&cx, &self.client, started, point, result.is_error == Some(true));
+    }
+}
+
+struct Meta<'a>(&'a mut serde_json::Map<String, serde_json::Value>);
+
+impl opentelemetry::propagation::Injector for Meta<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_owned(), value.into());
+    }
+}
+
+struct Read<'a>(&'a serde_json::Map<String, serde_json::Value>);
+
+impl opentelemetry::propagation::Extractor for Read<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(serde_json::Value::as_str)
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(String::as_str).collect()
+    }
+}
+
+/// The floor's server: a SERVER span and a point around the handler, by hand.
+struct FloorServer {
+    floor: Floor,
+    inner: Weather,
+}
+
+impl Service<RoleServer> for FloorServer {
+    async fn handle_request(
+        &self,
+        request: rmcp::model::ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, ErrorData> {
+        let ClientRequest::CallToolRequest(call) = &request else {
+            return self.inner.handle_request(request, context).await;
+        };
+        let started = Instant::now();
+        let tool = call.params.name.to_string();
+        let protocol = context.peer.peer_info().map(|client| client.protocol_version.to_string()).unwrap_or_default();
+        let point = Floor::point(&tool, "weather", protocol);
+        let parent = TraceContextPropagator::new().extract(&Read(&context.meta.0.0));
+        let cx = self.floor.start(SpanKind::Server, &tool, &parent, &point, "2.1.0");
+        let result =
+            opentelemetry::context::FutureExt::with_context(self.inner.handle_request(request, context), cx.clone())
+                .await;
+        let is_error = matches!(&result, Ok(ServerResult::CallToolResult(answer)) if answer.is_error == Some(true));
+        Floor::end(&cx, &self.floor.server, started, point, is_error || result.is_err());
+        result
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: rmcp::model::ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.handle_notification(notification, context).await
+    }
+
+    fn get_info(&self) -> InitializeResult {
+        ServerHandler::get_info(&self.inner)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [rmcp::model::ProtocolVersion]> {
+        Service::<RoleServer>::supported_protocol_versions(&self.inner)
+    }
+}
+
+fn ours(providers: &Providers) -> mcp_otel::McpOtel {
+    mcp_otel::McpOtel::builder()
+        .tracer_provider(&providers.tracer)
+        .meter_provider(&providers.meter)
+        .propagator(TraceContextPropagator::new())
+        .build()
+}
+
+/// Serves `variant` on `transport` until its client hangs up.
+async fn serve<T, E, A>(variant: &str, providers: &Providers, transport: T)
+where
+    T: rmcp::transport::IntoTransport<RoleServer, E, A> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let waiting = match variant {
+        "bare" => Weather.serve(transport).await.expect("served").waiting().await,
+        "floor" => {
+            FloorServer { floor: Floor::new(providers), inner: Weather }
+                .serve(transport)
+                .await
+                .expect("served")
+                .waiting()
+                .await
+        }
+        _ => ours(providers).service(Weather).serve(transport).await.expect("served").waiting().await,
+    };
+    drop(waiting);
+}
+
+/// `calls` tool calls of `variant`, in memory (both sides in this process) or over stdio (the
+/// server a child process of the same variant).
+async fn run(variant: &str, transport: &str, calls: usize) {
+    let providers = Providers::new();
+    let client = if transport == "memory" {
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        let (variant_owned, server_providers) = (variant.to_owned(), Providers::new());
+        tokio::spawn(async move { serve(&variant_owned, &server_providers, server_io).await });
+        ().serve(client_io).await.expect("handshake")
+    } else {
+        let mut command = tokio::process::Command::new(env::current_exe().expect("this program"));
+        command.args(["serve", variant]);
+        ().serve(rmcp::transport::TokioChildProcess::new(command).expect("spawned")).await.expect("handshake")
+    };
+    match variant {
+        "bare" => {
+            for _ in 0..calls {
+                client.call_tool(CallToolRequestParams::new("ok")).await.expect("answered");
+            }
+        }
+        "floor" => {
+            let floor = Floor::new(&providers);
+            for _ in 0..calls {
+                floor.call(&client, "ok").await;
+            }
+        }
+        _ => {
+            let client = ours(&providers).client(client);
+            for _ in 0..calls {
+                client.call_tool(CallToolRequestParams::new("ok")).await.expect("answered");
+            }
+            let _ = client.into_inner().cancel().await;
+            return;
+        }
+    }
+    let _ = client.cancel().await;
+}
+
+/// Instructions the client process ran for `calls` calls of `variant` (cachegrind's `I refs`).
+fn instructions(variant: &str, transport: &str, calls: usize) -> u64 {
+    let exe = env::current_exe().expect("this program");
+    let output = Command::new("valgrind")
+        .args(["--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"])
+        .arg(exe)
+        .args(["run", variant, transport, &calls.to_string()])
+        .output()
+        .expect("valgrind runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    stderr
+        .lines()
+        .find_map(|line| {
+            let (label, count) = line.split_once("refs:")?;
+            label.trim_end().ends_with(" I").then(|| count.trim().replace(',', ""))
+        })
+        .and_then(|count| count.parse().ok())
+        .unwrap_or_else(|| panic!("no I refs in:\n{stderr}"))
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn ratio(per_call: &[f64; 3]) -> f64 {
+    (per_call[2] - per_call[0]) / (per_call[1] - per_call[0])
+}
+
+fn report(what: &str, transport: &str, per_call: [f64; 3]) {
+    println!(
+        "{what:<13} {transport:<7} bare {:>10.0}  floor {:>10.0}  ours {:>10.0}  added: floor {:>8.0} ours {:>8.0}  ratio {:.3}",
+        per_call[0],
+        per_call[1],
+        per_call[2],
+        per_call[1] - per_call[0],
+        per_call[2] - per_call[0],
+        ratio(&per_call)
+    );
+}
+
+/// CPU this process ran, its exited threads' included (the exporters' of finished runs), in
+/// clock ticks of 10 ms: runs are long enough (seconds) for that to be fine.
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("linux");
+    let fields: Vec<&str> = stat.rsplit_once(") ").expect("stat").1.split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    Duration::from_millis(ticks * 10)
+}
+
+fn resident_kib() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").expect("linux");
+    statm.split(' ').nth(1).and_then(|pages| pages.parse::<u64>().ok()).expect("resident pages") * 4
+}
+
+fn main() {
+    let args: Vec<String> = env::args().skip(1).filter(|arg| arg != "--bench").collect();
+    let number = |index: usize, default: usize| args.get(index).and_then(|arg| arg.parse().ok()).unwrap_or(default);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    match args.first().map(String::as_str) {
+        Some("serve") => {
+            let providers = Providers::new();
+            runtime.block_on(serve(&args[1], &providers, rmcp::transport::stdio()));
+        }
+        Some("run") => runtime.block_on(run(&args[1], &args[2], number(3, 1000))),
+        Some("instructions") => {
+            let (rounds, calls) = (number(1, 3), number(2, 500));
+            for transport in TRANSPORTS {
+                let mut samples: [Vec<f64>; 3] = Default::default();
+                for _ in 0..rounds {
+                    for (index, variant) in VARIANTS.iter().enumerate() {
+                        let (one, two) =
+                            (instructions(variant, transport, calls), instructions(variant, transport, 2 * calls));
+                        samples[index].push((two.saturating_sub(one)) as f64 / calls as f64);
+                    }
+                }
+                report("instructions", transport, samples.map(median));
+            }
+        }
+        Some("cpu") => {
+            let (rounds, calls) = (number(1, 5), number(2, 10_000));
+            for transport in TRANSPORTS {
+                let mut samples: [Vec<f64>; 3] = Default::default();
+                for _ in 0..rounds {
+                    for (index, variant) in VARIANTS.iter().enumerate() {
+                        let before = cpu_time();
+                        runtime.block_on(run(variant, transport, calls));
+                        samples[index].push(cpu_time().saturating_sub(before).as_nanos() as f64 / calls as f64);
+                    }
+                }
+                report("cpu ns", transport, samples.map(median));
+            }
+        }
+        Some("memory") => {
+            let calls = number(1, 100_000);
+            let providers = Providers::new();
+            runtime.block_on(async {
+                let (client_io, server_io) = tokio::io::duplex(1 << 16);
+                let server_providers = Providers::new();
+                tokio::spawn(async move { serve("ours", &server_providers, server_io).await });
+                let client = ours(&providers).client(().serve(client_io).await.expect("handshake"));
+                let mut resident = Vec::new();
+                for call in 1..=calls {
+                    client.call_tool(CallToolRequestParams::new("ok")).await.expect("answered");
+                    if call % (calls / 10) == 0 {
+                        resident.push(resident_kib());
+                    }
+                }
+                println!("resident KiB every {} calls: {resident:?}", calls / 10);
+            });
+        }
+        _ => eprintln!("usage: cost instructions|cpu|memory|run ..."),
+    }
+}
