@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use opentelemetry::{KeyValue, Value};
 
+use crate::config::Config;
 use crate::metrics::{Bound, CallMetrics};
 use crate::model::bounded;
-use crate::options::Config;
 use crate::semconv::{
     GEN_AI_OPERATION_NAME, GEN_AI_PROMPT_NAME, GEN_AI_TOOL_NAME, JSONRPC_REQUEST_ID, KNOWN_METHODS, MCP_METHOD_NAME,
     MCP_PROTOCOL_VERSION, MCP_RESOURCE_URI, MCP_SERVER_NAME, MCP_SERVER_VERSION, METHOD_PROMPTS_GET, METHOD_TOOLS_CALL,

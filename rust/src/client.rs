@@ -9,6 +9,7 @@
 //! returned. A future dropped before its answer ends its span at the drop: cancelled/caller.
 
 use std::ops::Deref;
+use std::sync::Arc;
 
 use opentelemetry::Context;
 use rmcp::model::{
@@ -23,8 +24,7 @@ use serde_json::Map;
 
 use crate::attributes::{self, Request, Session};
 use crate::facts::{Answered, Handles, failure, session_of};
-use crate::instrument::McpOtel;
-use crate::lifecycle::{Call, Side};
+use crate::lifecycle::{Call, Shared, Side};
 use crate::model::{self};
 
 /// A client whose every request sent through its methods gets a CLIENT span and a point
@@ -33,7 +33,7 @@ use crate::model::{self};
 /// traced (docs/rust.md).
 pub struct Client<S: Service<RoleClient>> {
     running: RunningService<RoleClient, S>,
-    otel: McpOtel,
+    shared: Arc<Shared>,
     session: Session,
 }
 
@@ -81,9 +81,9 @@ macro_rules! traced {
 }
 
 impl<S: Service<RoleClient>> Client<S> {
-    pub(crate) fn new(running: RunningService<RoleClient, S>, otel: McpOtel) -> Self {
-        let session = Session::new(&session_of(running.peer()), &otel.0.config, &otel.0.lifecycle.metrics);
-        Self { running, otel, session }
+    pub(crate) fn new(running: RunningService<RoleClient, S>, shared: Arc<Shared>) -> Self {
+        let session = Session::new(&session_of(running.peer()), &shared.config, &shared.lifecycle.metrics);
+        Self { running, shared, session }
     }
 
     /// rmcp's `RunningService`, unwrapped.
@@ -92,7 +92,7 @@ impl<S: Service<RoleClient>> Client<S> {
     }
 
     fn open(&self, request: Request<'_>) -> Call<'_> {
-        let shared = &self.otel.0;
+        let shared = &self.shared;
         let described = attributes::describe(request, &self.session, None, &shared.config, &shared.lifecycle.metrics);
         shared.lifecycle.open(Side::Client, &Context::current(), described, Vec::new())
     }
@@ -106,7 +106,7 @@ impl<S: Service<RoleClient>> Client<S> {
 
     /// The propagator's fields for the call's span (none when propagation is off).
     fn fields(&self, call: &Call<'_>) -> Map<String, serde_json::Value> {
-        let shared = &self.otel.0;
+        let shared = &self.shared;
         let mut fields = Map::new();
         if shared.config.propagate {
             shared.propagation.inject(call.context(), &mut fields);
@@ -138,7 +138,7 @@ impl<S: Service<RoleClient>> Client<S> {
 
     /// Finishes `call` from what rmcp returned to the caller.
     fn sent<T: Answered>(&self, call: Call<'_>, method: &str, result: &Result<T, ServiceError>) {
-        finish(call, method, result, self.otel.0.config.capture_content, Vec::new());
+        finish(call, method, result, self.shared.config.capture_content, Vec::new());
     }
 
     /// rmcp's `send_request`, traced: any request, by its method (and what it names).
@@ -169,7 +169,7 @@ impl<S: Service<RoleClient>> Client<S> {
         let method = request.method().to_owned();
         let call = self.open(<RoleServer as Handles>::request(&request));
         request.get_meta_mut().0.0.extend(self.fields(&call));
-        let keep_message = self.otel.0.config.capture_content;
+        let keep_message = self.shared.config.capture_content;
         match self.running.send_request_with_option(request, options).await {
             Ok(handle) => Ok(TracedRequest { handle, call, method, keep_message }),
             Err(error) => {

@@ -1,5 +1,6 @@
 //! One instrumentation ([`McpOtel`]): its settings, tracer, metrics and propagator, shared by the
-//! services and clients it wraps; and the process-wide default the crate's functions use.
+//! services and clients it wraps; what the builder's options build; and the process-wide default
+//! the crate's functions use.
 
 use std::sync::{Arc, OnceLock};
 
@@ -10,9 +11,10 @@ use rmcp::service::RunningService;
 use rmcp::{RoleClient, Service};
 
 use crate::client::Client;
-use crate::lifecycle::Lifecycle;
+use crate::config::Config;
+use crate::lifecycle::{Lifecycle, Shared};
 use crate::metrics::CallMetrics;
-use crate::options::{Builder, Config};
+use crate::options::Builder;
 use crate::propagation::Propagation;
 use crate::service::Instrumented;
 
@@ -20,12 +22,6 @@ use crate::service::Instrumented;
 /// application sends: CLIENT spans). Cheap to clone; clones share everything.
 #[derive(Clone)]
 pub struct McpOtel(pub(crate) Arc<Shared>);
-
-pub(crate) struct Shared {
-    pub(crate) config: Config,
-    pub(crate) lifecycle: Lifecycle,
-    pub(crate) propagation: Propagation,
-}
 
 impl McpOtel {
     /// A builder of the options.
@@ -53,11 +49,19 @@ impl McpOtel {
 
     /// `service` with a SERVER span for every request it handles.
     pub fn service<S>(&self, service: S) -> Instrumented<S> {
-        Instrumented::new(service, self.clone())
+        Instrumented::new(service, Arc::clone(&self.0))
     }
 
     /// `running` with a CLIENT span for every request sent through the returned client.
     pub fn client<S: Service<RoleClient>>(&self, running: RunningService<RoleClient, S>) -> Client<S> {
-        Client::new(running, self.clone())
+        Client::new(running, Arc::clone(&self.0))
+    }
+}
+
+impl Builder {
+    /// The instrumentation.
+    pub fn build(self) -> McpOtel {
+        let (tracer, meter, propagator, config) = self.parts();
+        McpOtel::new(tracer, &meter, propagator, config)
     }
 }

@@ -29,6 +29,7 @@ pub mod semconv;
 
 mod attributes;
 mod client;
+mod config;
 mod facts;
 mod instrument;
 mod lifecycle;

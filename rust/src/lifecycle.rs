@@ -6,6 +6,9 @@
 //! In Rust a request's future can be dropped before it is answered (`tokio::select!`, a timeout
 //! around the call, an aborted task): a [`Call`] dropped unfinished finishes itself then, at the
 //! drop, not when an answer arrives later.
+//!
+//! Every front end of one instrumentation holds its lifecycle in [`Shared`], with its settings and
+//! its propagator.
 
 use std::time::Instant;
 
@@ -15,19 +18,23 @@ use opentelemetry::trace::{Link, SpanBuilder, SpanKind, TraceContextExt, Tracer}
 use opentelemetry::{Context, KeyValue};
 
 use crate::attributes::Described;
+use crate::config::Config;
 use crate::metrics::CallMetrics;
+pub(crate) use crate::metrics::Side;
 use crate::model::{Outcome, Verdict, bounded};
+use crate::propagation::Propagation;
 use crate::semconv::{CancelReason, GEN_AI_CONVERSATION_ID, MCP_PROTOCOL_VERSION, error_type};
 use crate::writer::finish_span;
 
 /// A conversation id from baggage (the application's, or a peer's) is bounded.
 const MAX_CONVERSATION_ID: usize = 256;
 
-/// Which side of a request this is: its sender (a CLIENT span) or its receiver (a SERVER span).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Side {
-    Client = 0,
-    Server = 1,
+/// What the front ends of one [`McpOtel`](crate::McpOtel) share: its settings, its lifecycle and its
+/// propagator.
+pub(crate) struct Shared {
+    pub(crate) config: Config,
+    pub(crate) lifecycle: Lifecycle,
+    pub(crate) propagation: Propagation,
 }
 
 pub(crate) struct Lifecycle {

@@ -10,13 +10,20 @@ use std::time::Duration;
 use opentelemetry::metrics::{Histogram, Meter};
 use opentelemetry::{KeyValue, Value};
 
-use crate::lifecycle::Side;
 use crate::model::Outcome;
 use crate::semconv::{
     DURATION_BUCKETS, DURATION_UNIT, KNOWN_METHODS, MCP_CLIENT_OPERATION_DURATION, MCP_SERVER_OPERATION_DURATION,
     OTHER_VALUE,
 };
 use crate::writer::outcome_attributes;
+
+/// Which side of a request this is: its sender (a CLIENT span, the client's histogram) or its
+/// receiver (a SERVER span, the server's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    Client = 0,
+    Server = 1,
+}
 
 /// Which bound admits a point attribute's value.
 #[derive(Clone, Copy)]

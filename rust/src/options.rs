@@ -10,7 +10,7 @@ use opentelemetry::metrics::{Meter, MeterProvider};
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{Span, Tracer, TracerProvider};
 
-use crate::instrument::McpOtel;
+use crate::config::Config;
 use crate::semconv::INSTRUMENTATION_SCOPE;
 
 /// The crate's instrumentation scope (its name and version on every span and point).
@@ -18,38 +18,7 @@ pub(crate) fn scope() -> InstrumentationScope {
     InstrumentationScope::builder(INSTRUMENTATION_SCOPE).with_version(env!("CARGO_PKG_VERSION")).build()
 }
 
-/// The settings of one [`McpOtel`]; defaults as every language's (docs/configuration.md).
-#[derive(Clone, Debug)]
-#[allow(clippy::struct_excessive_bools)] // the settings, each on or off as in every language
-pub(crate) struct Config {
-    pub(crate) propagate: bool,
-    pub(crate) capture_content: bool,
-    pub(crate) max_content_length: usize,
-    pub(crate) max_name_length: usize,
-    pub(crate) max_metric_names: usize,
-    pub(crate) server_name: Option<String>,
-    pub(crate) server_version: Option<String>,
-    pub(crate) trust_remote_context: bool,
-    pub(crate) trace_progress_and_logs: bool,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            propagate: true,
-            capture_content: false,
-            max_content_length: 4096,
-            max_name_length: 256,
-            max_metric_names: 100,
-            server_name: None,
-            server_version: None,
-            trust_remote_context: true,
-            trace_progress_and_logs: false,
-        }
-    }
-}
-
-/// Builds an [`McpOtel`]: `McpOtel::builder().tracer_provider(&provider).build()`.
+/// Builds an [`McpOtel`](crate::McpOtel): `McpOtel::builder().tracer_provider(&provider).build()`.
 ///
 /// Unset providers are the global ones, read when `build` runs; the unset propagator is the
 /// global one, read at each request, or W3C trace context and baggage while the application has
@@ -138,10 +107,10 @@ impl Builder {
         self
     }
 
-    /// The instrumentation.
-    pub fn build(self) -> McpOtel {
+    /// The providers, the propagator and the settings: unset providers are the global ones, now.
+    pub(crate) fn parts(self) -> (BoxedTracer, Meter, Option<Arc<dyn TextMapPropagator + Send + Sync>>, Config) {
         let tracer = self.tracer.unwrap_or_else(|| global::tracer_provider().tracer_with_scope(scope()));
         let meter = self.meter.unwrap_or_else(|| global::meter_provider().meter_with_scope(scope()));
-        McpOtel::new(tracer, &meter, self.propagator, self.config)
+        (tracer, meter, self.propagator, self.config)
     }
 }

@@ -9,7 +9,7 @@
 //! cancelled the request (docs/rust.md says what a closed connection looks like).
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use opentelemetry::KeyValue;
 use opentelemetry::context::FutureExt;
@@ -20,8 +20,7 @@ use rmcp::{RoleClient, RoleServer, Service};
 
 use crate::attributes::{self, Request, Session};
 use crate::facts::{Handles, rpc_error};
-use crate::instrument::McpOtel;
-use crate::lifecycle::Side;
+use crate::lifecycle::{Shared, Side};
 use crate::model::{self, ServerEnd};
 use crate::semconv::{
     FREQUENT_NOTIFICATIONS, KNOWN_METHODS, MCP_PROTOCOL_VERSION, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE,
@@ -31,14 +30,14 @@ use crate::semconv::{
 /// (`mcp_otel::service(handler).serve(transport)`).
 pub struct Instrumented<S> {
     inner: S,
-    otel: McpOtel,
+    shared: Arc<Shared>,
     // The session's attributes, made once its handshake is over (one service, one session).
     session: OnceLock<Session>,
 }
 
 impl<S> Instrumented<S> {
-    pub(crate) const fn new(inner: S, otel: McpOtel) -> Self {
-        Self { inner, otel, session: OnceLock::new() }
+    pub(crate) const fn new(inner: S, shared: Arc<Shared>) -> Self {
+        Self { inner, shared, session: OnceLock::new() }
     }
 
     /// The application's service.
@@ -58,7 +57,7 @@ impl<S> Instrumented<S> {
     where
         S: Service<R>,
     {
-        let shared = &self.otel.0;
+        let shared = &self.shared;
         let method = R::notification(&notification);
         if FREQUENT_NOTIFICATIONS.contains(&method) && !shared.config.trace_progress_and_logs {
             return self.inner.handle_notification(notification, context).await;
@@ -83,7 +82,7 @@ impl<S> Instrumented<S> {
         if let Some(session) = self.session.get() {
             return Cow::Borrowed(session);
         }
-        let shared = &self.otel.0;
+        let shared = &self.shared;
         let mut facts = R::session(&self.inner, peer);
         if handshake {
             facts.protocol_version = None;
@@ -98,7 +97,7 @@ impl<S> Instrumented<S> {
 
     /// A received message's parent: the sender's context in `_meta`, or, not trusted, a link to it.
     fn parent(&self, meta: &serde_json::Map<String, serde_json::Value>) -> (opentelemetry::Context, Vec<Link>) {
-        let shared = &self.otel.0;
+        let shared = &self.shared;
         match shared.propagation.extract(meta) {
             Some(remote) if shared.config.trust_remote_context => (remote, Vec::new()),
             Some(remote) => {
@@ -113,7 +112,7 @@ impl<S> Instrumented<S> {
     where
         S: Service<R>,
     {
-        let shared = &self.otel.0;
+        let shared = &self.shared;
         let described = R::request(&request);
         // The method outlives the request, which the handler takes: ours, or a copy of a peer's.
         let method: Cow<'static, str> = KNOWN_METHODS
