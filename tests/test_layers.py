@@ -1,11 +1,13 @@
 """The layers stay as docs/architecture.md draws them, in every language, read from the code's own
 imports: each Python module (``ast``), each TypeScript module of ``node/src`` (its
-``import ... from './x.js'`` lines) and each Go file of the library module (its imports of the
-module's own packages) is in exactly one layer of its language's table on the page, the table names
+``import ... from './x.js'`` lines), each Go file of the library module (its imports of the
+module's own packages) and each Rust module of ``rust/src`` (its ``crate::``, ``super::`` and
+child-module paths) is in exactly one layer of its language's table on the page, the table names
 nothing that is not there, no module imports one of a layer above its own, and there is no import
-cycle (in ``src/``, ``benchmarks/``, ``node/src``, among the Go module's packages; Python imports
-inside functions count: they run too). The Python package's folders keep their order as well, and
-no Python module is over 400 lines without its docstring saying why."""
+cycle (in ``src/``, ``benchmarks/``, ``node/src``, among the Go module's packages, among the Rust
+crate's modules; Python imports inside functions count: they run too). The Python package's
+folders keep their order as well, and no Python module is over 400 lines without its docstring
+saying why."""
 
 from __future__ import annotations
 
@@ -80,9 +82,9 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def _rows(page: str, heading: str) -> list[list[str]]:
-    """The names in backticks of each row's second cell, in the first table after ``heading`` (a
-    ``##`` line of the page), top row first."""
+def _table(page: str, heading: str) -> list[list[str]]:
+    """The cells of each row of the first table after ``heading`` (a ``##`` line of the page), top
+    row first, its header left out."""
     lines = page.splitlines()
     rows: list[list[str]] = []
     for line in lines[lines.index(heading) + 1 :]:
@@ -92,8 +94,13 @@ def _rows(page: str, heading: str) -> list[list[str]]:
             continue
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if cells[0] not in ("Layer", "---"):
-            rows.append(_CODE.findall(cells[1]))
+            rows.append(cells)
     return rows
+
+
+def _rows(page: str, heading: str) -> list[list[str]]:
+    """The names in backticks of each row's second cell, in the first table after ``heading``."""
+    return [_CODE.findall(cells[1]) for cells in _table(page, heading)]
 
 
 def _layers(rows: list[list[str]], modules: set[str], member: dict[str, str]) -> list[set[str]]:
@@ -261,6 +268,108 @@ def test_the_go_module_keeps_its_layers() -> None:
     assert "internal/model" in files["mcpotel/lifecycle.go"]  # the checks see the imports
 
 
+RUST_SRC = REPO_ROOT / "rust" / "src"
+# What is not code: comments (doc comments too), strings and character literals.
+_RUST_NOT_CODE = re.compile(
+    r"""//[^\n]*|/\*.*?\*/|(?<!\w)b?r(#*)".*?"\1|(?<!\w)b?"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])'""", re.DOTALL
+)
+_RUST_USE = re.compile(r"\buse\s+([^;]+);")
+# A path's leading segments, each followed by `::` (`crate::client::` of `crate::client::f()`).
+_RUST_PATH = re.compile(r"(?<![\w:$])\$?((?:\w+::)+)")
+
+
+def _rust_code(text: str) -> str:
+    return _RUST_NOT_CODE.sub(" ", text)
+
+
+def _rust_modules() -> dict[tuple[str, ...], str]:
+    """``rust/src``'s modules by their path in the crate (``("model", "classify")``), each named as
+    the page names it: its file without ``.rs`` (``lib``, ``client``, ``model/mod``)."""
+    modules = {}
+    for path in RUST_SRC.rglob("*.rs"):
+        name = path.relative_to(RUST_SRC).with_suffix("").as_posix()
+        parts = tuple(name.split("/"))
+        modules[() if parts == ("lib",) else parts[:-1] if parts[-1] == "mod" else parts] = name
+    return modules
+
+
+def _use_tree(tree: str) -> list[list[str]]:
+    """The paths a ``use`` declaration's tree names (``crate::model::{self, Answer}``: ``crate::model``
+    and ``crate::model::Answer``), their segments each."""
+    tree = re.sub(r"\s+", "", re.sub(r"\s+as\s+\w+", "", tree))
+    head, brace, rest = tree.partition("{")
+    prefix = [segment for segment in head.split("::") if segment and segment != "*"]
+    if not brace:
+        return [prefix]
+    items, depth, start = [], 0, 0
+    inner = rest.removesuffix("}")
+    for index, char in enumerate(inner + ","):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(inner[start:index])
+            start = index + 1
+    paths = [path for item in items if item for path in _use_tree(item)]
+    return [prefix + [segment for segment in path if segment != "self"] for path in paths]
+
+
+def _rust_imports(code: str, here: tuple[str, ...], modules: dict[tuple[str, ...], str]) -> set[str]:
+    """The crate's modules the module at ``here`` names in ``code``: through ``crate::`` (the root
+    itself when a path names an item of it), ``super::``, ``self::`` or a child module's name."""
+    code = _rust_code(code)
+    paths = [path for tree in _RUST_USE.findall(code) for path in _use_tree(tree)]
+    paths += [found.split("::")[:-1] for found in _RUST_PATH.findall(_RUST_USE.sub(" ", code))]
+    found = set()
+    for head, *rest in filter(None, paths):
+        if head == "crate":
+            base: tuple[str, ...] = ()
+        elif head in ("super", "self"):
+            base = here[:-1] if head == "super" else here
+            while rest and rest[0] == "super":
+                base, rest = base[:-1], rest[1:]
+        elif (*here, head) in modules:
+            base = (*here, head)
+        else:
+            continue  # another crate, or a name in scope
+        for segment in rest:
+            if (*base, segment) not in modules:
+                break
+            base = (*base, segment)
+        if base != here:
+            found.add(modules[base])
+    return found
+
+
+def _rust_graph() -> dict[str, set[str]]:
+    """``rust/src``'s modules (``client``, ``model/classify``) and the modules each imports."""
+    modules = _rust_modules()
+    return {name: _rust_imports((RUST_SRC / f"{name}.rs").read_text(), here, modules) for here, name in modules.items()}
+
+
+def test_the_rust_crate_keeps_its_layers() -> None:
+    graph = _rust_graph()
+    page = ARCHITECTURE.read_text()
+    rows = _rows(page, "## The Rust crate")
+    # `x.rs` is module x, `x/` every module under it (`x/mod.rs` the module x itself)
+    layers = _layers(rows, set(graph), {name: name.removesuffix(".rs") for row in rows for name in row})
+    _held(graph, layers)
+    # only the front ends and the hosts above them use rmcp; the model uses no OpenTelemetry either
+    names = [cells[0] for cells in _table(page, "## The Rust crate")]
+    below = set().union(*layers[names.index("Front ends") + 1 :])
+    code = {name: _rust_code((RUST_SRC / f"{name}.rs").read_text()) for name in graph}
+    assert {name for name in below if "rmcp::" in code[name]} == set()
+    assert {name for name in graph if name.startswith("model/") and "opentelemetry::" in code[name]} == set()
+    assert "rmcp::" in code["facts"]  # the check sees rmcp where it is
+    # the names module is generated from the spec, at the base, and imports nothing of the crate
+    assert "semconv" in layers[-1]
+    assert "Generated by spec/generate.py" in (RUST_SRC / "semconv.rs").read_text().splitlines()[0]
+    assert graph["semconv"] == set()
+    # the checks see the imports: `crate::` paths, `super::`, a root's and a parent's child modules
+    assert {"lifecycle", "model/mod"} <= graph["client"]
+    assert "model/outcome" in graph["model/classify"]
+    assert {"model/classify", "model/outcome"} <= graph["model/mod"]
+    assert {"client", "service"} <= graph["lib"]
+
+
 def test_the_checks_see_a_cycle_a_climbing_import_and_a_stale_name() -> None:
     """The checks themselves: a cycle, an import from below into a front end, a folder importing
     one above it and a name the page gives that is not there are found."""
@@ -282,3 +391,12 @@ def test_the_checks_see_a_cycle_a_climbing_import_and_a_stale_name() -> None:
         _layers([["gone.py"]], set(graph), {"gone.py": "mcp_otel.gone"})
     go = _go_packages({"a/x.go": {"b"}, "b/y.go": {"a"}})
     assert _cycle(go) == ["a", "b", "a"]
+    modules = {(): "lib", ("a",): "a", ("b",): "b/mod", ("b", "c"): "b/c", ("d",): "d"}
+    code = """
+        use crate::{a, b::{self, X as Y}};  // crate::d::gone
+        /// [`d`](crate::d::f)
+        fn f() -> &'static str { let _ = super::c::g(); "crate::d::x" }
+    """
+    assert _rust_imports(code, ("b", "c"), modules) == {"a", "b/mod"}
+    assert _rust_imports("fn f() { c::g(); std::mem::drop(crate::Root); }", ("b",), modules) == {"b/c", "lib"}
+    assert _rust_imports("$crate::d::f!(); x::a::y();", ("a",), modules) == {"d"}
