@@ -14,7 +14,8 @@ use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMete
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ListToolsResult, NumberOrString, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
@@ -135,7 +136,7 @@ pub fn rmcp_cancels_dropped_calls() -> bool {
 }
 
 /// A real rmcp server: tools `ok`, `iserr` (a tool error), `fail` (-32603), `invalid` (-32602),
-/// `slow` (3 s, or until its request is cancelled).
+/// `progress` (a progress notification, then ok), `slow` (3 s, or until its request is cancelled).
 #[derive(Clone, Default)]
 pub struct Weather {
     /// What each handled request's handler saw of its `_meta` (the keys we add are there).
@@ -168,6 +169,11 @@ impl ServerHandler for Weather {
             "iserr" => Ok(CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text("which city?")]))),
             "fail" => Err(ErrorData::internal_error("backend down", None)),
             "invalid" => Err(ErrorData::invalid_params("no such city", None)),
+            "progress" => {
+                let token = ProgressToken(NumberOrString::Number(0));
+                context.peer.notify_progress(ProgressNotificationParam::new(token, 0.5)).await.expect("sent");
+                done("halfway")
+            }
             "slow" => tokio::select! {
                 () = context.ct.cancelled() => Err(ErrorData::internal_error("cancelled", None)),
                 () = tokio::time::sleep(Duration::from_secs(3)) => done("rain"),

@@ -1,0 +1,124 @@
+//! Each option of `McpOtel::builder()` docs/rust.md lists, doing what the page says.
+
+mod common;
+
+use common::{Telemetry, Weather, attribute, connect, outcome};
+use mcp_otel::McpOtel;
+use opentelemetry::trace::SpanKind;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use rmcp::model::CallToolRequestParams;
+
+fn call(tool: &str) -> CallToolRequestParams {
+    CallToolRequestParams::new(tool.to_owned())
+}
+
+fn builder(telemetry: &Telemetry) -> mcp_otel::Builder {
+    McpOtel::builder().tracer_provider(&telemetry.tracer_provider).meter_provider(&telemetry.meter_provider)
+}
+
+#[tokio::test]
+async fn server_identity_names_the_server_on_its_own_spans() {
+    let telemetry = Telemetry::new();
+    let server = builder(&telemetry).server_identity("forecasts", Some("9.9".to_owned())).build();
+    let (client, _server) = connect(&server, &telemetry.otel(), Weather::default()).await;
+    client.call_tool(call("ok")).await.expect("answered");
+    let handled = telemetry.wait_for("tools/call ok", SpanKind::Server).await;
+    assert_eq!(attribute(&handled, "mcp.server.name").as_deref(), Some("forecasts"));
+    assert_eq!(attribute(&handled, "mcp.server.version").as_deref(), Some("9.9"));
+    // The client names the server as the server reported itself.
+    let sent = telemetry.span("tools/call ok", SpanKind::Client);
+    assert_eq!(attribute(&sent, "mcp.server.name").as_deref(), Some("weather"));
+}
+
+#[tokio::test]
+async fn without_propagation_the_server_span_starts_its_own_trace() {
+    let telemetry = Telemetry::new();
+    let weather = Weather::default();
+    let client_otel = builder(&telemetry).propagate(false).build();
+    let (client, _server) = connect(&telemetry.otel(), &client_otel, weather.clone()).await;
+    client.call_tool(call("ok")).await.expect("answered");
+    let sent = telemetry.span("tools/call ok", SpanKind::Client);
+    let handled = telemetry.wait_for("tools/call ok", SpanKind::Server).await;
+    assert_ne!(handled.span_context.trace_id(), sent.span_context.trace_id());
+    assert!(!weather.metas.lock().await[0].contains_key("traceparent"));
+}
+
+#[tokio::test]
+async fn an_untrusted_remote_context_is_a_link_not_a_parent() {
+    let telemetry = Telemetry::new();
+    let server = builder(&telemetry).trust_remote_context(false).build();
+    let (client, _server) = connect(&server, &telemetry.otel(), Weather::default()).await;
+    client.call_tool(call("ok")).await.expect("answered");
+    let sent = telemetry.span("tools/call ok", SpanKind::Client);
+    let handled = telemetry.wait_for("tools/call ok", SpanKind::Server).await;
+    assert_ne!(handled.span_context.trace_id(), sent.span_context.trace_id());
+    let links: Vec<_> = handled.links.iter().map(|link| link.span_context.span_id()).collect();
+    assert_eq!(links, [sent.span_context.span_id()]);
+}
+
+#[tokio::test]
+async fn a_configured_propagator_carries_the_context() {
+    let telemetry = Telemetry::new();
+    let otel = builder(&telemetry).propagator(TraceContextPropagator::new()).build();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    client.call_tool(call("ok")).await.expect("answered");
+    let sent = telemetry.span("tools/call ok", SpanKind::Client);
+    let handled = telemetry.wait_for("tools/call ok", SpanKind::Server).await;
+    assert_eq!(handled.parent_span_id, sent.span_context.span_id());
+}
+
+#[tokio::test]
+async fn names_are_bounded_and_metrics_keep_the_first_ones() {
+    let telemetry = Telemetry::new();
+    let otel = builder(&telemetry).max_name_length(4).max_metric_names(1).build();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    client.call_tool(call("ok")).await.expect("answered");
+    client.call_tool(call("progress")).await.expect("answered");
+    // Cut to 4 characters, the cut marked; the span's name too.
+    let sent = telemetry.span("tools/call pro…", SpanKind::Client);
+    assert_eq!(attribute(&sent, "gen_ai.tool.name").as_deref(), Some("pro…"));
+    assert_eq!(attribute(&sent, "mcp.server.name").as_deref(), Some("wea…"));
+    // The second tool's point reads _OTHER: one name kept.
+    let mut tools: Vec<String> = telemetry
+        .points("mcp.client.operation.duration")
+        .into_iter()
+        .filter_map(|(attributes, _)| attributes.into_iter().find(|(key, _)| key == "gen_ai.tool.name"))
+        .map(|(_, tool)| tool)
+        .collect();
+    tools.sort();
+    assert_eq!(tools, ["_OTHER", "ok"]);
+}
+
+#[tokio::test]
+async fn progress_notifications_have_spans_only_when_asked() {
+    let telemetry = Telemetry::new();
+    let quiet = telemetry.otel();
+    let (client, _server) = connect(&quiet, &quiet, Weather::default()).await;
+    client.call_tool(call("progress")).await.expect("answered");
+    telemetry.wait_for("tools/call progress", SpanKind::Server).await;
+    assert!(!telemetry.spans().iter().any(|span| span.name == "notifications/progress"));
+
+    let asked = Telemetry::new();
+    let otel = builder(&asked).trace_progress_and_logs(true).build();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    client.call_tool(call("progress")).await.expect("answered");
+    // The client's service received it: a SERVER span of the notification, no outcome.
+    let progress = asked.wait_for("notifications/progress", SpanKind::Server).await;
+    assert_eq!(outcome(&progress), (None, None, None, false));
+}
+
+#[tokio::test]
+async fn with_content_capture_a_peers_error_message_is_the_status_description() {
+    let telemetry = Telemetry::new();
+    let otel = builder(&telemetry).capture_content(true).build();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    client.call_tool(call("fail")).await.expect_err("-32603");
+    let sent = telemetry.span("tools/call fail", SpanKind::Client);
+    assert_eq!(sent.status, opentelemetry::trace::Status::error("backend down"));
+    // Off by default: no peer's text on the span.
+    let quiet = Telemetry::new();
+    let otel = quiet.otel();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    client.call_tool(call("fail")).await.expect_err("-32603");
+    assert_eq!(quiet.span("tools/call fail", SpanKind::Client).status, opentelemetry::trace::Status::error(""));
+}
