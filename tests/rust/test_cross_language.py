@@ -8,9 +8,9 @@ same facts with the same strings, but what a Rust span cannot know (RUST_CANNOT_
 agent gives a call up by dropping its future (tokio's timeout around it): cancelled/caller on its
 side, and cancelled/client on the server, which rmcp tells with notifications/cancelled.
 
-The tests marked xfail (strict) state what is not done yet, by the crate, the Go module and the
-Python package on mcp 1.x (the report that came with this file says each change): they fail
-loudly once it is."""
+The tests marked xfail (strict) state what is not done yet, by the crate (or rmcp), the Go
+module and the Python package on mcp 1.x (the report that came with this file says each change):
+they fail loudly once it is."""
 
 from __future__ import annotations
 
@@ -74,10 +74,10 @@ NOTIFICATIONS = ("notifications/initialized", "notifications/cancelled")
 NOT_YET_STATED = (
     "rust/src: a 2026-07-28 request's protocol version is in its _meta, which the SERVER span does not read"
 )
-# nor is a notification it receives the child of its sender's span: rmcp leaves a typed
-# notification's _meta in its params (notifications/cancelled) or drops it (notifications/initialized),
-# and gives the service an empty NotificationContext::meta;
-NOT_CHILDREN = "rust/src: rmcp gives the service no _meta of notifications/initialized and notifications/cancelled"
+# nor is a notification it receives the child of its sender's span: rmcp 3.11 hands the service an
+# empty NotificationContext::meta (and CancelledNotificationParam::meta) for a notification read
+# off the wire, its traceparent in params._meta dropped;
+NOT_CHILDREN = "rmcp hands the Rust service no _meta of a notification read off the wire: its span is a root"
 # and the Go server's and the Python server's on mcp 1.x state the version their client asked for
 # in initialize (rmcp asks 2026-07-28), not the one they answered (2025-11-25).
 GO_NOT_AGREED = "go/mcpotel: a server session's spans state the protocol version asked for, not the one agreed"
