@@ -180,7 +180,8 @@ def test_each_server_states_the_protocol_version_it_answered_to_rmcps_newer_one(
 
 # --- A Python agent, a Rust server ---
 
-# Both Python majors' ClientSession shake hands with the Rust server (2025-11-25) over stdio.
+# Python's ClientSession (both majors) and the TypeScript Client (v1, v2) shake hands with the
+# Rust server (2025-11-25) over stdio.
 RUST_SERVER_PEERS = Peers(
     HANDSHAKE, RUST_SERVER_NAME, RUST_SERVER_VERSION, "pipe", server_lacks=RUST_SERVER_CANNOT_KNOW
 )
