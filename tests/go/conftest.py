@@ -35,19 +35,21 @@ GO_SERVER_NAME, GO_SERVER_VERSION = "go-server", "1.2.3"
 
 
 @dataclass(frozen=True)
-class GoPrograms:
+class Programs:
+    """A language's two cross-language test programs (the Go ones; tests/rust's Rust ones)."""
+
     agent: Path  # crossagent COMMAND [ARGS...]
     server: Path  # crossserver
 
 
 @pytest.fixture(scope="session")
-def go_programs(tmp_path_factory: pytest.TempPathFactory) -> GoPrograms:
+def go_programs(tmp_path_factory: pytest.TempPathFactory) -> Programs:
     """The Go agent and server, built from go/test (GOFLAGS and the Go caches from the environment)."""
     go = shutil.which("go")
     if go is None:
         unavailable("go is not installed: the Go programs cannot be built")
     directory = tmp_path_factory.mktemp("go-programs")
-    programs = GoPrograms(directory / "crossagent", directory / "crossserver")
+    programs = Programs(directory / "crossagent", directory / "crossserver")
     for program in (programs.agent, programs.server):
         built = subprocess.run(
             [go, "build", "-o", str(program), f"./internal/cmd/{program.name}"],

@@ -44,7 +44,7 @@ from mcp_otel.semconv import (
     Outcome,
     ResultType,
 )
-from tests.go.conftest import GO_CANNOT_KNOW, GO_SERVER_NAME, GO_SERVER_VERSION, GO_SPAN_FILE_ENV, GoPrograms, go_spans
+from tests.go.conftest import GO_CANNOT_KNOW, GO_SERVER_NAME, GO_SERVER_VERSION, GO_SPAN_FILE_ENV, Programs, go_spans
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, is_error
 from tests.node.conftest import (
     AGENT,
@@ -85,23 +85,28 @@ def ended(outcome: str, *, cancel: str | None = None, error: str | None = None) 
 
 @dataclass(frozen=True)
 class Peers:
-    """Which of a call's two spans is the Go one, and what the other side's says of the connection."""
+    """What a call's two sides say of the connection, and what each side's spans do not state (its
+    SDK does not show it to the instrumentation: GO_CANNOT_KNOW, tests/rust's RUST_CANNOT_KNOW)."""
 
-    go_side: str  # "client" or "server"
     protocol_version: str
     server_name: str
     server_version: str
-    transport: str | None  # the other side's network.transport (None: it records none)
+    transport: str | None  # network.transport of a side that states it (None: it records none)
+    client_lacks: tuple[str, ...] = ()
+    server_lacks: tuple[str, ...] = ()
+    # Facts the two sides state differently: a defect, which an xfail test states the agreement of.
+    differ: tuple[str, ...] = ()
 
 
 def assert_one_trace(client: Span, server: Span, tool: str, peers: Peers) -> None:
-    """One call, one trace; both sides state the same shared facts with the same strings; the Go
-    side has neither the request id nor the transport."""
+    """One call, one trace; both sides state the same shared facts with the same strings; a side
+    has none of what it lacks, and the request id and the transport where it does not lack them."""
     assert (client.name, client.kind) == (f"tools/call {tool}", "CLIENT")
     assert (server.name, server.kind) == (f"tools/call {tool}", "SERVER")
     assert server.trace_id == client.trace_id
     assert server.parent_id == client.span_id
     assert client.parent_id is None  # the agent's own call: the trace's root
+    lacking = peers.client_lacks + peers.server_lacks + peers.differ
     shared = {
         MCP_METHOD_NAME: "tools/call",
         GEN_AI_OPERATION_NAME: "execute_tool",
@@ -110,14 +115,58 @@ def assert_one_trace(client: Span, server: Span, tool: str, peers: Peers) -> Non
         MCP_SERVER_NAME: peers.server_name,
         MCP_SERVER_VERSION: peers.server_version,
     }
+    shared = {key: value for key, value in shared.items() if key not in lacking}
     assert client.picked(shared) == server.picked(shared) == shared
-    # Everything else either says, the same, but each side's cancel reason and what Go cannot know.
-    said = [{k: v for k, v in span.attributes.items() if k not in OWN + GO_CANNOT_KNOW} for span in (client, server)]
+    # Everything else either says, the same, but each side's cancel reason and what one side lacks.
+    said = [{k: v for k, v in span.attributes.items() if k not in OWN + lacking} for span in (client, server)]
     assert said[0] == said[1]
-    go, other = (client, server) if peers.go_side == "client" else (server, client)
-    assert go.picked(GO_CANNOT_KNOW) == {}
-    assert isinstance(other.attributes[JSONRPC_REQUEST_ID], str)
-    assert other.attributes.get(NETWORK_TRANSPORT) == peers.transport
+    for span, lacks in ((client, peers.client_lacks), (server, peers.server_lacks)):
+        assert span.picked(lacks) == {}
+        if JSONRPC_REQUEST_ID not in lacks:
+            assert isinstance(span.attributes[JSONRPC_REQUEST_ID], str)
+        if NETWORK_TRANSPORT not in lacks:
+            assert span.attributes.get(NETWORK_TRANSPORT) == peers.transport
+
+
+# A call of an agent's plan: the tool, after how many ms its caller gives up, what the agent
+# prints, each side's outcome attributes (ended(...)), and both sides' status.
+Call = tuple[str, int | None, dict[str, Any], dict[str, str], dict[str, str], str]
+
+
+def plan(calls: list[Call]) -> list[dict[str, Any]]:
+    """The agents' MCP_PLAN of ``calls``."""
+    return [{"tool": tool, **({} if abort is None else {"abortAfterMs": abort})} for tool, abort, *_ in calls]
+
+
+def run_agent(
+    command: list[str], calls: list[Call], span_file: tuple[str, Path], server_env: dict[str, str]
+) -> list[str]:
+    """Run an agent program (the Go, TypeScript or Rust one: the same command line and variables)
+    with the plan of ``calls``, its spans to ``span_file`` (its variable, the file) and its
+    server's environment besides its own ``server_env``: what it printed, line by line."""
+    env = env_without_otel(
+        PYTHONPATH=str(REPO_ROOT), MCP_PLAN=json.dumps(plan(calls)), **{span_file[0]: str(span_file[1])}
+    )
+    env["MCP_SERVER_ENV"] = json.dumps(server_env)
+    completed = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout.splitlines()
+
+
+def assert_each_call(
+    calls: list[Call], printed: list[str] | None, clients: list[Span], servers: list[Span], peers: Peers
+) -> None:
+    """Each of ``calls`` printed what it should (an agent program; None: one in this process), and
+    is one trace (``assert_one_trace``) whose two spans state their outcomes exactly."""
+    if printed is not None:
+        assert [json.loads(line) for line in printed] == [{"tool": tool, **said} for tool, _, said, *_ in calls]
+    assert len(clients) == len(servers) == len(calls)
+    for (tool, _, _, caller_said, server_said, status), client in zip(calls, clients, strict=True):
+        server = child_of(client, servers)
+        assert_one_trace(client, server, tool, peers)
+        assert client.picked(OUTCOME_KEYS) == caller_said
+        assert server.picked(OUTCOME_KEYS) == server_said
+        assert client.status == server.status == status
 
 
 def assert_children_of_the_caller(servers: list[Span], clients: list[Span]) -> None:
@@ -138,60 +187,43 @@ PYTHON_SERVER = f"tests.servers.v{MCP_MAJOR}_server"
 # server/discover probe -32602, and the handshake follows (2025-11-25); mcp 2.x speaks 2026-07-28
 # (no handshake). The Python server records network.transport on the handshake's session only.
 PYTHON_PEERS = Peers(
-    go_side="client",
     protocol_version="2025-11-25" if MCP_MAJOR == 1 else "2026-07-28",
     server_name=SERVER_NAME,
     server_version=SERVER_VERSION,
     transport="pipe" if MCP_MAJOR == 1 else None,
+    client_lacks=GO_CANNOT_KNOW,
 )
 
-# The Go agent's calls: the tool, after how many ms its caller cancels its context (slow sleeps
-# 5 s), what the agent prints, and each side's (outcome, cancel reason). The last call is answered
-# only once the server has read the cancel (before the agent hangs up).
-GO_CALLS: list[tuple[str, int | None, dict[str, Any], tuple[str, str | None], tuple[str, str | None]]] = [
-    ("ok", None, {"isError": False}, (OK, None), (OK, None)),
-    ("slow", 300, {"error": "aborted"}, (CANCELLED, CALLER), (CANCELLED, CLIENT)),
-    ("ok", None, {"isError": False}, (OK, None), (OK, None)),
+# The Go agent's calls (after how many ms its caller cancels its context: slow sleeps 5 s). The
+# last call is answered only once the server has read the cancel (before the agent hangs up). ok
+# or cancelled: neither is an error.
+GO_CALLS: list[Call] = [
+    ("ok", None, {"isError": False}, ended(OK), ended(OK), "UNSET"),
+    ("slow", 300, {"error": "aborted"}, ended(CANCELLED, cancel=CALLER), ended(CANCELLED, cancel=CLIENT), "UNSET"),
+    ("ok", None, {"isError": False}, ended(OK), ended(OK), "UNSET"),
 ]
-GO_PLAN = [{"tool": tool, **({} if abort is None else {"abortAfterMs": abort})} for tool, abort, *_ in GO_CALLS]
 
 
 @dataclass(frozen=True)
 class GoAgentRun:
-    printed: list[dict[str, Any]]
+    printed: list[str]
     agent: list[Span]
     server: list[Span]
 
 
 @pytest.fixture(scope="module")
-def go_agent_run(go_programs: GoPrograms, tmp_path_factory: pytest.TempPathFactory) -> GoAgentRun:
+def go_agent_run(go_programs: Programs, tmp_path_factory: pytest.TempPathFactory) -> GoAgentRun:
     """The Go agent's plan against the Python test server, run once."""
     directory = tmp_path_factory.mktemp("go-agent")
     agent_file, server_file = directory / "agent.jsonl", directory / "server.jsonl"
-    env = env_without_otel(
-        PYTHONPATH=str(REPO_ROOT),
-        MCP_PLAN=json.dumps(GO_PLAN),
-        **{GO_SPAN_FILE_ENV: str(agent_file)},
-    )
-    env["MCP_SERVER_ENV"] = json.dumps({SPAN_FILE_ENV: str(server_file)})
     command = [str(go_programs.agent), sys.executable, "-m", PYTHON_SERVER]
-    completed = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-    assert completed.returncode == 0, completed.stderr
-    printed = [json.loads(line) for line in completed.stdout.splitlines()]
+    printed = run_agent(command, GO_CALLS, (GO_SPAN_FILE_ENV, agent_file), {SPAN_FILE_ENV: str(server_file)})
     return GoAgentRun(printed, go_spans(agent_file), python_file_spans(server_file))
 
 
 def test_a_go_agents_calls_and_the_python_server_are_one_trace(go_agent_run: GoAgentRun) -> None:
-    assert go_agent_run.printed == [{"tool": tool, **said} for tool, _, said, *_ in GO_CALLS]
     clients, servers = tool_calls(go_agent_run.agent, "CLIENT"), tool_calls(go_agent_run.server, "SERVER")
-    assert len(clients) == len(servers) == len(GO_CALLS)
-    for (tool, _, _, (outcome, caller), (server_outcome, receiver)), client in zip(GO_CALLS, clients, strict=True):
-        server = child_of(client, servers)
-        assert_one_trace(client, server, tool, PYTHON_PEERS)
-        assert client.picked(OUTCOME_KEYS) == ended(outcome, cancel=caller)
-        assert server.picked(OUTCOME_KEYS) == ended(server_outcome, cancel=receiver)
-        # ok or cancelled: neither is an error.
-        assert client.status == server.status == "UNSET"
+    assert_each_call(GO_CALLS, go_agent_run.printed, clients, servers, PYTHON_PEERS)
     # Every request the Python server handled (mcp 1.x: the probe and the handshake too) is a child
     # of the Go agent's span of it.
     requests = [span for span in go_agent_run.server if span.name != CANCELLED_METHOD]
@@ -252,7 +284,7 @@ def test_every_go_agent_span_names_the_python_server_over_stdio(go_agent_run: Go
 
 
 def test_every_go_agent_span_names_the_python_server_over_streamable_http(
-    go_programs: GoPrograms, tmp_path: Path
+    go_programs: Programs, tmp_path: Path
 ) -> None:
     port, agent_file = free_port(), tmp_path / "agent.jsonl"
     server = [sys.executable, "-m", "tests.servers.highlevel_server", "http", str(port)]
@@ -274,7 +306,7 @@ def test_every_go_agent_span_names_the_python_server_over_streamable_http(
 @needs_node
 @pytest.mark.parametrize("generation", GENERATIONS)
 def test_a_go_agents_spans_name_the_typescript_server_and_its_call_is_one_trace(
-    generation: str, go_programs: GoPrograms, tmp_path: Path
+    generation: str, go_programs: Programs, tmp_path: Path
 ) -> None:
     agent_file, server_file = tmp_path / "agent.jsonl", tmp_path / "server.jsonl"
     env = env_without_otel(MCP_PLAN=json.dumps([{"tool": "ok"}]), **{GO_SPAN_FILE_ENV: str(agent_file)})
@@ -296,22 +328,24 @@ def test_a_go_agents_spans_name_the_typescript_server_and_its_call_is_one_trace(
 
 # --- A Python agent, a Go server ---
 
-# Both Python majors' ClientSession shake hands (2025-11-25) over stdio.
-GO_PEERS_OF_PYTHON = Peers("server", "2025-11-25", GO_SERVER_NAME, GO_SERVER_VERSION, "pipe")
+# Both Python majors' ClientSession and both TypeScript generations shake hands with the Go server
+# (2025-11-25) over stdio.
+GO_SERVER_PEERS = Peers("2025-11-25", GO_SERVER_NAME, GO_SERVER_VERSION, "pipe", server_lacks=GO_CANNOT_KNOW)
 
 
 async def python_agent(
-    go_programs: GoPrograms, exporter: InMemorySpanExporter, tmp_path: Path, tools: tuple[str, ...]
+    server: Path, span_file_env: str, exporter: InMemorySpanExporter, tmp_path: Path, tools: tuple[str, ...]
 ) -> tuple[list[bool], list[Span], list[Span]]:
-    """The Python SDK's ClientSession (instrumented in this process) calls ``tools`` of the Go
-    server over stdio: each answer's isError, the agent's spans and the server's."""
+    """The Python SDK's ClientSession (instrumented in this process) calls ``tools`` of the stdio
+    server program ``server`` (the Go or the Rust one), which writes its spans to the file
+    ``span_file_env`` names: each answer's isError, the agent's spans and the server's."""
     import mcp.client.stdio  # looked up after instrumenting: the instrumented stdio_client
 
     server_file = tmp_path / "server.jsonl"
     parameters = StdioServerParameters(
-        command=str(go_programs.server),
+        command=str(server),
         args=[],
-        env=env_without_otel(**{GO_SPAN_FILE_ENV: str(server_file)}),
+        env=env_without_otel(**{span_file_env: str(server_file)}),
         cwd=str(REPO_ROOT),
     )
     async with (
@@ -325,17 +359,19 @@ async def python_agent(
 
 @pytest.mark.anyio
 async def test_a_python_agents_calls_and_the_go_server_are_one_trace(
-    go_programs: GoPrograms, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
+    go_programs: Programs, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
 ) -> None:
     instrument()
-    answers, agent_spans, server_spans = await python_agent(go_programs, exporter, tmp_path, ("ok", "tool_error"))
+    answers, agent_spans, server_spans = await python_agent(
+        go_programs.server, GO_SPAN_FILE_ENV, exporter, tmp_path, ("ok", "tool_error")
+    )
     assert answers == [False, True]
 
     clients, servers = tool_calls(agent_spans, "CLIENT"), tool_calls(server_spans, "SERVER")
     assert len(clients) == len(servers) == 2
     ok, failed = clients
-    assert_one_trace(ok, child_of(ok, servers), "ok", GO_PEERS_OF_PYTHON)
-    assert_one_trace(failed, child_of(failed, servers), "tool_error", GO_PEERS_OF_PYTHON)
+    assert_one_trace(ok, child_of(ok, servers), "ok", GO_SERVER_PEERS)
+    assert_one_trace(failed, child_of(failed, servers), "tool_error", GO_SERVER_PEERS)
     for side in (ok, child_of(ok, servers)):
         assert side.picked(OUTCOME_KEYS) == ended(OK)
         assert side.status == "UNSET"
@@ -352,12 +388,14 @@ async def test_a_python_agents_calls_and_the_go_server_are_one_trace(
 
 @pytest.mark.anyio
 async def test_the_python_agents_initialized_notification_is_in_its_trace_on_the_go_server(
-    go_programs: GoPrograms, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
+    go_programs: Programs, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
 ) -> None:
     """The SDK sends it without params; mcp-otel sends it with its CLIENT span's context in
     ``params._meta``, which the Go SDK accepts: the Go server's span of it is that span's child."""
     instrument()
-    answers, agent_spans, server_spans = await python_agent(go_programs, exporter, tmp_path, ("ok",))
+    answers, agent_spans, server_spans = await python_agent(
+        go_programs.server, GO_SPAN_FILE_ENV, exporter, tmp_path, ("ok",)
+    )
     assert answers == [False]  # served after it
     received = [span for span in server_spans if span.name == "notifications/initialized"]
     assert len(received) == 1
@@ -368,7 +406,7 @@ async def test_the_python_agents_initialized_notification_is_in_its_trace_on_the
 
 # The TypeScript agent's calls (tests/node/ts_agent.cjs): as GO_CALLS, a tool error besides, the
 # caller's abort an AbortSignal.
-TS_CALLS: list[tuple[str, int | None, dict[str, Any], dict[str, str], dict[str, str], str]] = [
+TS_CALLS: list[Call] = [
     ("ok", None, {"isError": False}, ended(OK), ended(OK), "UNSET"),
     (
         "tool_error",
@@ -381,34 +419,21 @@ TS_CALLS: list[tuple[str, int | None, dict[str, Any], dict[str, str], dict[str, 
     ("slow", 300, {"error": "aborted"}, ended(CANCELLED, cancel=CALLER), ended(CANCELLED, cancel=CLIENT), "UNSET"),
     ("ok", None, {"isError": False}, ended(OK), ended(OK), "UNSET"),
 ]
-TS_PLAN = [{"tool": tool, **({} if abort is None else {"abortAfterMs": abort})} for tool, abort, *_ in TS_CALLS]
 
 
 @needs_node
 @pytest.mark.parametrize("generation", GENERATIONS)
 def test_a_typescript_agents_calls_and_the_go_server_are_one_trace(
-    generation: str, go_programs: GoPrograms, tmp_path: Path
+    generation: str, go_programs: Programs, tmp_path: Path
 ) -> None:
     agent_file, server_file = tmp_path / "agent.jsonl", tmp_path / "server.jsonl"
-    env = env_without_otel(MCP_PLAN=json.dumps(TS_PLAN), **{TS_SPAN_FILE_ENV: str(agent_file)})
-    env["MCP_SERVER_ENV"] = json.dumps({GO_SPAN_FILE_ENV: str(server_file)})
     command = ["node", str(AGENT), generation, str(go_programs.server)]
-    completed = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-    assert completed.returncode == 0, completed.stderr
-    *printed, done = completed.stdout.splitlines()
-    assert [json.loads(line) for line in printed] == [{"tool": tool, **said} for tool, _, said, *_ in TS_CALLS]
+    *printed, done = run_agent(command, TS_CALLS, (TS_SPAN_FILE_ENV, agent_file), {GO_SPAN_FILE_ENV: str(server_file)})
     assert done == "round 1 done"
 
     agent_spans, server_spans = ts_spans(agent_file), go_spans(server_file)
     clients, servers = tool_calls(agent_spans, "CLIENT"), tool_calls(server_spans, "SERVER")
-    assert len(clients) == len(servers) == len(TS_CALLS)
-    peers = Peers("server", "2025-11-25", GO_SERVER_NAME, GO_SERVER_VERSION, "pipe")
-    for (tool, _, _, caller_said, server_said, status), client in zip(TS_CALLS, clients, strict=True):
-        server = child_of(client, servers)
-        assert_one_trace(client, server, tool, peers)
-        assert client.picked(OUTCOME_KEYS) == caller_said
-        assert server.picked(OUTCOME_KEYS) == server_said
-        assert client.status == server.status == status
+    assert_each_call(TS_CALLS, printed, clients, servers, GO_SERVER_PEERS)
     # Every message the Go server received (the handshake's, and the cancel: the TypeScript SDK
     # sends it through mcp-otel, in the given-up call's trace) is a child of the agent's span of it.
     assert_children_of_the_caller(server_spans, agent_spans)
