@@ -181,7 +181,7 @@ func (t *telemetry) handled(ctx context.Context, c *call, method string, req mcp
 		if info, version := handshakeOf(res); info != nil || version != "" {
 			late = t.learnt(info, version)
 			if session, ok := req.GetSession().(*mcp.ServerSession); ok {
-				t.rememberServer(session, info)
+				t.rememberServer(session, info, version)
 			}
 		}
 		if method == semconv.MethodToolsCall {

@@ -35,17 +35,17 @@ func (t *telemetry) sessionFacts(req mcp.Request) connectionFacts {
 		}
 	case *mcp.ServerSession:
 		facts.sessionID = s.ID()
-		// What its handshake named, unless the server's identity is configured (InstrumentServer
-		// reads it): its spans say that instead.
-		if t.config.serverName == "" {
-			if known, ok := t.servers.Load(weak.Make(s)); ok {
-				facts = known.(connectionFacts)
-				facts.sessionID = s.ID()
-			}
+		// What its handshake named and agreed (a configured identity wins over the name:
+		// requestAttributes).
+		if known, ok := t.servers.Load(weak.Make(s)); ok {
+			facts = known.(connectionFacts)
+			facts.sessionID = s.ID()
 		}
-		// 2026-07-28: each request names its version (SDK v1.7+); else the one asked for.
-		if versioned, ok := req.(interface{ ProtocolVersion() string }); ok && versioned.ProtocolVersion() != "" {
-			facts.protocolVersion = versioned.ProtocolVersion()
+		// 2026-07-28: each request names its version in _meta; else the one the handshake agreed;
+		// else, before its answer, the one asked for. (The SDK's own ServerRequest.ProtocolVersion
+		// falls back to the one asked for, which a client asking a newer one never agreed.)
+		if version, ok := metaOf(req)[mcp.MetaKeyProtocolVersion].(string); ok && version != "" {
+			facts.protocolVersion = version
 		} else if params := s.InitializeParams(); params != nil && facts.protocolVersion == "" {
 			facts.protocolVersion = params.ProtocolVersion
 		}
@@ -68,15 +68,20 @@ func (t *telemetry) learnt(info *mcp.Implementation, version string) []attribute
 	return late
 }
 
-// rememberServer keeps what a server session's handshake named, for its later spans, as long as
-// the session lives.
-func (t *telemetry) rememberServer(session *mcp.ServerSession, info *mcp.Implementation) {
-	if info == nil {
+// rememberServer keeps what a server session's handshake named and the protocol version it agreed
+// (which a client asking a newer one does not know), for its later spans, as long as the session
+// lives.
+func (t *telemetry) rememberServer(session *mcp.ServerSession, info *mcp.Implementation, version string) {
+	if info == nil && version == "" {
 		return
+	}
+	facts := connectionFacts{protocolVersion: version}
+	if info != nil {
+		facts.serverName, facts.serverVersion = info.Name, info.Version
 	}
 	// Keyed weakly, and forgotten when the session is collected (the cleanup holds only the key).
 	key := weak.Make(session)
-	if _, loaded := t.servers.LoadOrStore(key, connectionFacts{serverName: info.Name, serverVersion: info.Version}); !loaded {
+	if _, loaded := t.servers.LoadOrStore(key, facts); !loaded {
 		runtime.AddCleanup(session, func(key weak.Pointer[mcp.ServerSession]) { t.servers.Delete(key) }, key)
 	}
 }

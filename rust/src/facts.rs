@@ -153,6 +153,14 @@ fn action(action: &ElicitationAction) -> &'static str {
     }
 }
 
+/// Where a 2026-07-28 request names its protocol version (it has no handshake).
+const PROTOCOL_VERSION_META_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The protocol version a request's `_meta` names, if it names one.
+pub(crate) fn requested_protocol(meta: &serde_json::Map<String, serde_json::Value>) -> Option<&str> {
+    meta.get(PROTOCOL_VERSION_META_KEY).and_then(serde_json::Value::as_str)
+}
+
 /// A JSON-RPC error as the classifier takes it.
 pub(crate) fn rpc_error(error: &ErrorData) -> RpcError {
     RpcError { code: i64::from(error.code.0), message: error.message.to_string() }

@@ -19,7 +19,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service};
 
 use crate::attributes::{self, Request, Session};
-use crate::facts::{Handles, rpc_error};
+use crate::facts::{Handles, requested_protocol, rpc_error};
 use crate::lifecycle::{Shared, Side};
 use crate::model::{self, ServerEnd};
 use crate::semconv::{
@@ -48,7 +48,9 @@ impl<S> Instrumented<S> {
 
 impl<S> Instrumented<S> {
     /// A notification received: a SERVER span around its handling, no outcome and no point
-    /// (progress and log messages only when asked: they come by the hundred).
+    /// (progress and log messages only when asked: they come by the hundred). Its parent is the
+    /// context in its `_meta`, which rmcp 3.11 hands a service empty for a notification read off
+    /// the wire (observed): such a span is a root (docs/rust.md, limits).
     async fn notified<R: Handles>(
         &self,
         notification: R::PeerNot,
@@ -63,7 +65,7 @@ impl<S> Instrumented<S> {
             return self.inner.handle_notification(notification, context).await;
         }
         let request = Request { method, target: None, uri: None };
-        let session = self.session(&context.peer, false);
+        let session = self.session(&context.peer, false, requested_protocol(&context.meta.0.0));
         let described = attributes::describe(request, &session, None, &shared.config, &shared.lifecycle.metrics);
         let (parent, links) = self.parent(&context.meta.0.0);
         let cx = shared.lifecycle.notification(Side::Server, &parent, described, links);
@@ -74,20 +76,23 @@ impl<S> Instrumented<S> {
 
     /// The session's attributes: made once the handshake named the protocol and the server, kept
     /// from then on. Before its answer, the handshake's version is the one the client asked for:
-    /// none on its own span.
-    fn session<R: Handles>(&self, peer: &Peer<R>, handshake: bool) -> Cow<'_, Session>
+    /// none on its own span. A request that names its version in `_meta` (2026-07-28) has it.
+    fn session<R: Handles>(&self, peer: &Peer<R>, handshake: bool, requested: Option<&str>) -> Cow<'_, Session>
     where
         S: Service<R>,
     {
-        if let Some(session) = self.session.get() {
+        if let (Some(session), None) = (self.session.get(), requested) {
             return Cow::Borrowed(session);
         }
         let shared = &self.shared;
         let mut facts = R::session(&self.inner, peer);
-        if handshake {
+        if let Some(version) = requested {
+            // A 2026-07-28 request names its version itself: no handshake settled one.
+            facts.protocol_version = Some(version.to_owned());
+        } else if handshake {
             facts.protocol_version = None;
         }
-        let complete = facts.protocol_version.is_some() && facts.server_name.is_some();
+        let complete = requested.is_none() && facts.protocol_version.is_some() && facts.server_name.is_some();
         let session = Session::new(&facts, &shared.config, &shared.lifecycle.metrics);
         if complete {
             return Cow::Borrowed(self.session.get_or_init(|| session));
@@ -120,7 +125,7 @@ impl<S> Instrumented<S> {
             .find(|known| **known == described.method)
             .map_or_else(|| Cow::Owned(described.method.to_owned()), |known| Cow::Borrowed(*known));
         let handshake = method == METHOD_INITIALIZE;
-        let session = self.session(&context.peer, handshake);
+        let session = self.session(&context.peer, handshake, requested_protocol(&context.meta.0.0));
         let request_attributes = attributes::describe(
             described,
             &session,

@@ -94,8 +94,6 @@ class Peers:
     transport: str | None  # network.transport of a side that states it (None: it records none)
     client_lacks: tuple[str, ...] = ()
     server_lacks: tuple[str, ...] = ()
-    # Facts the two sides state differently: a defect, which an xfail test states the agreement of.
-    differ: tuple[str, ...] = ()
 
 
 def assert_one_trace(client: Span, server: Span, tool: str, peers: Peers) -> None:
@@ -106,7 +104,7 @@ def assert_one_trace(client: Span, server: Span, tool: str, peers: Peers) -> Non
     assert server.trace_id == client.trace_id
     assert server.parent_id == client.span_id
     assert client.parent_id is None  # the agent's own call: the trace's root
-    lacking = peers.client_lacks + peers.server_lacks + peers.differ
+    lacking = peers.client_lacks + peers.server_lacks
     shared = {
         MCP_METHOD_NAME: "tools/call",
         GEN_AI_OPERATION_NAME: "execute_tool",

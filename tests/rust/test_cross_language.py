@@ -8,9 +8,8 @@ same facts with the same strings, but what a Rust span cannot know (RUST_CANNOT_
 agent gives a call up by dropping its future (tokio's timeout around it): cancelled/caller on its
 side, and cancelled/client on the server, which rmcp tells with notifications/cancelled.
 
-The tests marked xfail (strict) state what is not done yet, by the crate (or rmcp), the Go
-module and the Python package on mcp 1.x (the report that came with this file says each change):
-they fail loudly once it is."""
+The tests marked xfail (strict) state what rmcp does not allow yet: a notification's _meta read
+off the wire never reaches the service; they fail loudly once it does."""
 
 from __future__ import annotations
 
@@ -38,7 +37,6 @@ from tests.go.test_cross_language import (
     python_agent,
     run_agent,
 )
-from tests.harness import MCP_MAJOR
 from tests.node.conftest import (
     AGENT,
     GENERATIONS,
@@ -68,20 +66,11 @@ RUST_CALLS = TS_CALLS
 # A TypeScript agent's notifications: the handshake's, and the cancel of the call given up.
 NOTIFICATIONS = ("notifications/initialized", "notifications/cancelled")
 
-# What the xfail tests state (the report that came with this file says the change):
-# the Rust server does not state a 2026-07-28 request's protocol version (its _meta's
-# io.modelcontextprotocol/protocolVersion; that session has no handshake) yet;
-NOT_YET_STATED = (
-    "rust/src: a 2026-07-28 request's protocol version is in its _meta, which the SERVER span does not read"
-)
-# nor is a notification it receives the child of its sender's span: rmcp 3.11 hands the service an
-# empty NotificationContext::meta (and CancelledNotificationParam::meta) for a notification read
-# off the wire, its traceparent in params._meta dropped;
+# What the xfail tests state:
+# a notification the Rust server receives is not the child of its sender's span: rmcp 3.11 hands
+# the service an empty NotificationContext::meta (and CancelledNotificationParam::meta) for a
+# notification read off the wire, its traceparent in params._meta dropped.
 NOT_CHILDREN = "rmcp hands the Rust service no _meta of a notification read off the wire: its span is a root"
-# and the Go server's and the Python server's on mcp 1.x state the version their client asked for
-# in initialize (rmcp asks 2026-07-28), not the one they answered (2025-11-25).
-GO_NOT_AGREED = "go/mcpotel: a server session's spans state the protocol version asked for, not the one agreed"
-PYTHON_NOT_AGREED = "mcp 1.x: a server session's spans state the protocol version asked for, not the one agreed"
 
 
 @dataclass(frozen=True)
@@ -124,12 +113,10 @@ def served(server: str, go: Callable[[], Programs]) -> Served:
     """The server named ``server`` ("python", a TypeScript generation, or "go")."""
     if server == "python":
         # The Python server states the transport of its session (the handshake's).
-        differ = (MCP_PROTOCOL_VERSION,) if MCP_MAJOR == 1 else ()  # PYTHON_NOT_AGREED
-        peers = Peers(HANDSHAKE, SERVER_NAME, SERVER_VERSION, "pipe", RUST_CANNOT_KNOW, differ=differ)
+        peers = Peers(HANDSHAKE, SERVER_NAME, SERVER_VERSION, "pipe", RUST_CANNOT_KNOW)
         return Served([sys.executable, "-m", PYTHON_SERVER], SPAN_FILE_ENV, python_file_spans, peers)
     if server == "go":
-        differ = (MCP_PROTOCOL_VERSION,)  # GO_NOT_AGREED
-        peers = Peers(HANDSHAKE, GO_SERVER_NAME, GO_SERVER_VERSION, None, RUST_CANNOT_KNOW, GO_CANNOT_KNOW, differ)
+        peers = Peers(HANDSHAKE, GO_SERVER_NAME, GO_SERVER_VERSION, None, RUST_CANNOT_KNOW, GO_CANNOT_KNOW)
         return Served([str(go().server)], GO_SPAN_FILE_ENV, ts_spans, peers)
     peers = Peers(HANDSHAKE, f"ts-server-{server}", "1.2.3", "pipe", client_lacks=RUST_CANNOT_KNOW)
     return Served(["node", str(SERVER), server], TS_SPAN_FILE_ENV, ts_spans, peers)
@@ -162,9 +149,9 @@ def test_a_rust_agents_calls_and_the_server_are_one_trace(rust_agent_run: tuple[
 @pytest.mark.parametrize(
     "rust_agent_run",
     [
-        pytest.param("python", marks=pytest.mark.xfail(MCP_MAJOR == 1, strict=True, reason=PYTHON_NOT_AGREED)),
+        "python",
         *TYPESCRIPT_SERVERS,
-        pytest.param("go", marks=pytest.mark.xfail(strict=True, reason=GO_NOT_AGREED)),
+        "go",
     ],
     indirect=True,
 )
@@ -280,7 +267,7 @@ GO_AGENT_PEERS = Peers(
     RUST_SERVER_VERSION,
     None,
     client_lacks=GO_CANNOT_KNOW,
-    server_lacks=(*RUST_SERVER_CANNOT_KNOW, MCP_PROTOCOL_VERSION),  # NOT_YET_STATED
+    server_lacks=RUST_SERVER_CANNOT_KNOW,
 )
 
 
@@ -299,7 +286,6 @@ def test_a_go_agents_calls_and_the_rust_server_are_one_trace(go_agent_run: Agent
     assert_every_request_names_the_server(run.agent, "server/discover", RUST_SERVER_NAME, RUST_SERVER_VERSION)
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_YET_STATED)
 def test_the_rust_server_states_the_protocol_version_of_a_2026_07_28_request(
     go_agent_run: AgentRun,
 ) -> None:

@@ -20,7 +20,7 @@ import importlib
 import logging
 import weakref
 from collections.abc import Callable, Mapping
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 from mcp_otel.instrumentation import binding
@@ -80,7 +80,7 @@ def initialize_request(session: Any, responder: Any) -> ServerRequest | None:
         request,
         responder,
         session,
-        protocol_version=getattr(getattr(request, "params", None), "protocolVersion", None),
+        protocol_version=_agreed(getattr(getattr(request, "params", None), "protocolVersion", None)),
         server_name=getattr(options, "server_name", None),
         server_version=getattr(options, "server_version", None),
     )
@@ -195,6 +195,28 @@ def _session_received(session: Any, method: Any, params: Any, request_id: Any) -
     )
 
 
+@cache
+def _protocol_versions() -> tuple[frozenset[str], str | None]:
+    """mcp 1.x's supported protocol versions and its latest (read once)."""
+    try:
+        supported = importlib.import_module("mcp.shared.version").SUPPORTED_PROTOCOL_VERSIONS
+        latest = importlib.import_module("mcp.types").LATEST_PROTOCOL_VERSION
+    except (ImportError, AttributeError):
+        return frozenset(), None
+    return frozenset(supported), str(latest)
+
+
+def _agreed(requested: Any) -> str | None:
+    """The version an mcp 1.x server agrees with a client that asked for ``requested``: the SDK's
+    own rule (``ServerSession``: the version asked for if it supports it, else its latest), so a
+    client asking a newer one (rmcp asks 2026-07-28) reads what the server answered."""
+    version = str_or_none(requested)
+    supported, latest = _protocol_versions()
+    if version is None or version in supported or latest is None:
+        return version
+    return latest
+
+
 def server_session_facts(session: Any) -> SessionFacts | None:
     """A ``ServerSession``'s server and negotiated protocol (``None`` for anything else)."""
     options = getattr(session, "_init_options", None)
@@ -202,7 +224,7 @@ def server_session_facts(session: Any) -> SessionFacts | None:
         return None
     client_params = getattr(session, "client_params", None)
     return SessionFacts(
-        protocol_version=str_or_none(getattr(client_params, "protocolVersion", None)),
+        protocol_version=_agreed(getattr(client_params, "protocolVersion", None)),
         server_name=str_or_none(getattr(options, "server_name", None)),
         server_version=str_or_none(getattr(options, "server_version", None)),
     )
@@ -446,7 +468,7 @@ def _handled_request(
         request,
         responder,
         session,
-        protocol_version=getattr(getattr(session, "client_params", None), "protocolVersion", None),
+        protocol_version=_agreed(getattr(getattr(session, "client_params", None), "protocolVersion", None)),
         server_name=getattr(server, "name", None),
         server_version=getattr(server, "version", None),
     )
