@@ -15,10 +15,9 @@ include mk/system.mk mk/python.mk mk/node.mk mk/go.mk mk/rust.mk mk/stack.mk
 # temporary folder, servers on ports the system hands out), the Go, TypeScript and Rust suites (their
 # own programs, their own ports), and the builds the suites do not wait for. first-hour runs after the
 # suites that read node/dist (its `npm pack` rebuilds it). The longest first, and unit-once early:
-# it waits for the stack's programs. One at a time by default: on 2 cores, three side by side
-# made two timing-bound proxy tests fail (test_sse_proxy's server-everything exchange, test_replicas'
-# round robin: docs/index.md); `make test TEST_JOBS=3` runs three at once.
-TEST_JOBS ?= 1
+# it waits for the stack's programs. Two at a time by default, one per core; `make test TEST_JOBS=1`
+# runs them one after another, `TEST_JOBS=3` three at once.
+TEST_JOBS ?= 2
 CHECKS := unit-mcp2 unit-once unit-mcp1 go-test node-test rust-test lowest typecheck lint docs-check first-hour
 test:
 	@$(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target checks FIRST_HOUR_AFTER="unit-mcp1 unit-mcp2 unit-once node-test"

@@ -1,7 +1,8 @@
 """Two ``mcp-otel proxy`` replicas behind HAProxy (Debian's, started here like the collector),
 in front of one streamable HTTP server, with the repository's configuration
-(``deploy/haproxy/mcp-otel-replicas.cfg``: sessions pinned by ``Mcp-Session-Id``): every outcome,
-cancel reason and server name as with one proxy, each request recorded once across replicas.
+(``deploy/haproxy/mcp-otel-replicas.cfg``: sessions pinned by ``Mcp-Session-Id``, a client's
+closing its stream passed on): every outcome, cancel reason and server name as with one proxy,
+each request recorded once across replicas.
 The same traffic round robin (the configuration without its ``stick`` lines) shows what pinning
 saves: the replicas see halves of sessions, and record no outcome they did not see; the replica
 that did not see the handshake asks the upstream the server's name itself (leaving no session
@@ -91,7 +92,9 @@ def replicated(tmp_path: Path, *, pinned: bool = True) -> Iterator[Replicated]:
             command += ["--listen", f"{LOOPBACK}:{replica_port}", "--allow-host", f"{LOOPBACK}:{port}"]
             command += ["--upstream", f"http://{LOOPBACK}:{upstream_port}/mcp"]
             log = output.with_suffix(".log")
-            proxies.append(stack.enter_context(running(command, ports=[replica_port], env=env, log=log)))
+            # Spans exported every 50 ms: the test waits for one (traffic).
+            replica_env = {**env, "OTEL_BSP_SCHEDULE_DELAY": "50"}
+            proxies.append(stack.enter_context(running(command, ports=[replica_port], env=replica_env, log=log)))
         balancer_env = {
             **env,
             "MCP_LISTEN": f"{LOOPBACK}:{port}",
@@ -103,12 +106,13 @@ def replicated(tmp_path: Path, *, pinned: bool = True) -> Iterator[Replicated]:
         yield Replicated(f"http://{LOOPBACK}:{port}/mcp", upstream, outputs, proxies, tmp_path / "server.log")
 
 
-async def traffic(url: str) -> None:
+async def traffic(setup: Replicated) -> None:
     """A handshake-era session (ok, a tool error, the client's cancel, ok); on mcp 2.x a
-    2026-07-28 client too (ok, a cancel by closing the stream). No call waits for anything: round
-    robin, the replica that did not see the handshake relays the session's next request at once,
-    while it asks the upstream the server's name."""
-    async with open_http_session(url) as session:
+    2026-07-28 client too (ok, a cancel by closing the stream, which HAProxy passes on: the
+    replica records it when the client leaves, not when it is stopped). No call waits for
+    anything: round robin, the replica that did not see the handshake relays the session's next
+    request at once, while it asks the upstream the server's name."""
+    async with open_http_session(setup.url) as session:
         await session.call_tool("ok", {})
         await session.call_tool("fails", {})
         await client_cancel(session)
@@ -116,11 +120,15 @@ async def traffic(url: str) -> None:
     if MCP_MAJOR == 2:
         from mcp import Client
 
-        async with Client(url) as client:
+        async with Client(setup.url) as client:
             await client.call_tool("session", {})
             with anyio.move_on_after(0.5):
                 await client.call_tool("working", {})
-            await anyio.sleep(0.3)
+            # Until a replica records the call: its cancel, as soon as the close reaches it; had
+            # the close not come through, the server's answer 10 s on ("ok").
+            with anyio.fail_after(30):
+                while not any(b'"tools/call working"' in _read(output) for output in setup.outputs):  # noqa: ASYNC110 (another process's file)
+                    await anyio.sleep(0.05)
 
 
 # What one proxy records for traffic(): each tool call's outcome.
@@ -142,7 +150,7 @@ EXPECTED = {
 
 async def test_sessions_pinned_to_a_replica_are_seen_whole(tmp_path: Path) -> None:
     with replicated(tmp_path) as setup:
-        await traffic(setup.url)
+        await traffic(setup)
         per_replica = setup.stop()
     calls = [span for spans in per_replica for span in tool_spans(spans)]
     assert sorted(s["name"] for s in calls) == sorted(EXPECTED)  # each once, across replicas
@@ -166,7 +174,7 @@ async def test_round_robin_records_no_outcome_it_did_not_see(tmp_path: Path) -> 
     and every span that would end before the answer waits for it: every span of both replicas,
     the notifications' and the fastest call's, names the server."""
     with replicated(tmp_path, pinned=False) as setup:
-        await traffic(setup.url)
+        await traffic(setup)
         per_replica = setup.stop()
         made, ended = _upstream_sessions(setup.server_log)
     calls = [span for spans in per_replica for span in tool_spans(spans)]
@@ -222,6 +230,10 @@ async def test_a_replica_killed_mid_call(tmp_path: Path) -> None:
     assert [s["name"] for s in tool_spans(other)] == ["tools/call whoami"]
     assert outcome_of(tool_spans(other)[0]) == ("UNSET", "ok", None, None)
     assert not [s for s in tool_spans(other) if s["name"] == "tools/call slow"]
+
+
+def _read(output: Path) -> bytes:
+    return output.read_bytes() if output.exists() else b""
 
 
 def _upstream_sessions(log: Path) -> tuple[set[str], set[str]]:

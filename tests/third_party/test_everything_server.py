@@ -80,8 +80,20 @@ async def test_the_everything_server_answers_the_same_and_each_call_states_its_o
         assert attributes[semconv.NETWORK_TRANSPORT] == "pipe"
 
 
+# What server-everything logs once it holds the roots it asked for (server/roots.js, syncRoots).
+ROOTS_UPDATED = "Roots updated: "
+
+
 class _Agent:
-    """Answers the server's own requests (sampling, elicitation, roots), as a person and a model would."""
+    """Answers the server's own requests (sampling, elicitation, roots), as a person and a model
+    would, and hears its log: ``roots_synced`` is set once the server holds the agent's roots."""
+
+    def __init__(self) -> None:
+        self.roots_synced = anyio.Event()
+
+    async def logging(self, params: Any) -> None:
+        if str(params.data).startswith(ROOTS_UPDATED):
+            self.roots_synced.set()
 
     async def sampling(self, ctx: Any, params: Any) -> Any:
         text = mcp.types.TextContent(type="text", text="hello")
@@ -119,8 +131,10 @@ REQUESTS: list[tuple[str, Callable[[Any], Any]]] = [
     ("tools/call", lambda s: s.call_tool("trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})),
     ("tools/call", lambda s: s.call_tool("get-roots-list", {})),
 ]
-# What the server asks the agent during those three tool calls.
-SERVER_REQUESTS = ["elicitation/create", "sampling/createMessage", "roots/list"]
+# What the server asks the agent: its roots on its own, 350 ms after the handshake (a timer of
+# server/index.js; _exchange waits for it, so get-roots-list answers from what it learnt), then
+# during two of those tool calls.
+SERVER_REQUESTS = ["roots/list", "elicitation/create", "sampling/createMessage"]
 
 
 async def _exchange(parameters: StdioServerParameters | None = None, *, url: str | None = None) -> list[Any]:
@@ -142,9 +156,15 @@ async def _exchange(parameters: StdioServerParameters | None = None, *, url: str
                 sampling_callback=agent.sampling,
                 elicitation_callback=agent.elicitation,
                 list_roots_callback=agent.roots,
+                logging_callback=agent.logging,
             ) as session,
         ):
             await session.initialize()
+            # The server asks for the roots on a timer of its own, and get-roots-list asks again
+            # while it holds none: the two can cross (two roots/list) or come in either order. Once
+            # it says it holds them, it asks no more.
+            with anyio.fail_after(10):
+                await agent.roots_synced.wait()
             for _, request in REQUESTS:
                 seen.append((await request(session)).model_dump(mode="json", exclude_none=True))
     return seen
