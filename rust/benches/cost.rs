@@ -12,8 +12,8 @@
 //! cargo bench --bench cost -- run VARIANT TRANSPORT CALLS     # one run (what valgrind runs)
 //! ```
 //!
-//! Instructions per call are the difference of two runs of one variant (CALLS and 2 x CALLS calls),
-//! so start-up does not count; the variants are interleaved round by round. Over stdio the server is
+//! A figure per call is the difference of two runs of one variant (CALLS and 2 x CALLS calls), so
+//! start-up does not count; the variants are interleaved round by round. Over stdio the server is
 //! a child process of the same variant (valgrind counts the client's process only).
 #![allow(missing_docs, clippy::cast_precision_loss)]
 
@@ -351,6 +351,22 @@ fn resident_kib() -> u64 {
     statm.split(' ').nth(1).and_then(|pages| pages.parse::<u64>().ok()).expect("resident pages") * 4
 }
 
+/// Each transport's per-call figure of each variant: `measure(variant, transport, calls)` for
+/// `calls` and `2 x calls` calls, the difference over `calls`, the variants interleaved round by
+/// round, the median of the rounds.
+fn interleaved(what: &str, rounds: usize, calls: usize, mut measure: impl FnMut(&str, &str, usize) -> f64) {
+    for transport in TRANSPORTS {
+        let mut samples: [Vec<f64>; 3] = Default::default();
+        for _ in 0..rounds {
+            for (index, variant) in VARIANTS.iter().enumerate() {
+                let (one, two) = (measure(variant, transport, calls), measure(variant, transport, 2 * calls));
+                samples[index].push((two - one) / calls as f64);
+            }
+        }
+        report(what, transport, samples.map(median));
+    }
+}
+
 fn main() {
     let args: Vec<String> = env::args().skip(1).filter(|arg| arg != "--bench").collect();
     let number = |index: usize, default: usize| args.get(index).and_then(|arg| arg.parse().ok()).unwrap_or(default);
@@ -362,32 +378,16 @@ fn main() {
         }
         Some("run") => runtime.block_on(run(&args[1], &args[2], number(3, 1000))),
         Some("instructions") => {
-            let (rounds, calls) = (number(1, 3), number(2, 500));
-            for transport in TRANSPORTS {
-                let mut samples: [Vec<f64>; 3] = Default::default();
-                for _ in 0..rounds {
-                    for (index, variant) in VARIANTS.iter().enumerate() {
-                        let (one, two) =
-                            (instructions(variant, transport, calls), instructions(variant, transport, 2 * calls));
-                        samples[index].push((two.saturating_sub(one)) as f64 / calls as f64);
-                    }
-                }
-                report("instructions", transport, samples.map(median));
-            }
+            interleaved("instructions", number(1, 3), number(2, 500), |variant, transport, calls| {
+                instructions(variant, transport, calls) as f64
+            });
         }
         Some("cpu") => {
-            let (rounds, calls) = (number(1, 5), number(2, 10_000));
-            for transport in TRANSPORTS {
-                let mut samples: [Vec<f64>; 3] = Default::default();
-                for _ in 0..rounds {
-                    for (index, variant) in VARIANTS.iter().enumerate() {
-                        let before = cpu_time();
-                        runtime.block_on(run(variant, transport, calls));
-                        samples[index].push(cpu_time().saturating_sub(before).as_nanos() as f64 / calls as f64);
-                    }
-                }
-                report("cpu ns", transport, samples.map(median));
-            }
+            interleaved("cpu ns", number(1, 5), number(2, 10_000), |variant, transport, calls| {
+                let before = cpu_time();
+                runtime.block_on(run(variant, transport, calls));
+                cpu_time().saturating_sub(before).as_nanos() as f64
+            });
         }
         Some("memory") => {
             let calls = number(1, 100_000);

@@ -161,54 +161,37 @@ impl<S> Instrumented<S> {
     }
 }
 
-impl<S: Service<RoleServer>> Service<RoleServer> for Instrumented<S> {
-    fn handle_request(
-        &self,
-        request: <RoleServer as ServiceRole>::PeerReq,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<<RoleServer as ServiceRole>::Resp, ErrorData>> + Send + '_ {
-        self.handle(request, context)
-    }
+/// The same wrapper for each role: rmcp's `Service` is implemented per role, and the private
+/// `Handles` trait that reads each role's types must not appear in a public impl's bounds.
+macro_rules! service_of_role {
+    ($role:ty) => {
+        impl<S: Service<$role>> Service<$role> for Instrumented<S> {
+            fn handle_request(
+                &self,
+                request: <$role as ServiceRole>::PeerReq,
+                context: RequestContext<$role>,
+            ) -> impl Future<Output = Result<<$role as ServiceRole>::Resp, ErrorData>> + Send + '_ {
+                self.handle(request, context)
+            }
 
-    fn handle_notification(
-        &self,
-        notification: <RoleServer as ServiceRole>::PeerNot,
-        context: NotificationContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), ErrorData>> + Send + '_ {
-        self.notified(notification, context)
-    }
+            fn handle_notification(
+                &self,
+                notification: <$role as ServiceRole>::PeerNot,
+                context: NotificationContext<$role>,
+            ) -> impl Future<Output = Result<(), ErrorData>> + Send + '_ {
+                self.notified(notification, context)
+            }
 
-    fn get_info(&self) -> <RoleServer as ServiceRole>::Info {
-        self.inner.get_info()
-    }
+            fn get_info(&self) -> <$role as ServiceRole>::Info {
+                self.inner.get_info()
+            }
 
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        self.inner.supported_protocol_versions()
-    }
+            fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+                self.inner.supported_protocol_versions()
+            }
+        }
+    };
 }
 
-impl<S: Service<RoleClient>> Service<RoleClient> for Instrumented<S> {
-    fn handle_request(
-        &self,
-        request: <RoleClient as ServiceRole>::PeerReq,
-        context: RequestContext<RoleClient>,
-    ) -> impl Future<Output = Result<<RoleClient as ServiceRole>::Resp, ErrorData>> + Send + '_ {
-        self.handle(request, context)
-    }
-
-    fn handle_notification(
-        &self,
-        notification: <RoleClient as ServiceRole>::PeerNot,
-        context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = Result<(), ErrorData>> + Send + '_ {
-        self.notified(notification, context)
-    }
-
-    fn get_info(&self) -> <RoleClient as ServiceRole>::Info {
-        self.inner.get_info()
-    }
-
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        self.inner.supported_protocol_versions()
-    }
-}
+service_of_role!(RoleServer);
+service_of_role!(RoleClient);

@@ -268,11 +268,6 @@ async fn a_notification_received_is_a_server_span_with_no_outcome() {
     let handshake = telemetry.span("initialize", SpanKind::Server);
     assert_eq!(outcome(&handshake), (yes("ok"), None, None, false));
     assert_eq!(attribute(&handshake, "mcp.protocol.version"), attribute(&initialized, "mcp.protocol.version"));
-    let methods: Vec<String> = telemetry
-        .points("mcp.server.operation.duration")
-        .into_iter()
-        .filter_map(|(attributes, _)| attributes.into_iter().find(|(key, _)| key == "mcp.method.name"))
-        .map(|(_, method)| method)
-        .collect();
+    let methods = telemetry.point_values("mcp.server.operation.duration", "mcp.method.name");
     assert_eq!(methods, ["initialize"], "the handshake's request has a point, its notification none");
 }

@@ -86,6 +86,20 @@ impl Telemetry {
     }
 }
 
+impl Telemetry {
+    /// Each point of histogram `name`'s value of attribute `key`, sorted.
+    pub fn point_values(&self, name: &str, key: &str) -> Vec<String> {
+        let mut values: Vec<String> = self
+            .points(name)
+            .into_iter()
+            .filter_map(|(attributes, _)| attributes.into_iter().find(|(found, _)| found == key))
+            .map(|(_, value)| value)
+            .collect();
+        values.sort();
+        values
+    }
+}
+
 fn names(spans: &[SpanData]) -> Vec<String> {
     spans.iter().map(|span| format!("{} ({:?})", span.name, span.span_kind)).collect()
 }
