@@ -10,13 +10,15 @@
 
 .PHONY: rust-test rust-bench
 
+# Cargo's lines start with + so that it takes its jobs from make's jobserver (TEST_JOBS in all),
+# not two more of its own beside make's (so `make -n rust-test` runs them too).
 CARGO_LOCKED := CARGO_TARGET_DIR=$(CURDIR)/rust/target cargo
 rust-test:
 	@echo ">> rust: fmt, clippy (newest), test (newest, lowest)"
 	cd rust && cargo fmt --check
-	cd rust && $(CARGO_LOCKED) clippy --locked --all-targets -- -D warnings
-	cd rust && $(CARGO_LOCKED) test --locked
-	cd rust/lowest && $(CARGO_LOCKED) test --locked
+	+cd rust && $(CARGO_LOCKED) clippy --locked --all-targets -- -D warnings
+	+cd rust && $(CARGO_LOCKED) test --locked
+	+cd rust/lowest && $(CARGO_LOCKED) test --locked
 
 rust-bench:
 	cd rust && $(CARGO_LOCKED) bench --locked --bench cost --no-run
