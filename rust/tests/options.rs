@@ -116,3 +116,19 @@ async fn with_content_capture_a_peers_error_message_is_the_status_description() 
     client.call_tool(call("fail")).await.expect_err("-32603");
     assert_eq!(quiet.span("tools/call fail", SpanKind::Client).status, opentelemetry::trace::Status::error(""));
 }
+
+#[tokio::test]
+async fn every_outcome_is_a_point_whatever_the_sampler() {
+    let telemetry = Telemetry::new();
+    let unsampled = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_sampler(opentelemetry_sdk::trace::Sampler::AlwaysOff)
+        .with_simple_exporter(telemetry.spans.clone())
+        .build();
+    let otel = McpOtel::builder().tracer_provider(&unsampled).meter_provider(&telemetry.meter_provider).build();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    client.call_tool(call("ok")).await.expect("answered");
+    client.call_tool(call("iserr")).await.expect("answered");
+    assert!(telemetry.spans().is_empty(), "no span sampled");
+    let outcomes = telemetry.point_values("mcp.client.operation.duration", "mcp.request.outcome");
+    assert_eq!(outcomes, ["failed", "ok"]);
+}
