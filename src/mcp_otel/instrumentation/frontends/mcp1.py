@@ -20,7 +20,7 @@ import importlib
 import logging
 import weakref
 from collections.abc import Callable, Mapping
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from typing import Any
 
 from mcp_otel.instrumentation import binding
@@ -206,6 +206,7 @@ def _protocol_versions() -> tuple[frozenset[str], str | None]:
     return frozenset(supported), str(latest)
 
 
+@lru_cache(maxsize=16)  # per request on the server: a C-level lookup; bounded (versions come from peers)
 def _agreed(requested: Any) -> str | None:
     """The version an mcp 1.x server agrees with a client that asked for ``requested``: the SDK's
     own rule (``ServerSession``: the version asked for if it supports it, else its latest), so a
