@@ -5,7 +5,7 @@
 use rmcp::model::{
     CallToolResult, ClientNotification, ClientRequest, ClientResult, CompleteResult, ConstString, ElicitationAction,
     ErrorData, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    ReadResourceResult, ServerNotification, ServerRequest, ServerResult,
+    ReadResourceResult, RequestId, ServerNotification, ServerRequest, ServerResult,
 };
 use rmcp::service::{Peer, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service, ServiceError};
@@ -24,6 +24,8 @@ pub(crate) trait Handles: ServiceRole {
     fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> SessionFacts;
     /// A notification's method.
     fn notification(notification: &Self::PeerNot) -> &str;
+    /// The request a peer's `notifications/cancelled` cancels.
+    fn cancelled_request(notification: &Self::PeerNot) -> Option<&RequestId>;
     /// The protocol version the answer to `initialize` agreed.
     fn negotiated(response: &Self::Resp) -> Option<String> {
         let _ = response;
@@ -75,6 +77,13 @@ impl Handles for RoleServer {
         }
     }
 
+    fn cancelled_request(notification: &ClientNotification) -> Option<&RequestId> {
+        match notification {
+            ClientNotification::CancelledNotification(cancelled) => cancelled.params.request_id.as_ref(),
+            _ => None,
+        }
+    }
+
     fn notification(notification: &ClientNotification) -> &str {
         match notification {
             ClientNotification::CancelledNotification(n) => n.method.as_str(),
@@ -113,6 +122,13 @@ impl Handles for RoleClient {
 
     fn session<S: Service<Self>>(_: &S, peer: &Peer<Self>) -> SessionFacts {
         session_of(peer)
+    }
+
+    fn cancelled_request(notification: &ServerNotification) -> Option<&RequestId> {
+        match notification {
+            ServerNotification::CancelledNotification(cancelled) => cancelled.params.request_id.as_ref(),
+            _ => None,
+        }
     }
 
     fn notification(notification: &ServerNotification) -> &str {

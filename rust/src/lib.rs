@@ -11,8 +11,9 @@
 //! # impl rmcp::ServerHandler for Weather {}
 //! use rmcp::ServiceExt;
 //!
-//! // A server: every request it handles gets a SERVER span.
-//! let server = mcp_otel::service(Weather).serve(rmcp::transport::stdio()).await?;
+//! // A server: every request it handles gets a SERVER span (the wrapped transport tells a
+//! // client that hung up mid-call from an answered one).
+//! let server = mcp_otel::service(Weather).serve(mcp_otel::transport(rmcp::transport::stdio())).await?;
 //!
 //! // A client: every request sent through it gets a CLIENT span, its context in `params._meta`.
 //! # let transport = rmcp::transport::stdio();
@@ -38,6 +39,7 @@ pub mod model;
 mod options;
 mod propagation;
 mod service;
+mod wire;
 mod writer;
 
 use rmcp::service::RunningService;
@@ -48,6 +50,7 @@ pub use instrument::McpOtel;
 pub use options::Builder;
 pub use semconv::Outcome;
 pub use service::Instrumented;
+pub use wire::{Wire, transport};
 
 /// `service` with a SERVER span for every request it handles, on the global providers
 /// ([`McpOtel::global`]).

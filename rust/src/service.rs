@@ -25,6 +25,7 @@ use crate::model::{self, ServerEnd};
 use crate::semconv::{
     FREQUENT_NOTIFICATIONS, KNOWN_METHODS, MCP_PROTOCOL_VERSION, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE,
 };
+use crate::wire::{Connection, Seen};
 
 /// A service whose every handled request gets a SERVER span and a point
 /// (`mcp_otel::service(handler).serve(transport)`).
@@ -136,9 +137,17 @@ impl<S> Instrumented<S> {
         let (parent, links) = self.parent(&context.meta.0.0);
         let call = shared.lifecycle.open(Side::Server, &parent, request_attributes, links);
         let token = context.ct.clone();
+        // The wire's view of the connection, when the transport is wrapped (wire.rs).
+        let connection = context.extensions.get::<Connection>().cloned();
+        let id = context.id.clone();
         let result = self.inner.handle_request(request, context).with_context(call.context().clone()).await;
         // Now, before rmcp cancels the token after every answer.
         let cancelled = token.is_cancelled();
+        // With the wire: the peer's cancel if it came first; else its input ended before the answer:
+        // it hung up (rmcp writes the answer into the closed connection, and cancels the token only
+        // when its serve loop ends). Without: the token says the peer cancelled.
+        let seen = connection.map_or(Seen::Nothing, |connection| connection.seen(&id));
+        let disconnected = seen == Seen::Closed;
         let (answer, rpc) = match &result {
             Ok(response) => (Some(R::answer(response)), None),
             Err(error) => (None, Some(rpc_error(error))),
@@ -148,7 +157,9 @@ impl<S> Instrumented<S> {
         let verdict = model::classify_server_call(&ServerEnd {
             answer,
             rpc,
-            peer_cancelled: cancelled,
+            peer_cancelled: seen == Seen::Cancelled || (cancelled && !disconnected),
+            is_cancellation: disconnected,
+            transport_closed: disconnected,
             keep_message: shared.config.capture_content,
             answer_declined,
             method: &method,

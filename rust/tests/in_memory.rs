@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use common::{Telemetry, Weather, attribute, connect, outcome, rmcp_cancels_dropped_calls};
 use opentelemetry::trace::{SpanKind, TraceContextExt, Tracer, TracerProvider};
-use rmcp::ServiceError;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;
+use rmcp::{ServiceError, ServiceExt};
 
 fn call(tool: &str) -> CallToolRequestParams {
     CallToolRequestParams::new(tool.to_owned())
@@ -270,4 +270,63 @@ async fn a_notification_received_is_a_server_span_with_no_outcome() {
     assert_eq!(attribute(&handshake, "mcp.protocol.version"), attribute(&initialized, "mcp.protocol.version"));
     let methods = telemetry.point_values("mcp.server.operation.duration", "mcp.method.name");
     assert_eq!(methods, ["initialize"], "the handshake's request has a point, its notification none");
+}
+
+#[tokio::test]
+async fn a_client_that_hangs_up_mid_call_is_a_disconnect_with_the_wire_and_not_without() {
+    for wired in [true, false] {
+        let telemetry = Telemetry::new();
+        let otel = telemetry.otel();
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        let service = otel.service(Weather::default());
+        let server = tokio::spawn(async move {
+            let running = if wired {
+                service.serve(mcp_otel::transport(server_io)).await
+            } else {
+                service.serve(server_io).await
+            };
+            if let Ok(running) = running {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = ().serve(client_io).await.expect("handshake");
+        let peer = client.peer().clone();
+        let call = tokio::spawn(async move { peer.call_tool(call("slow")).await });
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // The client goes away mid-call: its transport closes, the server's input ends.
+        let _ = client.cancel().await;
+        assert!(matches!(call.await.expect("joined"), Err(ServiceError::TransportClosed)));
+
+        // The handler runs to its end (rmcp's drain), then its span ends.
+        let handled = telemetry.wait_for("tools/call slow", SpanKind::Server).await;
+        if wired {
+            assert_eq!(outcome(&handled), (yes("cancelled"), None, yes("disconnect"), false));
+        } else {
+            // A service alone sees no hang-up: the answer rmcp writes to nobody looks answered.
+            assert_eq!(outcome(&handled), (yes("ok"), None, None, false));
+        }
+        server.abort();
+    }
+}
+
+#[tokio::test]
+async fn a_cancel_then_a_hang_up_is_the_clients_cancel_with_the_wire() {
+    let telemetry = Telemetry::new();
+    let otel = telemetry.otel();
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let service = otel.service(Weather::default());
+    tokio::spawn(async move {
+        if let Ok(running) = service.serve(mcp_otel::transport(server_io)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_io).await.expect("handshake");
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(call("slow")));
+    let sent = client.send_cancellable_request(request, PeerRequestOptions::no_options()).await.expect("sent");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    sent.cancel(Some("enough".to_owned())).await.expect("cancel sent");
+    // And the client leaves at once: the cancel came first, and says why.
+    let _ = client.cancel().await;
+    let handled = telemetry.wait_for("tools/call slow", SpanKind::Server).await;
+    assert_eq!(outcome(&handled), (yes("cancelled"), None, yes("client"), false));
 }
