@@ -20,6 +20,7 @@
 use std::borrow::Cow;
 use std::env;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use opentelemetry::global::BoxedTracer;
@@ -89,7 +90,7 @@ impl Providers {
 /// The same span and point mcp-otel makes, by hand.
 #[derive(Clone)]
 struct Floor {
-    tracer: std::sync::Arc<BoxedTracer>,
+    tracer: Arc<BoxedTracer>,
     client: Histogram<f64>,
     server: Histogram<f64>,
 }
@@ -106,7 +107,7 @@ impl Floor {
                 .build()
         };
         Self {
-            tracer: std::sync::Arc::new(tracer),
+            tracer: Arc::new(tracer),
             client: histogram("mcp.client.operation.duration"),
             server: histogram("mcp.server.operation.duration"),
         }
@@ -257,13 +258,12 @@ where
     drop(waiting);
 }
 
-/// `calls` tool calls of `variant`, in memory (both sides in this process) or over stdio (the
-/// server a child process of the same variant).
-async fn run(variant: &str, transport: &str, calls: usize) {
-    let providers = Providers::new();
+/// `calls` tool calls of `variant`, in memory (both sides in this process, the server's on
+/// `server_providers`) or over stdio (the server a child process of the same variant).
+async fn run(variant: &str, transport: &str, calls: usize, providers: &Providers, server_providers: &Arc<Providers>) {
     let client = if transport == "memory" {
         let (client_io, server_io) = tokio::io::duplex(1 << 16);
-        let (variant_owned, server_providers) = (variant.to_owned(), Providers::new());
+        let (variant_owned, server_providers) = (variant.to_owned(), Arc::clone(server_providers));
         tokio::spawn(async move { serve(&variant_owned, &server_providers, server_io).await });
         ().serve(client_io).await.expect("handshake")
     } else {
@@ -278,13 +278,13 @@ async fn run(variant: &str, transport: &str, calls: usize) {
             }
         }
         "floor" => {
-            let floor = Floor::new(&providers);
+            let floor = Floor::new(providers);
             for _ in 0..calls {
                 floor.call(&client, "ok").await;
             }
         }
         _ => {
-            let client = ours(&providers).client(client);
+            let client = ours(providers).client(client);
             for _ in 0..calls {
                 client.call_tool(CallToolRequestParams::new("ok")).await.expect("answered");
             }
@@ -337,13 +337,17 @@ fn report(what: &str, transport: &str, per_call: [f64; 3]) {
     );
 }
 
-/// CPU this process ran, its exited threads' included (the exporters' of finished runs), in
-/// clock ticks of 10 ms: runs are long enough (seconds) for that to be fine.
+/// CPU this process's threads ran, in nanoseconds (each thread's schedstat, summed): the
+/// providers, and so their exporters' threads, live for the whole run of the benchmark, so no
+/// thread that did the work has exited.
 fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").expect("linux");
-    let fields: Vec<&str> = stat.rsplit_once(") ").expect("stat").1.split(' ').collect();
-    let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
-    Duration::from_millis(ticks * 10)
+    let threads = std::fs::read_dir("/proc/self/task").expect("linux");
+    let nanos = threads
+        .filter_map(Result::ok)
+        .filter_map(|thread| std::fs::read_to_string(thread.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split(' ').next().and_then(|ran| ran.parse::<u64>().ok()))
+        .sum();
+    Duration::from_nanos(nanos)
 }
 
 fn resident_kib() -> u64 {
@@ -371,12 +375,11 @@ fn main() {
     let args: Vec<String> = env::args().skip(1).filter(|arg| arg != "--bench").collect();
     let number = |index: usize, default: usize| args.get(index).and_then(|arg| arg.parse().ok()).unwrap_or(default);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    // One pair of providers for every run: their exporters' threads outlive each run.
+    let (providers, server_providers) = (Providers::new(), Arc::new(Providers::new()));
     match args.first().map(String::as_str) {
-        Some("serve") => {
-            let providers = Providers::new();
-            runtime.block_on(serve(&args[1], &providers, rmcp::transport::stdio()));
-        }
-        Some("run") => runtime.block_on(run(&args[1], &args[2], number(3, 1000))),
+        Some("serve") => runtime.block_on(serve(&args[1], &providers, rmcp::transport::stdio())),
+        Some("run") => runtime.block_on(run(&args[1], &args[2], number(3, 1000), &providers, &server_providers)),
         Some("instructions") => {
             interleaved("instructions", number(1, 3), number(2, 500), |variant, transport, calls| {
                 instructions(variant, transport, calls) as f64
@@ -385,7 +388,7 @@ fn main() {
         Some("cpu") => {
             interleaved("cpu ns", number(1, 5), number(2, 10_000), |variant, transport, calls| {
                 let before = cpu_time();
-                runtime.block_on(run(variant, transport, calls));
+                runtime.block_on(run(variant, transport, calls, &providers, &server_providers));
                 cpu_time().saturating_sub(before).as_nanos() as f64
             });
         }
