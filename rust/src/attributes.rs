@@ -20,10 +20,19 @@ use crate::semconv::{
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Request<'a> {
     pub(crate) method: &'a str,
+    /// The method as our constant, when the specification defines it (looked up once).
+    pub(crate) known: Option<&'static str>,
     /// The tool or prompt it names.
     pub(crate) target: Option<&'a str>,
     /// The resource it reads or subscribes to.
     pub(crate) uri: Option<&'a str>,
+}
+
+impl<'a> Request<'a> {
+    pub(crate) fn new(method: &'a str, target: Option<&'a str>, uri: Option<&'a str>) -> Self {
+        let known = KNOWN_METHODS.iter().copied().find(|known| *known == method);
+        Self { method, known, target, uri }
+    }
 }
 
 /// What a session's peer said of the server and the protocol (the front end's facts).
@@ -93,7 +102,7 @@ pub(crate) fn describe(
     let mut point = Vec::with_capacity(4 + session.point.len() + 3);
     // A method the specification defines is one of our constants; another came from a peer:
     // bounded like a name, and on points only as far as its bound admits.
-    let known = KNOWN_METHODS.iter().copied().find(|known| *known == request.method);
+    let known = request.known;
     let from_peer: Option<Arc<str>> = known.is_none().then(|| Arc::from(bounded(request.method, limit)));
     let (method, method_value) = match (known, &from_peer) {
         (Some(known), _) => {

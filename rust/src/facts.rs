@@ -43,16 +43,12 @@ impl Handles for RoleServer {
             ClientRequest::UnsubscribeRequest(r) => (None, Some(r.params.uri.as_str())),
             _ => (None, None),
         };
-        Request { method: request.method(), target, uri }
+        Request::new(request.method(), target, uri)
     }
 
     fn answer(response: &ServerResult) -> Answer {
         match response {
-            ServerResult::CallToolResult(result) => Answer {
-                result_type: result.result_type.as_ref().and_then(|kind| result_type(kind.as_str())),
-                is_error: result.is_error == Some(true),
-                action: None,
-            },
+            ServerResult::CallToolResult(result) => result.answer(),
             ServerResult::InputRequiredResult(_) => {
                 Answer { result_type: Some(ResultType::InputRequired), ..Answer::default() }
             }
@@ -108,7 +104,7 @@ impl Handles for RoleClient {
             // A request a later rmcp adds: named by the constant of our spec it is (or _OTHER).
             other => wire_method(other),
         };
-        Request { method, target: None, uri: None }
+        Request::new(method, None, None)
     }
 
     fn answer(response: &ClientResult) -> Answer {
@@ -200,10 +196,7 @@ pub(crate) trait Answered {
 
 impl Answered for CallToolResult {
     fn answer(&self) -> Answer {
-        let result_type = self
-            .result_type
-            .as_ref()
-            .and_then(|kind| ResultType::ALL.into_iter().find(|known| known.as_str() == kind.as_str()));
+        let result_type = self.result_type.as_ref().and_then(|kind| result_type(kind.as_str()));
         Answer { result_type, is_error: self.is_error == Some(true), action: None }
     }
 }

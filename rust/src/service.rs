@@ -22,9 +22,7 @@ use crate::attributes::{self, Request, Session};
 use crate::facts::{Handles, requested_protocol, rpc_error};
 use crate::lifecycle::{Shared, Side};
 use crate::model::{self, ServerEnd};
-use crate::semconv::{
-    FREQUENT_NOTIFICATIONS, KNOWN_METHODS, MCP_PROTOCOL_VERSION, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE,
-};
+use crate::semconv::{FREQUENT_NOTIFICATIONS, MCP_PROTOCOL_VERSION, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE};
 use crate::wire::{Connection, Seen};
 
 /// A service whose every handled request gets a SERVER span and a point
@@ -65,7 +63,7 @@ impl<S> Instrumented<S> {
         if FREQUENT_NOTIFICATIONS.contains(&method) && !shared.config.trace_progress_and_logs {
             return self.inner.handle_notification(notification, context).await;
         }
-        let request = Request { method, target: None, uri: None };
+        let request = Request::new(method, None, None);
         let session = self.session(&context.peer, false, requested_protocol(&context.meta.0.0));
         let described = attributes::describe(request, &session, None, &shared.config, &shared.lifecycle.metrics);
         let (parent, links) = self.parent(&context.meta.0.0);
@@ -121,10 +119,8 @@ impl<S> Instrumented<S> {
         let shared = &self.shared;
         let described = R::request(&request);
         // The method outlives the request, which the handler takes: ours, or a copy of a peer's.
-        let method: Cow<'static, str> = KNOWN_METHODS
-            .iter()
-            .find(|known| **known == described.method)
-            .map_or_else(|| Cow::Owned(described.method.to_owned()), |known| Cow::Borrowed(*known));
+        let method: Cow<'static, str> =
+            described.known.map_or_else(|| Cow::Owned(described.method.to_owned()), Cow::Borrowed);
         let handshake = method == METHOD_INITIALIZE;
         let session = self.session(&context.peer, handshake, requested_protocol(&context.meta.0.0));
         let request_attributes = attributes::describe(
