@@ -17,7 +17,7 @@ import hashlib
 import json
 import sys
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -286,6 +286,27 @@ class Emitter:
     def footer(self) -> str:
         return ""
 
+    def braced_section(
+        self, section: Section, items: list[Name | EnumType], doc: str, brief: Callable[[Name], str]
+    ) -> str:
+        """A section as the brace languages write it (TypeScript, Rust): the section's heading,
+        each constant under its doc comment (``doc`` its start, ``brief`` its text), each enum
+        after a blank line."""
+        lines = [] if isinstance(items[0], EnumType) else heading(section.brief, "// ", self.comments)
+        for item in items:
+            if isinstance(item, EnumType):
+                lines.extend([*([""] if item is not items[0] else []), *self.enum(item)])
+            else:
+                lines.extend(wrap(brief(item), doc, self.comments))
+                lines.extend(self.const(item))
+        return "\n".join(lines) + "\n"
+
+    def const(self, name: Name) -> list[str]:
+        raise NotImplementedError
+
+    def enum(self, enum: EnumType) -> list[str]:
+        raise NotImplementedError
+
     @staticmethod
     def stamp(comment: str, spec: Spec) -> str:
         """The first lines of every generated file: where it came from, and the spec's sha256."""
@@ -417,14 +438,7 @@ class TypeScriptEmitter(Emitter):
         )
 
     def section(self, section: Section, items: list[Name | EnumType]) -> str:
-        lines = [] if isinstance(items[0], EnumType) else heading(section.brief, "// ", self.comments)
-        for item in items:
-            if isinstance(item, EnumType):
-                lines.extend([*([""] if item is not items[0] else []), *self.enum(item)])
-            else:
-                lines.extend(wrap(item.brief, "// ", self.comments))
-                lines.extend(self.const(item))
-        return "\n".join(lines) + "\n"
+        return self.braced_section(section, items, "// ", lambda name: name.brief)
 
     def const(self, name: Name) -> list[str]:
         if name.kind in ("string", "int"):
@@ -590,14 +604,8 @@ class RustEmitter(Emitter):
         return [item.const]
 
     def section(self, section: Section, items: list[Name | EnumType]) -> str:
-        lines = [] if isinstance(items[0], EnumType) else heading(section.brief, "// ", self.comments)
-        for item in items:
-            if isinstance(item, EnumType):
-                lines.extend([*([""] if item is not items[0] else []), *self.enum(item)])
-            else:
-                lines.extend(wrap(item.brief or f"`{item.value}`", "/// ", self.comments))
-                lines.extend(self.const(item))
-        return "\n".join(lines) + "\n"
+        # Every public constant has a doc comment (missing_docs): its value when the spec has none.
+        return self.braced_section(section, items, "/// ", lambda name: name.brief or f"`{name.value}`")
 
     def const(self, name: Name) -> list[str]:
         declared = {
