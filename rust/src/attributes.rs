@@ -74,6 +74,16 @@ impl Session {
         }
         session
     }
+
+    /// What every span of the session carries.
+    pub(crate) fn span(&self) -> &[KeyValue] {
+        &self.span
+    }
+
+    /// What every point of the session carries.
+    pub(crate) fn point(&self) -> &[KeyValue] {
+        &self.point
+    }
 }
 
 /// `text` bounded, as a value its span and its point share.

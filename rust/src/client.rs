@@ -91,13 +91,18 @@ impl<S: Service<RoleClient>> Client<S> {
         self.running
     }
 
-    fn open(&self, request: Request<'_>) -> Call<'_> {
+    fn open(&self, request: Request<'_>) -> Call {
         let shared = &self.shared;
         let described = attributes::describe(request, &self.session, None, &shared.config, &shared.lifecycle.metrics);
-        shared.lifecycle.open(Side::Client, &Context::current(), described, Vec::new())
+        let call = shared.open(Side::Client, &Context::current(), described, Vec::new());
+        // A wrapped transport then knows the request by the context it carries (wire.rs).
+        if shared.config.propagate {
+            shared.sending.started(call.context());
+        }
+        call
     }
 
-    fn inject(&self, call: &Call<'_>, meta: &mut Option<RequestMetaObject>) {
+    fn inject(&self, call: &Call, meta: &mut Option<RequestMetaObject>) {
         let fields = self.fields(call);
         if !fields.is_empty() {
             meta.get_or_insert_with(RequestMetaObject::default).0.0.extend(fields);
@@ -105,7 +110,7 @@ impl<S: Service<RoleClient>> Client<S> {
     }
 
     /// The propagator's fields for the call's span (none when propagation is off).
-    fn fields(&self, call: &Call<'_>) -> Map<String, serde_json::Value> {
+    fn fields(&self, call: &Call) -> Map<String, serde_json::Value> {
         let shared = &self.shared;
         let mut fields = Map::new();
         if shared.config.propagate {
@@ -115,11 +120,7 @@ impl<S: Service<RoleClient>> Client<S> {
     }
 
     /// `params` with the span's context, created for it only when there is a context to carry.
-    fn inject_optional(
-        &self,
-        call: &Call<'_>,
-        params: Option<PaginatedRequestParams>,
-    ) -> Option<PaginatedRequestParams> {
+    fn inject_optional(&self, call: &Call, params: Option<PaginatedRequestParams>) -> Option<PaginatedRequestParams> {
         let mut meta = None;
         self.inject(call, &mut meta);
         match (params, meta) {
@@ -137,7 +138,7 @@ impl<S: Service<RoleClient>> Client<S> {
     }
 
     /// Finishes `call` from what rmcp returned to the caller.
-    fn sent<T: Answered>(&self, call: Call<'_>, method: &str, result: &Result<T, ServiceError>) {
+    fn sent<T: Answered>(&self, call: Call, method: &str, result: &Result<T, ServiceError>) {
         finish(call, method, result, self.shared.config.capture_content, Vec::new());
     }
 
@@ -165,7 +166,7 @@ impl<S: Service<RoleClient>> Client<S> {
         &self,
         mut request: ClientRequest,
         options: PeerRequestOptions,
-    ) -> Result<TracedRequest<'_>, ServiceError> {
+    ) -> Result<TracedRequest, ServiceError> {
         let method = request.method().to_owned();
         let call = self.open(<RoleServer as Handles>::request(&request));
         request.get_meta_mut().0.0.extend(self.fields(&call));
@@ -215,14 +216,14 @@ impl<S: Service<RoleClient>> Client<S> {
 }
 
 /// A request sent with options, in flight: rmcp's `RequestHandle` with its span.
-pub struct TracedRequest<'a> {
+pub struct TracedRequest {
     handle: RequestHandle<RoleClient>,
-    call: Call<'a>,
+    call: Call,
     method: String,
     keep_message: bool,
 }
 
-impl TracedRequest<'_> {
+impl TracedRequest {
     /// The request's JSON-RPC id.
     pub const fn id(&self) -> &RequestId {
         &self.handle.id
@@ -263,7 +264,7 @@ fn id_attribute(id: &RequestId) -> opentelemetry::KeyValue {
 
 /// Classifies what rmcp returned for a request and finishes its call.
 fn finish<T: Answered>(
-    call: Call<'_>,
+    call: Call,
     method: &str,
     result: &Result<T, ServiceError>,
     keep_message: bool,

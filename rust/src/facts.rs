@@ -7,7 +7,10 @@ use rmcp::model::{
     ErrorData, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     ReadResourceResult, RequestId, ServerNotification, ServerRequest, ServerResult,
 };
-use rmcp::service::{Peer, ServiceRole};
+use std::borrow::Cow;
+
+use rmcp::model::{CancelledNotificationParam, GetMeta, JsonObject};
+use rmcp::service::{Peer, RequestHandle, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service, ServiceError};
 
 use crate::attributes::{Request, SessionFacts};
@@ -16,6 +19,8 @@ use crate::semconv::{KNOWN_METHODS, OTHER_VALUE, ResultType};
 
 /// What the front end reads of each role's requests and results (rmcp's types, per side).
 pub(crate) trait Handles: ServiceRole {
+    /// The other role: what this role sends, its peer handles (its `Req` is our `PeerReq`...).
+    type Other: Handles<PeerReq = Self::Req, Resp = Self::PeerResp, PeerNot = Self::Not, Not = Self::PeerNot>;
     /// The request's method and what it names.
     fn request(request: &Self::PeerReq) -> Request<'_>;
     /// What a result says of itself.
@@ -24,8 +29,19 @@ pub(crate) trait Handles: ServiceRole {
     fn session<S: Service<Self>>(service: &S, peer: &Peer<Self>) -> SessionFacts;
     /// A notification's method.
     fn notification(notification: &Self::PeerNot) -> &str;
-    /// The request a peer's `notifications/cancelled` cancels.
-    fn cancelled_request(notification: &Self::PeerNot) -> Option<&RequestId>;
+    /// The request a peer's `notifications/cancelled` cancels, and the reason it gives.
+    fn cancelled_request(notification: &Self::PeerNot) -> Option<(&RequestId, Option<&str>)>;
+    /// A request's `_meta`: rmcp's (in its extensions) and the one its parameters carry.
+    fn meta(request: &Self::PeerReq) -> Cow<'_, JsonObject> {
+        Cow::Borrowed(&request.get_meta().0.0)
+    }
+    /// The `_meta` of a request this side sends, where the wire puts the trace context.
+    fn meta_mut(request: &mut Self::PeerReq) -> &mut JsonObject;
+    /// What the answer to `initialize` says of the server (this role's own answer).
+    fn served(response: &Self::Resp) -> Option<SessionFacts> {
+        let _ = response;
+        None
+    }
     /// The protocol version the answer to `initialize` agreed.
     fn negotiated(response: &Self::Resp) -> Option<String> {
         let _ = response;
@@ -34,6 +50,8 @@ pub(crate) trait Handles: ServiceRole {
 }
 
 impl Handles for RoleServer {
+    type Other = RoleClient;
+
     fn request(request: &ClientRequest) -> Request<'_> {
         let (target, uri) = match request {
             ClientRequest::CallToolRequest(r) => (Some(&*r.params.name), None),
@@ -73,9 +91,50 @@ impl Handles for RoleServer {
         }
     }
 
-    fn cancelled_request(notification: &ClientNotification) -> Option<&RequestId> {
+    fn cancelled_request(notification: &ClientNotification) -> Option<(&RequestId, Option<&str>)> {
         match notification {
-            ClientNotification::CancelledNotification(cancelled) => cancelled.params.request_id.as_ref(),
+            ClientNotification::CancelledNotification(cancelled) => cancel_of(&cancelled.params),
+            _ => None,
+        }
+    }
+
+    fn meta_mut(request: &mut ClientRequest) -> &mut JsonObject {
+        &mut request.get_meta_mut().0.0
+    }
+
+    fn meta(request: &ClientRequest) -> Cow<'_, JsonObject> {
+        // `Client`'s typed calls carry their context in their parameters' `_meta`.
+        let params = match request {
+            ClientRequest::CallToolRequest(r) => r.params.meta.as_ref(),
+            ClientRequest::GetPromptRequest(r) => r.params.meta.as_ref(),
+            ClientRequest::ReadResourceRequest(r) => r.params.meta.as_ref(),
+            ClientRequest::CompleteRequest(r) => r.params.meta.as_ref(),
+            ClientRequest::ListToolsRequest(r) => r.params.as_ref().and_then(|params| params.meta.as_ref()),
+            ClientRequest::ListPromptsRequest(r) => r.params.as_ref().and_then(|params| params.meta.as_ref()),
+            ClientRequest::ListResourcesRequest(r) => r.params.as_ref().and_then(|params| params.meta.as_ref()),
+            ClientRequest::ListResourceTemplatesRequest(r) => r.params.as_ref().and_then(|params| params.meta.as_ref()),
+            _ => None,
+        };
+        let own = &request.get_meta().0.0;
+        match params {
+            None => Cow::Borrowed(own),
+            Some(params) if own.is_empty() => Cow::Borrowed(&params.0.0),
+            // Both: rmcp writes them as one, its own fields last.
+            Some(params) => {
+                let mut merged = params.0.0.clone();
+                merged.extend(own.iter().map(|(key, value)| (key.clone(), value.clone())));
+                Cow::Owned(merged)
+            }
+        }
+    }
+
+    fn served(response: &ServerResult) -> Option<SessionFacts> {
+        match response {
+            ServerResult::InitializeResult(result) => Some(SessionFacts {
+                server_name: Some(result.server_info.name.clone()),
+                server_version: Some(result.server_info.version.clone()),
+                protocol_version: Some(result.protocol_version.to_string()),
+            }),
             _ => None,
         }
     }
@@ -94,6 +153,8 @@ impl Handles for RoleServer {
 }
 
 impl Handles for RoleClient {
+    type Other = RoleServer;
+
     fn request(request: &ServerRequest) -> Request<'_> {
         let method = match request {
             ServerRequest::PingRequest(r) => r.method.as_str(),
@@ -120,9 +181,13 @@ impl Handles for RoleClient {
         session_of(peer)
     }
 
-    fn cancelled_request(notification: &ServerNotification) -> Option<&RequestId> {
+    fn meta_mut(request: &mut ServerRequest) -> &mut JsonObject {
+        &mut request.get_meta_mut().0.0
+    }
+
+    fn cancelled_request(notification: &ServerNotification) -> Option<(&RequestId, Option<&str>)> {
         match notification {
-            ServerNotification::CancelledNotification(cancelled) => cancelled.params.request_id.as_ref(),
+            ServerNotification::CancelledNotification(cancelled) => cancel_of(&cancelled.params),
             _ => None,
         }
     }
@@ -140,6 +205,15 @@ impl Handles for RoleClient {
             other => wire_method(other),
         }
     }
+}
+
+fn cancel_of(params: &CancelledNotificationParam) -> Option<(&RequestId, Option<&str>)> {
+    params.request_id.as_ref().map(|id| (id, params.reason.as_deref()))
+}
+
+/// Whether a request's own sender cancelled it for its timeout: rmcp says so in the reason it sends.
+pub(crate) fn timed_out(reason: Option<&str>) -> bool {
+    reason == Some(RequestHandle::<RoleClient>::REQUEST_TIMEOUT_REASON)
 }
 
 /// A message of a type this crate does not match, by its wire name when the spec has it (else

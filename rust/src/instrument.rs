@@ -7,16 +7,18 @@ use std::sync::{Arc, OnceLock};
 use opentelemetry::global::BoxedTracer;
 use opentelemetry::metrics::Meter;
 use opentelemetry::propagation::TextMapPropagator;
-use rmcp::service::RunningService;
+use rmcp::service::{RunningService, ServiceRole};
+use rmcp::transport::{IntoTransport, Transport};
 use rmcp::{RoleClient, Service};
 
 use crate::client::Client;
 use crate::config::Config;
-use crate::lifecycle::{Lifecycle, Shared};
+use crate::lifecycle::{Lifecycle, Sending, Shared};
 use crate::metrics::CallMetrics;
 use crate::options::Builder;
 use crate::propagation::Propagation;
 use crate::service::Instrumented;
+use crate::wire::Wire;
 
 /// mcp-otel for rmcp: wraps services (requests handled: SERVER spans) and clients (requests the
 /// application sends: CLIENT spans). Cheap to clone; clones share everything.
@@ -37,7 +39,12 @@ impl McpOtel {
     ) -> Self {
         let metrics = CallMetrics::new(meter, config.max_metric_names);
         let propagation = propagator.map_or(Propagation::Global, Propagation::Configured);
-        Self(Arc::new(Shared { config, lifecycle: Lifecycle::new(tracer, metrics), propagation }))
+        Self(Arc::new(Shared {
+            config,
+            lifecycle: Lifecycle::new(tracer, metrics),
+            propagation,
+            sending: Sending::default(),
+        }))
     }
 
     /// The process-wide default, on the global providers as they are at its first use (set them
@@ -50,6 +57,17 @@ impl McpOtel {
     /// `service` with a SERVER span for every request it handles.
     pub fn service<S>(&self, service: S) -> Instrumented<S> {
         Instrumented::new(service, Arc::clone(&self.0))
+    }
+
+    /// `transport` (anything rmcp's `serve` takes) with the wire front end around it: what only the
+    /// connection shows (a peer that hung up), and the requests sent past [`Client`] traced.
+    pub fn transport<R, T, E, A>(&self, transport: T) -> Wire<impl Transport<R, Error = E> + use<R, T, E, A>>
+    where
+        R: ServiceRole,
+        T: IntoTransport<R, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Wire::new(transport.into_transport(), Arc::clone(&self.0))
     }
 
     /// `running` with a CLIENT span for every request sent through the returned client.

@@ -42,7 +42,8 @@ mod service;
 mod wire;
 mod writer;
 
-use rmcp::service::RunningService;
+use rmcp::service::{RunningService, ServiceRole};
+use rmcp::transport::{IntoTransport, Transport};
 use rmcp::{RoleClient, Service};
 
 pub use client::Client;
@@ -50,7 +51,7 @@ pub use instrument::McpOtel;
 pub use options::Builder;
 pub use semconv::Outcome;
 pub use service::Instrumented;
-pub use wire::{Wire, transport};
+pub use wire::Wire;
 
 /// `service` with a SERVER span for every request it handles, on the global providers
 /// ([`McpOtel::global`]).
@@ -62,4 +63,16 @@ pub fn service<S>(service: S) -> Instrumented<S> {
 /// the returned [`Client`], on the global providers ([`McpOtel::global`]).
 pub fn client<S: Service<RoleClient>>(running: RunningService<RoleClient, S>) -> Client<S> {
     McpOtel::global().client(running)
+}
+
+/// `transport` (anything rmcp's `serve` takes) with the wire front end around it, on the global
+/// providers ([`McpOtel::global`]): what only the connection shows (a peer that hung up), and the
+/// requests sent past [`Client`] traced (rmcp's `initialize`, a framework's, a server's own).
+pub fn transport<R, T, E, A>(transport: T) -> Wire<impl Transport<R, Error = E>>
+where
+    R: ServiceRole,
+    T: IntoTransport<R, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    McpOtel::global().transport(transport)
 }

@@ -10,14 +10,17 @@
 //! Every front end of one instrumentation holds its lifecycle in [`Shared`], with its settings and
 //! its propagator.
 
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use opentelemetry::baggage::BaggageExt;
 use opentelemetry::global::BoxedTracer;
-use opentelemetry::trace::{Link, SpanBuilder, SpanKind, TraceContextExt, Tracer};
+use opentelemetry::trace::{Link, SpanBuilder, SpanId, SpanKind, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue};
 
-use crate::attributes::Described;
+use crate::attributes::{Described, Session};
 use crate::config::Config;
 use crate::metrics::CallMetrics;
 pub(crate) use crate::metrics::Side;
@@ -29,12 +32,53 @@ use crate::writer::finish_span;
 /// A conversation id from baggage (the application's, or a peer's) is bounded.
 const MAX_CONVERSATION_ID: usize = 256;
 
-/// What the front ends of one [`McpOtel`](crate::McpOtel) share: its settings, its lifecycle and its
-/// propagator.
+/// What the front ends of one [`McpOtel`](crate::McpOtel) share: its settings, its lifecycle, its
+/// propagator, and the requests its clients sent.
 pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) lifecycle: Lifecycle,
     pub(crate) propagation: Propagation,
+    pub(crate) sending: Sending,
+}
+
+/// The spans `Client` started lately, by span id: a wrapped transport finds a request that carries
+/// one of them in its `_meta` already traced (it gives that span the request's id, and makes no
+/// second one). Kept only once a transport is wrapped; bounded: a request is sent within moments
+/// of its span's start, and the few kept after it ended cover a request sent after its future was
+/// dropped.
+#[derive(Default)]
+pub(crate) struct Sending {
+    wired: AtomicBool,
+    recent: Mutex<VecDeque<(SpanId, Context)>>,
+}
+
+/// How many of a client's latest spans are kept for the wire: far more than it has in flight.
+const MAX_SENDING: usize = 256;
+
+impl Sending {
+    /// A transport of this instrumentation is wrapped: keep clients' spans from now on.
+    pub(crate) fn wire(&self) {
+        self.wired.store(true, Ordering::Relaxed);
+    }
+
+    /// `cx`'s span was started for a request about to be sent.
+    pub(crate) fn started(&self, cx: &Context) {
+        if !self.wired.load(Ordering::Relaxed) {
+            return;
+        }
+        let id = cx.span().span_context().span_id();
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        if recent.len() == MAX_SENDING {
+            recent.pop_front();
+        }
+        recent.push_back((id, cx.clone()));
+    }
+
+    /// The span a client started for the request whose `_meta` carries span `id`, if it did.
+    pub(crate) fn find(&self, id: SpanId) -> Option<Context> {
+        let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        recent.iter().rev().find(|(found, _)| *found == id).map(|(_, cx)| cx.clone())
+    }
 }
 
 pub(crate) struct Lifecycle {
@@ -42,16 +86,18 @@ pub(crate) struct Lifecycle {
     pub(crate) metrics: CallMetrics,
 }
 
+impl Shared {
+    /// Starts the span of a request on `side`, a child of `parent` (linked to `links`).
+    pub(crate) fn open(self: &Arc<Self>, side: Side, parent: &Context, request: Described, links: Vec<Link>) -> Call {
+        let Described { name, tool_call, attributes, point } = request;
+        let cx = self.lifecycle.start(side, parent, name, attributes, links);
+        Call { shared: Arc::clone(self), side, tool_call, cx, point, started: Instant::now(), done: false }
+    }
+}
+
 impl Lifecycle {
     pub(crate) const fn new(tracer: BoxedTracer, metrics: CallMetrics) -> Self {
         Self { tracer, metrics }
-    }
-
-    /// Starts the span of a request on `side`, a child of `parent` (linked to `links`).
-    pub(crate) fn open(&self, side: Side, parent: &Context, request: Described, links: Vec<Link>) -> Call<'_> {
-        let Described { name, tool_call, attributes, point } = request;
-        let cx = self.start(side, parent, name, attributes, links);
-        Call { lifecycle: self, side, tool_call, cx, point, started: Instant::now(), done: false }
     }
 
     /// Starts the span of a notification sent or received (no outcome, no point): the caller ends
@@ -82,10 +128,11 @@ impl Lifecycle {
     }
 }
 
-/// One request in flight on one side.
+/// One request in flight on one side. It owns a share of its instrumentation, so that the wire can
+/// keep it between the message sent and its answer.
 #[allow(clippy::struct_field_names)] // `tool_call`: a tools/call, the house word in every language
-pub(crate) struct Call<'a> {
-    lifecycle: &'a Lifecycle,
+pub(crate) struct Call {
+    shared: Arc<Shared>,
     side: Side,
     tool_call: bool,
     cx: Context,
@@ -94,10 +141,20 @@ pub(crate) struct Call<'a> {
     done: bool,
 }
 
-impl Call<'_> {
+impl Call {
     /// The span's context: the parent of what the request causes, and what is injected.
     pub(crate) const fn context(&self) -> &Context {
         &self.cx
+    }
+
+    /// The session's attributes, learnt after the request was sent (the handshake's answer names
+    /// the server), on its span and its point.
+    pub(crate) fn name_session(&mut self, session: &Session) {
+        let span = self.cx.span();
+        for attribute in session.span() {
+            span.set_attribute(attribute.clone());
+        }
+        self.point.extend_from_slice(session.point());
     }
 
     /// Writes `verdict` (and `late` attributes) on the span and ends it, then records the same
@@ -113,12 +170,12 @@ impl Call<'_> {
         finish_span(&self.cx.span(), verdict, self.tool_call, late);
         if let Verdict::Finished(outcome) = verdict {
             let point = std::mem::take(&mut self.point);
-            self.lifecycle.metrics.record(self.side, self.started.elapsed(), point, outcome, self.tool_call);
+            self.shared.lifecycle.metrics.record(self.side, self.started.elapsed(), point, outcome, self.tool_call);
         }
     }
 }
 
-impl Drop for Call<'_> {
+impl Drop for Call {
     /// A request dropped before it was answered: on its sender, the caller dropped the call's
     /// future (cancelled/caller, the same as the other languages' abort); on its receiver, the
     /// handler's task ended with no answer (the server shutting down, or a panic).

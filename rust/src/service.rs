@@ -131,12 +131,15 @@ impl<S> Instrumented<S> {
             &shared.lifecycle.metrics,
         );
         let (parent, links) = self.parent(&context.meta.0.0);
-        let call = shared.lifecycle.open(Side::Server, &parent, request_attributes, links);
+        let call = shared.open(Side::Server, &parent, request_attributes, links);
         let token = context.ct.clone();
         // The wire's view of the connection, when the transport is wrapped (wire.rs).
         let connection = context.extensions.get::<Connection>().cloned();
         let id = context.id.clone();
+        // What the handler sends is the request's: the wire finds its parent by the request's id.
+        let handling = connection.as_ref().map(|connection| connection.handling(&id, call.context()));
         let result = self.inner.handle_request(request, context).with_context(call.context().clone()).await;
+        drop(handling);
         // Now, before rmcp cancels the token after every answer.
         let cancelled = token.is_cancelled();
         // With the wire: the peer's cancel if it came first; else its input ended before the answer:

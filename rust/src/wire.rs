@@ -1,24 +1,39 @@
 //! The front end of the wire: [`Wire`], an rmcp `Transport` around the application's, for what only
-//! the connection shows. It reads, never changes, what passes: the requests the peer cancelled
-//! (its `notifications/cancelled`, in the order read) and when its input ends; it hands each
-//! received request a handle to that connection (in the request's extensions, which rmcp moves
-//! into the handler's `RequestContext`).
+//! the connection shows. It changes nothing that passes but the trace context in the `_meta` of a
+//! request it traces (as `Client` does). What it reads:
+//! - the requests the peer cancelled (its `notifications/cancelled`, in the order read) and when
+//!   its input ends; it hands each received request a handle to that connection (in the request's
+//!   extensions, which rmcp moves into the handler's `RequestContext`);
+//! - the requests this side sends that `Client` did not trace: rmcp's own `initialize`, a
+//!   framework's calls through rmcp's `Peer`, a server's sampling, elicitation and roots requests.
+//!   Each gets its CLIENT span here, from the message sent to its answer, its own cancel, or the
+//!   end of the connection. Its parent: the request being handled that sent it (rmcp marks it
+//!   `OriginatingRequestId`), else the context already in its `_meta`, else none (rmcp sends from
+//!   its own task, where the caller's context is gone). A request `Client` traced carries its
+//!   span's context: the wire gives that span the request's id and makes no second one.
 //!
 //! Why: rmcp cancels a handler's token only when its serve loop ends, after a drain of up to 5 s,
 //! so a service alone cannot tell a client that hung up mid-call from one that got its answer.
 //! With the wire, a handler that returns after the peer's input ended is `cancelled` /
-//! `disconnect` (rmcp writes its answer into a closed connection).
+//! `disconnect` (rmcp writes its answer into a closed connection). And rmcp has no hook on what
+//! it sends but the transport.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::model::{GetExtensions, JsonRpcMessage, RequestId};
-use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
-use rmcp::transport::{IntoTransport, Transport};
+use opentelemetry::trace::TraceContextExt;
+use opentelemetry::{Context, KeyValue};
+use rmcp::model::{ErrorData, GetExtensions, JsonRpcMessage, JsonRpcRequest, RequestId};
+use rmcp::service::{OriginatingRequestId, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 
-use crate::facts::Handles;
+use crate::attributes::{self, Session};
+use crate::facts::{Handles, rpc_error, timed_out};
+use crate::lifecycle::{Call, Shared, Side};
+use crate::model::{self, Answer, ClientFailure, Outcome, Verdict};
+use crate::semconv::{CancelReason, JSONRPC_REQUEST_ID};
 
 /// The cancels kept for requests still running: a peer cancels the few it has in flight.
 const MAX_CANCELLED: usize = 64;
@@ -28,6 +43,20 @@ const MAX_CANCELLED: usize = 64;
 pub(crate) struct Connection {
     closed: Arc<AtomicBool>,
     cancelled: Arc<Mutex<VecDeque<RequestId>>>,
+    // The requests being handled, by id: the parents of the requests their handlers send.
+    handling: Arc<Mutex<HashMap<RequestId, Context>>>,
+}
+
+/// A request being handled, known to the connection until it is dropped.
+pub(crate) struct Handling {
+    connection: Connection,
+    id: RequestId,
+}
+
+impl Drop for Handling {
+    fn drop(&mut self) {
+        self.connection.handling.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
+    }
 }
 
 /// How a request's handling ended, as the wire saw it.
@@ -52,6 +81,16 @@ impl Connection {
         if self.closed.load(Ordering::Acquire) { Seen::Closed } else { Seen::Nothing }
     }
 
+    /// Request `id` is being handled in `cx` until the returned guard is dropped.
+    pub(crate) fn handling(&self, id: &RequestId, cx: &Context) -> Handling {
+        self.handling.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), cx.clone());
+        Handling { connection: self.clone(), id: id.clone() }
+    }
+
+    fn handler_of(&self, id: &RequestId) -> Option<Context> {
+        self.handling.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
+    }
+
     fn cancel(&self, id: RequestId) {
         let mut cancelled = self.cancelled.lock().unwrap_or_else(PoisonError::into_inner);
         if cancelled.len() == MAX_CANCELLED {
@@ -65,22 +104,122 @@ impl Connection {
 pub struct Wire<T> {
     inner: T,
     connection: Connection,
+    shared: Arc<Shared>,
+    // The requests this side sent that the wire traces, until answered.
+    sent: HashMap<RequestId, Sent>,
+    // The session's attributes, once the handshake's answer passed.
+    session: Session,
 }
 
-/// `transport` (anything rmcp's `serve` takes) with the wire front end around it.
-pub fn transport<R, T, E, A>(transport: T) -> Wire<impl Transport<R, Error = E>>
-where
-    R: ServiceRole,
-    T: IntoTransport<R, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    Wire { inner: transport.into_transport(), connection: Connection::default() }
+/// A request sent, traced by the wire.
+struct Sent {
+    call: Call,
+    method: Cow<'static, str>,
+}
+
+impl<T> Wire<T> {
+    pub(crate) fn new(inner: T, shared: Arc<Shared>) -> Self {
+        shared.sending.wire();
+        Self { inner, connection: Connection::default(), shared, sent: HashMap::new(), session: Session::default() }
+    }
+
+    /// A request this side sends: traced here unless `Client` traced it.
+    fn sending<R: Handles>(&mut self, request: &mut JsonRpcRequest<R::Req>)
+    where
+        R::Req: GetExtensions,
+    {
+        let shared = &self.shared;
+        let meta = R::Other::meta(&request.request);
+        let carried = shared.propagation.extract(&meta);
+        drop(meta);
+        if let Some(client) = carried.as_ref().and_then(|cx| shared.sending.find(cx.span().span_context().span_id())) {
+            client.span().set_attribute(KeyValue::new(JSONRPC_REQUEST_ID, request.id.to_string()));
+            return;
+        }
+        let origin = request.request.extensions().get::<OriginatingRequestId>();
+        let handler = origin.and_then(|origin| self.connection.handler_of(&origin.0));
+        // Without propagation, `Client`'s requests carry no context to know them by: the wire traces
+        // only what a handler sends.
+        if handler.is_none() && !shared.config.propagate {
+            return;
+        }
+        let parent = handler.or(carried).unwrap_or_default();
+        let described = R::Other::request(&request.request);
+        let method: Cow<'static, str> =
+            described.known.map_or_else(|| Cow::Owned(described.method.to_owned()), Cow::Borrowed);
+        let id = Some(request.id.to_string());
+        let described = attributes::describe(described, &self.session, id, &shared.config, &shared.lifecycle.metrics);
+        let call = shared.open(Side::Client, &parent, described, Vec::new());
+        if shared.config.propagate {
+            shared.propagation.inject(call.context(), R::Other::meta_mut(&mut request.request));
+        }
+        self.sent.insert(request.id.clone(), Sent { call, method });
+    }
+
+    /// The answer to a request the wire traced: a result or an error.
+    fn answered<R: Handles>(&mut self, id: &RequestId, answer: Result<&R::PeerResp, &ErrorData>) {
+        let Some(Sent { mut call, method }) = self.sent.remove(id) else { return };
+        let shared = &self.shared;
+        let verdict = match answer {
+            Ok(result) => {
+                if let Some(facts) = R::Other::served(result) {
+                    self.session = Session::new(&facts, &shared.config, &shared.lifecycle.metrics);
+                    call.name_session(&self.session);
+                }
+                let answer = R::Other::answer(result);
+                let declined = model::is_declined_answer(&method, &answer, None);
+                model::classify_client_result(&answer, declined, false)
+            }
+            Err(error) => {
+                let rpc = rpc_error(error);
+                let declined = model::is_declined_answer(&method, &Answer::default(), Some(&rpc));
+                model::classify_client_failure(&ClientFailure {
+                    rpc: Some(rpc),
+                    answer_declined: declined,
+                    keep_message: shared.config.capture_content,
+                    method: &method,
+                    ..ClientFailure::default()
+                })
+            }
+        };
+        call.finish(&verdict, Vec::new());
+    }
+
+    /// This side cancelled request `id`: for its timeout, rmcp's reason says, else its caller's.
+    fn cancelling(&mut self, id: &RequestId, reason: Option<&str>) {
+        let Some(Sent { call, method }) = self.sent.remove(id) else { return };
+        let verdict = if timed_out(reason) {
+            model::classify_client_failure(&ClientFailure {
+                timed_out: true,
+                method: &method,
+                ..ClientFailure::default()
+            })
+        } else {
+            Verdict::Finished(Outcome::cancelled(CancelReason::Caller))
+        };
+        call.finish(&verdict, Vec::new());
+    }
+
+    /// The connection ended with requests unanswered.
+    fn unanswered(&mut self) {
+        for (_, Sent { call, method }) in self.sent.drain() {
+            let failure = ClientFailure { connection_closed: true, method: &method, ..ClientFailure::default() };
+            call.finish(&model::classify_client_failure(&failure), Vec::new());
+        }
+    }
+}
+
+impl<T> Drop for Wire<T> {
+    fn drop(&mut self) {
+        self.unanswered();
+    }
 }
 
 impl<R, T> Transport<R> for Wire<T>
 where
     R: Handles,
     R::PeerReq: GetExtensions,
+    R::Req: GetExtensions,
     T: Transport<R>,
 {
     type Error = T::Error;
@@ -89,31 +228,55 @@ where
         T::name()
     }
 
-    fn send(&mut self, item: TxJsonRpcMessage<R>) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+    fn send(
+        &mut self,
+        mut item: TxJsonRpcMessage<R>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        match &mut item {
+            JsonRpcMessage::Request(request) => self.sending::<R>(request),
+            JsonRpcMessage::Notification(notification) => {
+                if let Some((id, reason)) = R::Other::cancelled_request(&notification.notification) {
+                    self.cancelling(&id.clone(), reason);
+                }
+            }
+            // A server's own answer to `initialize` names it on the requests it sends.
+            JsonRpcMessage::Response(response) => {
+                if let Some(facts) = R::served(&response.result) {
+                    self.session = Session::new(&facts, &self.shared.config, &self.shared.lifecycle.metrics);
+                }
+            }
+            JsonRpcMessage::Error(_) => {}
+        }
         self.inner.send(item)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
-        match self.inner.receive().await {
-            Some(JsonRpcMessage::Request(mut request)) => {
+        let mut message = self.inner.receive().await;
+        match &mut message {
+            Some(JsonRpcMessage::Request(request)) => {
                 request.request.extensions_mut().insert(self.connection.clone());
-                Some(JsonRpcMessage::Request(request))
             }
             Some(JsonRpcMessage::Notification(notification)) => {
-                if let Some(id) = R::cancelled_request(&notification.notification) {
+                if let Some((id, _)) = R::cancelled_request(&notification.notification) {
                     self.connection.cancel(id.clone());
                 }
-                Some(JsonRpcMessage::Notification(notification))
+            }
+            Some(JsonRpcMessage::Response(response)) => self.answered::<R>(&response.id, Ok(&response.result)),
+            Some(JsonRpcMessage::Error(error)) => {
+                if let Some(id) = &error.id {
+                    self.answered::<R>(id, Err(&error.error));
+                }
             }
             None => {
                 self.connection.closed.store(true, Ordering::Release);
-                None
+                self.unanswered();
             }
-            other => other,
         }
+        message
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.unanswered();
         self.inner.close()
     }
 }
