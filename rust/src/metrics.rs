@@ -1,6 +1,6 @@
-//! The operation-duration histograms: one point per finished request, for every outcome
-//! (cancelled included) and whether or not its span was sampled, with the span's own outcome
-//! attributes. Names from peers are bounded: the first `max_metric_names` distinct ones are kept,
+//! The duration histograms: one point per finished request, for every outcome (cancelled
+//! included) and whether or not its span was sampled, with the span's own outcome attributes; one
+//! per session the wire saw end. Names from peers are bounded: the first `max_metric_names` distinct ones are kept,
 //! later ones read `_OTHER`; the methods the specification defines always pass.
 
 use std::collections::HashSet;
@@ -12,8 +12,8 @@ use opentelemetry::{KeyValue, Value};
 
 use crate::model::Outcome;
 use crate::semconv::{
-    DURATION_BUCKETS, DURATION_UNIT, KNOWN_METHODS, MCP_CLIENT_OPERATION_DURATION, MCP_SERVER_OPERATION_DURATION,
-    OTHER_VALUE,
+    DURATION_BUCKETS, DURATION_UNIT, KNOWN_METHODS, MCP_CLIENT_OPERATION_DURATION, MCP_CLIENT_SESSION_DURATION,
+    MCP_SERVER_OPERATION_DURATION, MCP_SERVER_SESSION_DURATION, OTHER_VALUE,
 };
 use crate::writer::outcome_attributes;
 
@@ -36,6 +36,7 @@ pub(crate) enum Bound {
 
 pub(crate) struct CallMetrics {
     durations: [Histogram<f64>; 2],
+    sessions: [Histogram<f64>; 2],
     methods: NameBound,
     tools: NameBound,
     prompts: NameBound,
@@ -65,6 +66,10 @@ impl CallMetrics {
                     MCP_SERVER_OPERATION_DURATION,
                     "Duration of MCP requests as their receiver handled them.",
                 ),
+            ],
+            sessions: [
+                duration_histogram(meter, MCP_CLIENT_SESSION_DURATION, "Duration of MCP sessions as clients saw them."),
+                duration_histogram(meter, MCP_SERVER_SESSION_DURATION, "Duration of MCP sessions as servers saw them."),
             ],
             methods: NameBound::new(max_names, KNOWN_METHODS),
             tools: NameBound::new(max_names, &[]),
@@ -99,6 +104,13 @@ impl CallMetrics {
     ) {
         point.extend(outcome_attributes(outcome, tool_call));
         self.durations[side as usize].record(elapsed.as_secs_f64(), &point);
+    }
+}
+
+impl CallMetrics {
+    /// Records one session of `side` that lasted `elapsed`, with its point's attributes.
+    pub(crate) fn record_session(&self, side: Side, elapsed: Duration, point: &[KeyValue]) {
+        self.sessions[side as usize].record(elapsed.as_secs_f64(), point);
     }
 }
 

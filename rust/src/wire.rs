@@ -10,7 +10,8 @@
 //!   end of the connection. Its parent: the request being handled that sent it (rmcp marks it
 //!   `OriginatingRequestId`), else the context already in its `_meta`, else none (rmcp sends from
 //!   its own task, where the caller's context is gone). A request `Client` traced carries its
-//!   span's context: the wire gives that span the request's id and makes no second one.
+//!   span's context: the wire gives that span the request's id and makes no second one;
+//! - when a session that had a handshake ends: its one duration point.
 //!
 //! Why: rmcp cancels a handler's token only when its serve loop ends, after a drain of up to 5 s,
 //! so a service alone cannot tell a client that hung up mid-call from one that got its answer.
@@ -22,6 +23,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use opentelemetry::trace::TraceContextExt;
 use opentelemetry::{Context, KeyValue};
@@ -29,11 +31,11 @@ use rmcp::model::{ErrorData, GetExtensions, JsonRpcMessage, JsonRpcRequest, Requ
 use rmcp::service::{OriginatingRequestId, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
-use crate::attributes::{self, Session};
+use crate::attributes::{self, Session, SessionFacts};
 use crate::facts::{Handles, rpc_error, timed_out};
 use crate::lifecycle::{Call, Shared, Side};
 use crate::model::{self, Answer, ClientFailure, Outcome, Verdict};
-use crate::semconv::{CancelReason, JSONRPC_REQUEST_ID};
+use crate::semconv::{CancelReason, ERROR_TYPE, JSONRPC_REQUEST_ID, error_type};
 
 /// The cancels kept for requests still running: a peer cancels the few it has in flight.
 const MAX_CANCELLED: usize = 64;
@@ -109,6 +111,12 @@ pub struct Wire<T> {
     sent: HashMap<RequestId, Sent>,
     // The session's attributes, once the handshake's answer passed.
     session: Session,
+    // When the connection was made, which side it serves, and how its session ended.
+    started: Instant,
+    side: Side,
+    handshake: bool,
+    peer_gone: bool,
+    ended: bool,
 }
 
 /// A request sent, traced by the wire.
@@ -120,7 +128,38 @@ struct Sent {
 impl<T> Wire<T> {
     pub(crate) fn new(inner: T, shared: Arc<Shared>) -> Self {
         shared.sending.wire();
-        Self { inner, connection: Connection::default(), shared, sent: HashMap::new(), session: Session::default() }
+        Self {
+            inner,
+            connection: Connection::default(),
+            shared,
+            sent: HashMap::new(),
+            session: Session::default(),
+            started: Instant::now(),
+            side: Side::Client,
+            handshake: false,
+            peer_gone: false,
+            ended: false,
+        }
+    }
+
+    /// The handshake's answer passed: the session is named, and has a duration.
+    fn handshake(&mut self, facts: &SessionFacts) {
+        self.session = Session::new(facts, &self.shared.config, &self.shared.lifecycle.metrics);
+        self.handshake = true;
+    }
+
+    /// The connection ended: its session's one point, when it had a handshake (a 2026-07-28
+    /// connection has none: each request stands alone). A client whose server went away ended
+    /// with `connection_closed`; a client closing the connection is how a server's session ends.
+    fn ended(&mut self) {
+        if std::mem::replace(&mut self.ended, true) || !self.handshake {
+            return;
+        }
+        let mut point = self.session.point().to_vec();
+        if self.side == Side::Client && self.peer_gone {
+            point.push(KeyValue::new(ERROR_TYPE, error_type::CONNECTION_CLOSED));
+        }
+        self.shared.lifecycle.metrics.record_session(self.side, self.started.elapsed(), &point);
     }
 
     /// A request this side sends: traced here unless `Client` traced it.
@@ -156,14 +195,18 @@ impl<T> Wire<T> {
         self.sent.insert(request.id.clone(), Sent { call, method });
     }
 
-    /// The answer to a request the wire traced: a result or an error.
+    /// The answer to a request: a result or an error (a client's handshake answered names the
+    /// session); the end of its span when the wire traced it.
     fn answered<R: Handles>(&mut self, id: &RequestId, answer: Result<&R::PeerResp, &ErrorData>) {
+        let served = answer.ok().and_then(R::Other::served);
+        if let Some(facts) = &served {
+            self.handshake(facts);
+        }
         let Some(Sent { mut call, method }) = self.sent.remove(id) else { return };
         let shared = &self.shared;
         let verdict = match answer {
             Ok(result) => {
-                if let Some(facts) = R::Other::served(result) {
-                    self.session = Session::new(&facts, &shared.config, &shared.lifecycle.metrics);
+                if served.is_some() {
                     call.name_session(&self.session);
                 }
                 let answer = R::Other::answer(result);
@@ -212,6 +255,7 @@ impl<T> Wire<T> {
 impl<T> Drop for Wire<T> {
     fn drop(&mut self) {
         self.unanswered();
+        self.ended();
     }
 }
 
@@ -242,7 +286,7 @@ where
             // A server's own answer to `initialize` names it on the requests it sends.
             JsonRpcMessage::Response(response) => {
                 if let Some(facts) = R::served(&response.result) {
-                    self.session = Session::new(&facts, &self.shared.config, &self.shared.lifecycle.metrics);
+                    self.handshake(&facts);
                 }
             }
             JsonRpcMessage::Error(_) => {}
@@ -251,6 +295,7 @@ where
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
+        self.side = if R::IS_CLIENT { Side::Client } else { Side::Server };
         let mut message = self.inner.receive().await;
         match &mut message {
             Some(JsonRpcMessage::Request(request)) => {
@@ -269,7 +314,9 @@ where
             }
             None => {
                 self.connection.closed.store(true, Ordering::Release);
+                self.peer_gone = true;
                 self.unanswered();
+                self.ended();
             }
         }
         message
@@ -277,6 +324,7 @@ where
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         self.unanswered();
+        self.ended();
         self.inner.close()
     }
 }

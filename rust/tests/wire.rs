@@ -141,6 +141,12 @@ async fn a_servers_own_request_is_a_client_span_under_the_call_that_sent_it() {
     assert!(roots[0].0.contains(&("mcp.request.outcome".to_owned(), "ok".to_owned())), "{roots:?}");
 }
 
+/// The points of histogram `name` as the next export has them (each export holds every point so far).
+fn exported(telemetry: &Telemetry, name: &str) -> Vec<(Vec<(String, String)>, u64)> {
+    telemetry.metrics.reset();
+    telemetry.points(name)
+}
+
 fn method(name: &str) -> (String, String) {
     ("mcp.method.name".to_owned(), name.to_owned())
 }
@@ -201,6 +207,20 @@ async fn rmcps_own_initialize_is_a_client_span_and_clients_calls_are_not_traced_
         .collect();
     assert_eq!(initialize.len(), 1);
     assert!(initialize[0].0.contains(&("mcp.server.name".to_owned(), "weather".to_owned())), "{initialize:?}");
+
+    // The client ends the session: one point on each side, named, with the agreed version.
+    client.into_inner().cancel().await.expect("closed");
+    let version = attribute(&handled, "mcp.protocol.version").expect("a version");
+    let session =
+        vec![("mcp.protocol.version".to_owned(), version), ("mcp.server.name".to_owned(), "weather".to_owned())];
+    assert_eq!(exported(&telemetry, "mcp.client.session.duration"), vec![(session.clone(), 1)]);
+    for _ in 0..100 {
+        if !exported(&telemetry, "mcp.server.session.duration").is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(exported(&telemetry, "mcp.server.session.duration"), vec![(session, 1)]);
 }
 
 #[tokio::test]
@@ -284,4 +304,12 @@ async fn a_request_in_flight_when_the_connection_ends_failed_as_closed() {
     let sent = telemetry.wait_for("tools/call slow", SpanKind::Client).await;
     assert_eq!(outcome(&sent), (yes("failed"), yes("connection_closed"), None, true));
     assert_eq!(attribute(&sent, "mcp.server.name"), yes("gone"));
+    // The server went away: the session ended with the connection closed.
+    let version = attribute(&sent, "mcp.protocol.version").expect("a version");
+    let session = vec![
+        ("error.type".to_owned(), "connection_closed".to_owned()),
+        ("mcp.protocol.version".to_owned(), version),
+        ("mcp.server.name".to_owned(), "gone".to_owned()),
+    ];
+    assert_eq!(exported(&telemetry, "mcp.client.session.duration"), vec![(session, 1)]);
 }
