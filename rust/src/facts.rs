@@ -37,6 +37,8 @@ pub(crate) trait Handles: ServiceRole {
     }
     /// The `_meta` of a request this side sends, where the wire puts the trace context.
     fn meta_mut(request: &mut Self::PeerReq) -> &mut JsonObject;
+    /// The `_meta` of a notification this side sends.
+    fn notification_meta_mut(notification: &mut Self::PeerNot) -> &mut JsonObject;
     /// What the answer to `initialize` says of the server (this role's own answer).
     fn served(response: &Self::Resp) -> Option<SessionFacts> {
         let _ = response;
@@ -100,6 +102,10 @@ impl Handles for RoleServer {
 
     fn meta_mut(request: &mut ClientRequest) -> &mut JsonObject {
         &mut request.get_meta_mut().0.0
+    }
+
+    fn notification_meta_mut(notification: &mut ClientNotification) -> &mut JsonObject {
+        &mut notification.get_meta_mut().0.0
     }
 
     fn meta(request: &ClientRequest) -> Cow<'_, JsonObject> {
@@ -183,6 +189,10 @@ impl Handles for RoleClient {
 
     fn meta_mut(request: &mut ServerRequest) -> &mut JsonObject {
         &mut request.get_meta_mut().0.0
+    }
+
+    fn notification_meta_mut(notification: &mut ServerNotification) -> &mut JsonObject {
+        &mut notification.get_meta_mut().0.0
     }
 
     fn cancelled_request(notification: &ServerNotification) -> Option<(&RequestId, Option<&str>)> {

@@ -11,6 +11,8 @@
 //!   `OriginatingRequestId`), else the context already in its `_meta`, else none (rmcp sends from
 //!   its own task, where the caller's context is gone). A request `Client` traced carries its
 //!   span's context: the wire gives that span the request's id and makes no second one;
+//! - the notifications this side sends: a CLIENT span each, its context in their `_meta` (a
+//!   cancel's parent: the span of the request it cancels);
 //! - when a session that had a handshake ends: its one duration point.
 //!
 //! Why: rmcp cancels a handler's token only when its serve loop ends, after a drain of up to 5 s,
@@ -31,13 +33,14 @@ use rmcp::model::{ErrorData, GetExtensions, JsonRpcMessage, JsonRpcRequest, Requ
 use rmcp::service::{OriginatingRequestId, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
-use crate::attributes::{self, Session, SessionFacts};
+use crate::attributes::{self, Request, Session, SessionFacts};
 use crate::facts::{Handles, rpc_error, timed_out};
 use crate::lifecycle::{Call, Shared, Side};
 use crate::model::{self, Answer, ClientFailure, Outcome, Verdict};
-use crate::semconv::{CancelReason, ERROR_TYPE, JSONRPC_REQUEST_ID, error_type};
+use crate::semconv::{CancelReason, ERROR_TYPE, FREQUENT_NOTIFICATIONS, JSONRPC_REQUEST_ID, error_type};
 
-/// The cancels kept for requests still running: a peer cancels the few it has in flight.
+/// The cancels kept for requests still running (and the requests `Client` traced, kept for their
+/// cancels): a side cancels the few it has in flight.
 const MAX_CANCELLED: usize = 64;
 
 /// One connection as the wire saw it: shared by the transport and the requests it received.
@@ -109,6 +112,8 @@ pub struct Wire<T> {
     shared: Arc<Shared>,
     // The requests this side sent that the wire traces, until answered.
     sent: HashMap<RequestId, Sent>,
+    // The latest requests `Client` traced, by id: the parents of their cancels.
+    traced: VecDeque<(RequestId, Context)>,
     // The session's attributes, once the handshake's answer passed.
     session: Session,
     // When the connection was made, which side it serves, and how its session ended.
@@ -133,6 +138,7 @@ impl<T> Wire<T> {
             connection: Connection::default(),
             shared,
             sent: HashMap::new(),
+            traced: VecDeque::new(),
             session: Session::default(),
             started: Instant::now(),
             side: Side::Client,
@@ -173,6 +179,10 @@ impl<T> Wire<T> {
         drop(meta);
         if let Some(client) = carried.as_ref().and_then(|cx| shared.sending.find(cx.span().span_context().span_id())) {
             client.span().set_attribute(KeyValue::new(JSONRPC_REQUEST_ID, request.id.to_string()));
+            if self.traced.len() == MAX_CANCELLED {
+                self.traced.pop_front();
+            }
+            self.traced.push_back((request.id.clone(), client));
             return;
         }
         let origin = request.request.extensions().get::<OriginatingRequestId>();
@@ -228,6 +238,30 @@ impl<T> Wire<T> {
         call.finish(&verdict, Vec::new());
     }
 
+    /// A notification this side sends: its CLIENT span (progress and log messages only when asked:
+    /// they come by the hundred), its context in the notification's `_meta`. A cancel's parent is
+    /// the span of the request it cancels; another's none (the sender's context is not seen here).
+    fn notifying<R: Handles>(&mut self, notification: &mut R::Not, cancels: Option<&RequestId>) {
+        let shared = &self.shared;
+        let method = R::Other::notification(notification);
+        if FREQUENT_NOTIFICATIONS.contains(&method) && !shared.config.trace_progress_and_logs {
+            return;
+        }
+        let parent = cancels.and_then(|id| {
+            self.sent
+                .get(id)
+                .map(|sent| sent.call.context().clone())
+                .or_else(|| self.traced.iter().rev().find(|(traced, _)| traced == id).map(|(_, cx)| cx.clone()))
+        });
+        let request = Request::new(method, None, None);
+        let described = attributes::describe(request, &self.session, None, &shared.config, &shared.lifecycle.metrics);
+        let cx = shared.lifecycle.notification(Side::Client, &parent.unwrap_or_default(), described, Vec::new());
+        if shared.config.propagate {
+            shared.propagation.inject(&cx, R::Other::notification_meta_mut(notification));
+        }
+        cx.span().end();
+    }
+
     /// This side cancelled request `id`: for its timeout, rmcp's reason says, else its caller's.
     fn cancelling(&mut self, id: &RequestId, reason: Option<&str>) {
         let Some(Sent { call, method }) = self.sent.remove(id) else { return };
@@ -279,8 +313,11 @@ where
         match &mut item {
             JsonRpcMessage::Request(request) => self.sending::<R>(request),
             JsonRpcMessage::Notification(notification) => {
-                if let Some((id, reason)) = R::Other::cancelled_request(&notification.notification) {
-                    self.cancelling(&id.clone(), reason);
+                let cancel = R::Other::cancelled_request(&notification.notification)
+                    .map(|(id, reason)| (id.clone(), reason.map(str::to_owned)));
+                self.notifying::<R>(&mut notification.notification, cancel.as_ref().map(|(id, _)| id));
+                if let Some((id, reason)) = cancel {
+                    self.cancelling(&id, reason.as_deref());
                 }
             }
             // A server's own answer to `initialize` names it on the requests it sends.

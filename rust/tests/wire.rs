@@ -168,6 +168,10 @@ async fn a_servers_own_request_refused_fails_with_its_code_and_timed_out_fails_a
     assert_eq!(attribute(&refused, "rpc.response.status_code"), yes("-32601"));
     let timed_out = only(&spans, "roots/list", &SpanKind::Client);
     assert_eq!(outcome(&timed_out), (yes("failed"), yes("timeout"), None, true));
+    // The server's cancel is a CLIENT span of its own, under the request it cancels.
+    let cancel = only(&spans, "notifications/cancelled", &SpanKind::Client);
+    assert_eq!(cancel.parent_span_id, timed_out.span_context.span_id());
+    assert_eq!(outcome(&cancel), (None, None, None, false));
     // rmcp sent notifications/cancelled "request timeout": the client's handling is cancelled by it,
     // as its wire read. rmcp 3.1 does not cancel a client handler's token on its server's cancel; 3.11
     // does (where between them it changed is not known: those two are tested).
@@ -186,6 +190,10 @@ async fn rmcps_own_initialize_is_a_client_span_and_clients_calls_are_not_traced_
 
     let spans = telemetry.spans();
     let handshake = only(&spans, "initialize", &SpanKind::Client);
+    // The client's notifications/initialized: a CLIENT span, no outcome (a notification has no answer).
+    let initialized = only(&spans, "notifications/initialized", &SpanKind::Client);
+    assert_eq!(outcome(&initialized), (None, None, None, false));
+    assert_eq!(attribute(&initialized, "mcp.server.name"), yes("weather"));
     let handled = only(&spans, "initialize", &SpanKind::Server);
     assert_eq!(handled.parent_span_id, handshake.span_context.span_id());
     assert_eq!(outcome(&handshake), (yes("ok"), None, None, false));
@@ -268,6 +276,8 @@ async fn a_dropped_call_through_the_peer_is_the_callers_cancel_when_rmcp_says_so
     if rmcp_cancels_dropped_calls() {
         // rmcp >= 3.6 sends notifications/cancelled "request abandoned by the caller".
         assert_eq!(outcome(&sent), (yes("cancelled"), None, yes("caller"), false));
+        let cancel = telemetry.span("notifications/cancelled", SpanKind::Client);
+        assert_eq!(cancel.parent_span_id, sent.span_context.span_id());
     } else {
         // rmcp < 3.6 sends nothing: the wire sees the server's answer, 3 s later.
         assert_eq!(outcome(&sent), (yes("ok"), None, None, false));
@@ -312,4 +322,23 @@ async fn a_request_in_flight_when_the_connection_ends_failed_as_closed() {
         ("mcp.server.name".to_owned(), "gone".to_owned()),
     ];
     assert_eq!(exported(&telemetry, "mcp.client.session.duration"), vec![(session, 1)]);
+}
+
+#[tokio::test]
+async fn a_cancel_of_a_clients_request_is_a_client_span_under_it() {
+    let telemetry = Telemetry::new();
+    let otel = telemetry.otel();
+    let (running, _server) = connect(&otel, Weather::default(), Person::default(), true).await;
+    let client = otel.client(running);
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(call("slow")));
+    let sent = client.send_request_with_option(request, PeerRequestOptions::no_options()).await.expect("sent");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    sent.cancel(Some("the user gave up".to_owned())).await.expect("cancel sent");
+
+    let sent = telemetry.span("tools/call slow", SpanKind::Client);
+    let cancel = telemetry.wait_for("notifications/cancelled", SpanKind::Client).await;
+    assert_eq!(cancel.parent_span_id, sent.span_context.span_id());
+    assert_eq!(cancel.span_context.trace_id(), sent.span_context.trace_id());
+    let handled = telemetry.wait_for("tools/call slow", SpanKind::Server).await;
+    assert_eq!(outcome(&handled), (yes("cancelled"), None, yes("client"), false));
 }
