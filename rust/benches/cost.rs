@@ -10,6 +10,7 @@
 //! cargo bench --bench cost -- cpu [ROUNDS] [CALLS]            # CPU per call, interleaved
 //! cargo bench --bench cost -- memory [CALLS]                  # resident memory over CALLS calls
 //! cargo bench --bench cost -- run VARIANT TRANSPORT CALLS     # one run (what valgrind runs)
+//! MCP_OTEL_BENCH_PROPAGATOR=default cargo bench ...           # ours on its default propagator
 //! ```
 //!
 //! A figure per call is the difference of two runs of one variant (CALLS and 2 x CALLS calls), so
@@ -229,12 +230,16 @@ impl Service<RoleServer> for FloorServer {
     }
 }
 
+/// mcp-otel on the benchmark's providers, with W3C trace context configured as the floor's; with
+/// `MCP_OTEL_BENCH_PROPAGATOR=default`, on its default instead (the global propagator, resolved per
+/// request; W3C trace context while none is set, as here).
 fn ours(providers: &Providers) -> mcp_otel::McpOtel {
-    mcp_otel::McpOtel::builder()
-        .tracer_provider(&providers.tracer)
-        .meter_provider(&providers.meter)
-        .propagator(TraceContextPropagator::new())
-        .build()
+    let builder = mcp_otel::McpOtel::builder().tracer_provider(&providers.tracer).meter_provider(&providers.meter);
+    if env::var("MCP_OTEL_BENCH_PROPAGATOR").as_deref() == Ok("default") {
+        builder.build()
+    } else {
+        builder.propagator(TraceContextPropagator::new()).build()
+    }
 }
 
 /// Serves `variant` on `transport` until its client hangs up.
