@@ -92,14 +92,17 @@ impl<S: Service<RoleClient>> Client<S> {
     }
 
     fn open(&self, request: Request<'_>) -> Call {
+        self.opened(request).0
+    }
+
+    /// The call of `request`, and whether a wrapped transport will know it by the context it
+    /// carries (wire.rs) and give its span the request's id.
+    fn opened(&self, request: Request<'_>) -> (Call, bool) {
         let shared = &self.shared;
         let described = attributes::describe(request, &self.session, None, &shared.config, &shared.lifecycle.metrics);
         let call = shared.open(Side::Client, &Context::current(), described, Vec::new());
-        // A wrapped transport then knows the request by the context it carries (wire.rs).
-        if shared.config.propagate {
-            shared.sending.started(call.context());
-        }
-        call
+        let wired = shared.config.propagate && shared.sending.started(call.context());
+        (call, wired)
     }
 
     fn inject(&self, call: &Call, meta: &mut Option<RequestMetaObject>) {
@@ -168,11 +171,11 @@ impl<S: Service<RoleClient>> Client<S> {
         options: PeerRequestOptions,
     ) -> Result<TracedRequest, ServiceError> {
         let method = request.method().to_owned();
-        let call = self.open(<RoleServer as Handles>::request(&request));
+        let (call, wired) = self.opened(<RoleServer as Handles>::request(&request));
         request.get_meta_mut().0.0.extend(self.fields(&call));
         let keep_message = self.shared.config.capture_content;
         match self.running.send_request_with_option(request, options).await {
-            Ok(handle) => Ok(TracedRequest { handle, call, method, keep_message }),
+            Ok(handle) => Ok(TracedRequest { handle, call, method, keep_message, wired }),
             Err(error) => {
                 let result: Result<ServerResult, ServiceError> = Err(error);
                 finish(call, &method, &result, keep_message, Vec::new());
@@ -221,6 +224,8 @@ pub struct TracedRequest {
     call: Call,
     method: String,
     keep_message: bool,
+    // A wrapped transport gives the span the request's id.
+    wired: bool,
 }
 
 impl TracedRequest {
@@ -235,10 +240,10 @@ impl TracedRequest {
     ///
     /// rmcp's, unchanged: its timeout, a cancel, the peer's error, a closed transport.
     pub async fn await_response(self) -> Result<ServerResult, ServiceError> {
-        let Self { handle, call, method, keep_message } = self;
-        let id = id_attribute(&handle.id);
+        let Self { handle, call, method, keep_message, wired } = self;
+        let id = id_attribute(&handle.id, wired);
         let result = handle.await_response().await;
-        finish(call, &method, &result, keep_message, vec![id]);
+        finish(call, &method, &result, keep_message, id);
         result
     }
 
@@ -249,17 +254,22 @@ impl TracedRequest {
     ///
     /// rmcp's, unchanged: the notification could not be sent.
     pub async fn cancel(self, reason: Option<String>) -> Result<(), ServiceError> {
-        let Self { handle, call, method, keep_message } = self;
-        let id = id_attribute(&handle.id);
+        let Self { handle, call, method, keep_message, wired } = self;
+        let id = id_attribute(&handle.id, wired);
         let result = handle.cancel(reason).await;
         let cancelled: Result<ServerResult, _> = Err(ServiceError::Cancelled { reason: None });
-        finish(call, &method, &cancelled, keep_message, vec![id]);
+        finish(call, &method, &cancelled, keep_message, id);
         result
     }
 }
 
-fn id_attribute(id: &RequestId) -> opentelemetry::KeyValue {
-    opentelemetry::KeyValue::new(crate::semconv::JSONRPC_REQUEST_ID, id.to_string())
+/// The request's id for its span, unless a wrapped transport gave it already.
+fn id_attribute(id: &RequestId, wired: bool) -> Vec<opentelemetry::KeyValue> {
+    if wired {
+        Vec::new()
+    } else {
+        vec![opentelemetry::KeyValue::new(crate::semconv::JSONRPC_REQUEST_ID, id.to_string())]
+    }
 }
 
 /// Classifies what rmcp returned for a request and finishes its call.

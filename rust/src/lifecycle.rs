@@ -61,10 +61,11 @@ impl Sending {
         self.wired.store(true, Ordering::Relaxed);
     }
 
-    /// `cx`'s span was started for a request about to be sent.
-    pub(crate) fn started(&self, cx: &Context) {
+    /// `cx`'s span was started for a request about to be sent: whether a wire will know it (and
+    /// give it the request's id).
+    pub(crate) fn started(&self, cx: &Context) -> bool {
         if !self.wired.load(Ordering::Relaxed) {
-            return;
+            return false;
         }
         let id = cx.span().span_context().span_id();
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
@@ -72,6 +73,7 @@ impl Sending {
             recent.pop_front();
         }
         recent.push_back((id, cx.clone()));
+        true
     }
 
     /// The span a client started for the request whose `_meta` carries span `id`, if it did.

@@ -336,6 +336,9 @@ async fn a_cancel_of_a_clients_request_is_a_client_span_under_it() {
     sent.cancel(Some("the user gave up".to_owned())).await.expect("cancel sent");
 
     let sent = telemetry.span("tools/call slow", SpanKind::Client);
+    // Its id once: the wire's, not a second from the handle.
+    let ids: Vec<_> = sent.attributes.iter().filter(|kv| kv.key.as_str() == "jsonrpc.request.id").collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
     let cancel = telemetry.wait_for("notifications/cancelled", SpanKind::Client).await;
     assert_eq!(cancel.parent_span_id, sent.span_context.span_id());
     assert_eq!(cancel.span_context.trace_id(), sent.span_context.trace_id());
