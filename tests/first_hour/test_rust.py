@@ -51,14 +51,14 @@ def cancelled(reason: str) -> dict[str, str]:
 
 
 BY_CALLER, BY_CLIENT = cancelled("caller"), cancelled("client")
+HANDSHAKE = {"mcp.method.name": "initialize", "jsonrpc.request.id": "0", "mcp.request.outcome": "ok"} | SERVER
 # Each call of the agent: its span name, its CLIENT span's attributes and status, its SERVER span's
-# (which also has the request's id: the client's, only when sent with send_request_with_option).
+# (both also have the request's id).
 CALLS = [
     ("tools/call forecast", tool_call("forecast", **OK), UNSET, tool_call("forecast", **OK), UNSET),
     ("tools/call forecast", tool_call("forecast", **TOOL_ERROR), ERROR, tool_call("forecast", **TOOL_ERROR), ERROR),
     ("tools/call radar", tool_call("radar", **BY_CALLER), UNSET, tool_call("radar", **BY_CLIENT), UNSET),
-    ("tools/call radar", tool_call("radar", **TIMEOUT) | {"jsonrpc.request.id": "4"}, ERROR,
-     tool_call("radar", **BY_CLIENT), UNSET),
+    ("tools/call radar", tool_call("radar", **TIMEOUT), ERROR, tool_call("radar", **BY_CLIENT), UNSET),
 ]  # fmt: skip
 
 
@@ -75,24 +75,45 @@ def test_the_pages_agent_and_server_as_written(tmp_path: Path) -> None:
     weather = folder / "weather"
     agent, server = spans(weather / "agent-spans.json"), spans(weather / "server-spans.json")
 
-    # The agent's spans, in the order they ended: one CLIENT span per call, each a root.
-    assert [(s["name"], s["kind"], s["attributes"], s["status"]) for s in agent] == [
-        (name, "Client", said, status) for name, said, status, *_ in CALLS
+    # The agent's calls, in the order they ended: one CLIENT span each, a root, with its request id.
+    calls = [s for s in agent if s["name"].startswith("tools/call")]
+    assert [(s["name"], s["kind"], s["attributes"], s["status"]) for s in calls] == [
+        (name, "Client", said | {"jsonrpc.request.id": str(index + 1)}, status)
+        for index, (name, said, status, *_) in enumerate(CALLS)
     ]
-    assert {s["parent"] for s in agent} == {ROOT}
-    # The server's: each call's SERVER span the child of the agent's CLIENT span, in its trace.
+    assert {s["parent"] for s in calls} == {ROOT}
+    # The wrapped transport's: the handshake first, named by the server's answer, then rmcp's own
+    # notifications, each cancel under the call it cancels.
+    handshake, initialized = agent[0], agent[1]
+    assert (handshake["name"], handshake["kind"], handshake["parent"], handshake["attributes"]) == (
+        "initialize",
+        "Client",
+        ROOT,
+        HANDSHAKE,
+    )
+    assert (initialized["name"], initialized["kind"], initialized["attributes"]) == (
+        "notifications/initialized",
+        "Client",
+        {"mcp.method.name": "notifications/initialized"} | SERVER,
+    )
+    cancels = [s for s in agent if s["name"] == "notifications/cancelled"]
+    assert [(s["kind"], s["parent"], s["attributes"]) for s in cancels] == [
+        ("Client", call["span"], {"mcp.method.name": "notifications/cancelled"} | SERVER) for call in calls[2:]
+    ]
+    assert len(agent) == len(CALLS) + 4
+
+    # The server's: each request's SERVER span the child of the agent's CLIENT span, in its trace.
     by_parent = {s["parent"]: s for s in server}
-    for index, ((name, _, _, said, status), client) in enumerate(zip(CALLS, agent, strict=True)):
+    for index, ((name, _, _, said, status), client) in enumerate(zip(CALLS, calls, strict=True)):
         received = by_parent[client["span"]]
         assert (received["name"], received["kind"], received["trace"]) == (name, "Server", client["trace"])
         assert (received["attributes"], received["status"]) == (said | {"jsonrpc.request.id": str(index + 1)}, status)
-    # The handshake, and the notifications rmcp sends itself (no trace context): roots.
+    received = by_parent[handshake["span"]]
+    assert (received["name"], received["kind"], received["trace"]) == ("initialize", "Server", handshake["trace"])
+    assert received["attributes"] == HANDSHAKE
+    # The notifications: roots, as rmcp hands a service no notification's _meta.
     others = [(s["name"], s["attributes"]) for s in server if s["parent"] == ROOT]
     assert others == [
-        (
-            "initialize",
-            {"mcp.method.name": "initialize", "jsonrpc.request.id": "0", "mcp.request.outcome": "ok"} | SERVER,
-        ),
         ("notifications/initialized", {"mcp.method.name": "notifications/initialized"} | SERVER),
         ("notifications/cancelled", {"mcp.method.name": "notifications/cancelled"} | SERVER),
         ("notifications/cancelled", {"mcp.method.name": "notifications/cancelled"} | SERVER),
