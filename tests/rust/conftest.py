@@ -5,7 +5,8 @@ mcp_otel as docs/rust.md shows), and what a Rust span cannot state.
 
 Over streamable HTTP, the programs of the package rust/http (its own Cargo.toml and Cargo.lock,
 so that the crate's own `cargo test` never builds reqwest, hyper or axum): httpagent, rmcp's
-streamable HTTP client, built here into the same target folder.
+streamable HTTP client, and httpserver, its streamable HTTP server, built here into the same
+target folder.
 
 The Rust programs take the Go programs' command lines and variables, and write each span as it
 ends, one JSON line, in the file named by MCP_OTEL_RUST_SPAN_FILE, with the fields
@@ -71,6 +72,8 @@ def rust_programs() -> Programs:
 
 
 @pytest.fixture(scope="session")
-def rust_http_agent() -> Path:
-    """The Rust agent over streamable HTTP, built from rust/http (locked: rust/http/Cargo.lock)."""
-    return cargo_build(RUST_HTTP_PACKAGE, "--bins") / "httpagent"
+def rust_http_programs() -> Programs:
+    """The Rust agent and server over streamable HTTP, built from rust/http (locked:
+    rust/http/Cargo.lock)."""
+    programs = cargo_build(RUST_HTTP_PACKAGE, "--bins")
+    return Programs(programs / "httpagent", programs / "httpserver")

@@ -1,13 +1,20 @@
-"""One trace across languages with Rust over streamable HTTP on 127.0.0.1: a Rust agent (rmcp's
-streamable HTTP client, instrumented with mcp_otel as docs/rust.md shows: rust/http's httpagent)
-calling a Python, a TypeScript (v1 and v2) and a Go server instrumented with mcp-otel, each the
-HTTP server the other languages' tests start. Each call is one trace, the server's span the Rust
-CLIENT span's child, both stating the same facts with the same strings, but what the Rust client
-cannot know (RUST_HTTP_CLIENT_LACKS). The Rust agent gives a call up by dropping its future: rmcp
-3.11 then sends notifications/cancelled in a POST of its own, and drops the call's response
-stream; a stateful server reads the cancel (cancelled/client), the TypeScript v2 handler (stateless
-for rmcp's 2025-11-25 session) cannot tie it to the call and sees the stream closed first
-(cancelled/disconnect)."""
+"""One trace across languages with Rust over streamable HTTP on 127.0.0.1 (rust/http's programs,
+instrumented with mcp_otel as docs/rust.md shows, no propagator set).
+
+A Rust agent (httpagent: rmcp's streamable HTTP client, mcp_otel::client) calls a Python, a
+TypeScript (v1 and v2) and a Go server instrumented with mcp-otel, each the HTTP server the other
+languages' tests start. Each call is one trace, the server's span the Rust CLIENT span's child,
+both stating the same facts with the same strings, but what the Rust client cannot know
+(RUST_HTTP_CLIENT_LACKS). The Rust agent gives a call up by dropping its future: rmcp 3.11 then
+sends notifications/cancelled in a POST of its own and drops the call's response stream; a
+stateful server reads the cancel (cancelled/client), the TypeScript v2 handler (stateless for
+rmcp's 2025-11-25 session) cannot tie it to the call and sees the stream closed first
+(cancelled/disconnect).
+
+Python, TypeScript (v1, v2) and Go agents call a Rust server (httpserver: rmcp's
+StreamableHttpService, each session served by the instrumented handler through
+mcp_otel_http::Sessions): one trace per call of a session (the handshake era). rmcp serves a
+2026-07-28 client's requests (the Go SDK's) without a session: no span of them on the Rust side."""
 
 from __future__ import annotations
 
@@ -23,22 +30,54 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcp_otel.semconv import (
     CLIENT_ADDRESS,
     CLIENT_PORT,
+    MCP_PROTOCOL_VERSION,
     MCP_SERVER_VERSION,
     MCP_SESSION_ID,
+    SERVER_ADDRESS,
+    SERVER_PORT,
     CancelReason,
     ErrorType,
 )
 from tests.go.conftest import GO_CANNOT_KNOW, GO_SERVER_NAME, GO_SERVER_VERSION, GO_SPAN_FILE_ENV, Programs, go_spans
 from tests.go.conftest import go_programs as go_programs  # the fixture, for the Go peers
-from tests.go.test_cross_language import CANCELLED, FAILED, OK, Call, Peers, assert_each_call, ended
-from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel
-from tests.node.conftest import GENERATIONS, NODE_PACKAGE, Span, needs_node, python_file_spans, tool_calls, ts_spans
+from tests.go.test_cross_language import (
+    CANCELLED,
+    FAILED,
+    GO_CALLS,
+    OK,
+    Call,
+    Peers,
+    assert_children_of_the_caller,
+    assert_each_call,
+    ended,
+    run_agent,
+)
+from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, is_error, open_http_session
+from tests.node.conftest import (
+    AGENT,
+    GENERATIONS,
+    NODE_PACKAGE,
+    TS_SPAN_FILE_ENV,
+    Span,
+    needs_node,
+    python_file_spans,
+    python_spans,
+    tool_calls,
+    ts_spans,
+)
 from tests.processes import LOOPBACK, free_port, running, wait_until
-from tests.rust.conftest import RUST_CANNOT_KNOW, RUST_SPAN_FILE_ENV
+from tests.rust.conftest import (
+    RUST_CANNOT_KNOW,
+    RUST_SERVER_CANNOT_KNOW,
+    RUST_SERVER_NAME,
+    RUST_SERVER_VERSION,
+    RUST_SPAN_FILE_ENV,
+)
 from tests.servers.span_file import SPAN_FILE_ENV
 from tests.servers.tools import SERVER_NAME
 
@@ -208,7 +247,7 @@ SERVERS = ["python", *(pytest.param(generation, marks=needs_node) for generation
 
 @pytest.fixture(scope="module", params=SERVERS)
 def rust_http_agent_run(
-    request: pytest.FixtureRequest, rust_http_agent: Path, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, rust_http_programs: Programs, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[HttpRun, HttpServer]:
     """The Rust agent calls each server over streamable HTTP, once."""
     server = http_peer(request.param)
@@ -216,7 +255,7 @@ def rust_http_agent_run(
     agent_file, server_file = directory / "agent.jsonl", directory / "server.jsonl"
     go = lambda: request.getfixturevalue("go_programs")  # noqa: E731 (built only for the Go server)
     with http_server(request.param, server_file, directory / "server.log", go) as port:
-        printed = run_rust_agent(rust_http_agent, f"http://{LOOPBACK}:{port}/mcp", server, agent_file)
+        printed = run_rust_agent(rust_http_programs.agent, f"http://{LOOPBACK}:{port}/mcp", server, agent_file)
         # Each server span is written as it ends, which may be just after its answer: wait for all.
         wait_until(
             lambda: len(tool_calls(server.spans(server_file), "SERVER")) == len(server.calls),
@@ -257,3 +296,91 @@ def test_the_rust_client_states_the_servers_version_as_the_server_does(
     run, _ = rust_http_agent_run
     versions = {span.attributes.get(MCP_SERVER_VERSION) for span in run.agent}
     assert versions == {span.attributes.get(MCP_SERVER_VERSION) for span in tool_calls(run.server, "SERVER")}
+
+
+# --- Python, TypeScript and Go agents, a Rust server over streamable HTTP ---
+
+# rust/http's httpserver: rmcp's StreamableHttpService, each session served by the handler
+# instrumented with mcp_otel (mcp_otel_http::Sessions). What its spans do not state over HTTP: what
+# a Rust server cannot know over any transport, the session's id, and the agent's own view of the
+# server's address.
+RUST_HTTP_SERVER_LACKS = (*RUST_SERVER_CANNOT_KNOW, MCP_SESSION_ID, SERVER_ADDRESS, SERVER_PORT)
+RUST_HTTP_SERVER_PEERS = Peers(
+    HANDSHAKE, RUST_SERVER_NAME, RUST_SERVER_VERSION, "tcp", server_lacks=RUST_HTTP_SERVER_LACKS
+)
+# What the agents call (crosstools): an answer, a tool error, a call given up after 300 ms (the
+# TypeScript agent's), one more answer.
+AGENT_CALLS = [answered("ok"), tool_error("tool_error"), given_up(CLIENT), answered("ok")]
+
+
+@contextmanager
+def rust_http_server(programs: Programs, directory: Path) -> Iterator[tuple[str, Path]]:
+    """The Rust server on 127.0.0.1: its URL, and the file of its spans."""
+    span_file = directory / "server.jsonl"
+    env = env_without_otel(**{RUST_SPAN_FILE_ENV: str(span_file)})
+    with printing_its_port([str(programs.server)], env, directory / "server.log") as port:
+        yield f"http://{LOOPBACK}:{port}/mcp", span_file
+
+
+def await_server_spans(span_file: Path, count: int, log: Path) -> list[Span]:
+    """The Rust server's spans once it has written ``count`` of tools/call (each is written as it
+    ends, which may be just after its answer)."""
+    wait_until(lambda: len(tool_calls(ts_spans(span_file), "SERVER")) == count, 30, "the server's spans", log)
+    return ts_spans(span_file)
+
+
+@pytest.mark.anyio
+async def test_a_python_agents_calls_and_the_rust_http_server_are_one_trace(
+    rust_http_programs: Programs, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    instrument()
+    calls = AGENT_CALLS[:2]
+    with rust_http_server(rust_http_programs, tmp_path) as (url, span_file):
+        async with open_http_session(url) as session:
+            answers = [is_error(await session.call_tool(tool, {})) for tool, *_ in calls]
+        server_spans = await_server_spans(span_file, len(calls), tmp_path / "server.log")
+    assert answers == [False, True]
+    agent_spans = python_spans(exporter.get_finished_spans())
+    clients, servers = tool_calls(agent_spans, "CLIENT"), tool_calls(server_spans, "SERVER")
+    assert_each_call(calls, None, clients, servers, RUST_HTTP_SERVER_PEERS)
+    # Every request the Rust server handled (the handshake, the SDK's tools/list) is a child of the
+    # Python agent's span of it.
+    requests = [span for span in server_spans if not span.name.startswith("notifications/")]
+    assert {span.name for span in requests} == {"initialize", "tools/list", "tools/call ok", "tools/call tool_error"}
+    assert_children_of_the_caller(requests, agent_spans)
+
+
+@pytest.mark.parametrize("generation", [pytest.param(generation, marks=needs_node) for generation in GENERATIONS])
+def test_a_typescript_agents_calls_and_the_rust_http_server_are_one_trace(
+    generation: str, rust_http_programs: Programs, tmp_path: Path
+) -> None:
+    agent_file = tmp_path / "agent.jsonl"
+    with rust_http_server(rust_http_programs, tmp_path) as (url, span_file):
+        command = ["node", str(AGENT), generation, url]
+        *printed, done = run_agent(command, AGENT_CALLS, (TS_SPAN_FILE_ENV, agent_file), {})
+        server_spans = await_server_spans(span_file, len(AGENT_CALLS), tmp_path / "server.log")
+    assert done == "round 1 done"
+    agent_spans = ts_spans(agent_file)
+    clients, servers = tool_calls(agent_spans, "CLIENT"), tool_calls(server_spans, "SERVER")
+    assert_each_call(AGENT_CALLS, printed, clients, servers, RUST_HTTP_SERVER_PEERS)
+    requests = [span for span in server_spans if not span.name.startswith("notifications/")]
+    assert [span.name for span in requests] == ["initialize", *(span.name for span in servers)]
+    assert_children_of_the_caller(requests, agent_spans)
+
+
+def test_a_2026_07_28_agents_requests_get_no_span_on_the_rust_http_server(
+    go_programs: Programs, rust_http_programs: Programs, tmp_path: Path
+) -> None:
+    """The Go SDK's client asks server/discover first; rmcp answers it and serves every request of
+    the 2026-07-28 session without a session (statelessly), with the service its factory makes:
+    answered as usual, with no span (docs/limits.md)."""
+    agent_file = tmp_path / "agent.jsonl"
+    with rust_http_server(rust_http_programs, tmp_path) as (url, span_file):
+        printed = run_agent([str(go_programs.agent), url], GO_CALLS, (GO_SPAN_FILE_ENV, agent_file), {})
+    assert [json.loads(line) for line in printed] == [{"tool": tool, **said} for tool, _, said, *_ in GO_CALLS]
+    agent_spans = ts_spans(agent_file)
+    assert [(span.name, span.attributes.get(MCP_PROTOCOL_VERSION)) for span in agent_spans] == [
+        ("server/discover", None),
+        *((f"tools/call {tool}", "2026-07-28") for tool, *_ in GO_CALLS),
+    ]
+    assert ts_spans(span_file) == []
