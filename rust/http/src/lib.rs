@@ -32,12 +32,12 @@ use std::sync::Arc;
 use futures::Stream;
 use mcp_otel::McpOtel;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage, serve_server};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage, serve_server_with_ct};
 use rmcp::transport::Transport;
 use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMessage};
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
 use rmcp::{RoleServer, ServerHandler};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// A session manager whose sessions are served by the instrumented handler: `inner` (the
 /// application's manager) does everything else.
@@ -61,16 +61,17 @@ where
     /// Serves the session's `transport` with the instrumented handler, in a task of its own: the
     /// transport rmcp's worker is given instead, which ends when that task does.
     fn serve(&self, transport: M::Transport) -> Idle {
-        let ended = CancellationToken::new();
+        let (ended, stop) = (CancellationToken::new(), CancellationToken::new());
         let guard = ended.clone().drop_guard();
         let service = self.otel.service((self.handler)());
+        let session = stop.clone();
         tokio::spawn(async move {
             let _ended = guard;
-            if let Ok(running) = serve_server(service, mcp_otel::transport(transport)).await {
+            if let Ok(running) = serve_server_with_ct(service, mcp_otel::transport(transport), session).await {
                 let _ = running.waiting().await;
             }
         });
-        Idle(ended)
+        Idle { ended, _stop: stop.drop_guard() }
     }
 }
 
@@ -149,8 +150,13 @@ where
 }
 
 /// The transport rmcp's own session worker gets: it never receives a message, and ends (`None`)
-/// once the session [`Sessions`] serves has ended; rmcp's worker then closes the session.
-pub struct Idle(CancellationToken);
+/// once the session [`Sessions`] serves has ended; rmcp's worker then closes the session. rmcp
+/// drops it when it cancels its worker (the server's `cancellation_token`, at shutdown): that
+/// cancels the session [`Sessions`] serves too, at once, as rmcp cancels the sessions it serves.
+pub struct Idle {
+    ended: CancellationToken,
+    _stop: DropGuard,
+}
 
 impl Transport<RoleServer> for Idle {
     type Error = std::io::Error;
@@ -163,7 +169,7 @@ impl Transport<RoleServer> for Idle {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        self.0.cancelled().await;
+        self.ended.cancelled().await;
         None
     }
 
