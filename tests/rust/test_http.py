@@ -70,7 +70,7 @@ from tests.node.conftest import (
     tool_calls,
     ts_spans,
 )
-from tests.processes import LOOPBACK, free_port, running, wait_until
+from tests.processes import LOOPBACK, free_port, running, stop, wait_until
 from tests.rust.conftest import (
     RUST_CANNOT_KNOW,
     RUST_SERVER_CANNOT_KNOW,
@@ -81,9 +81,10 @@ from tests.rust.conftest import (
 from tests.servers.span_file import SPAN_FILE_ENV
 from tests.servers.tools import SERVER_NAME
 
-HANDSHAKE = "2025-11-25"  # every server here answers rmcp 3.11's initialize (2026-07-28) with it
+# The version of every session here: each server answers rmcp 3.11's initialize (which asks for
+# 2026-07-28) with it, and the Rust server each agent's initialize.
+HANDSHAKE = "2025-11-25"
 CALLER, CLIENT, DISCONNECT = CancelReason.CALLER.value, CancelReason.CLIENT.value, CancelReason.DISCONNECT.value
-TOOL_ERROR = ErrorType.TOOL_ERROR
 # What the Rust client's spans do not state over HTTP: what it cannot know over any transport, the
 # session's id (rmcp's HTTP client does not show it), and the caller's address (the server's fact).
 RUST_HTTP_CLIENT_LACKS = (*RUST_CANNOT_KNOW, MCP_SESSION_ID, CLIENT_ADDRESS, CLIENT_PORT)
@@ -103,7 +104,7 @@ def answered(tool: str) -> Call:
 
 
 def tool_error(tool: str) -> Call:
-    said = ended(FAILED, error=TOOL_ERROR)
+    said = ended(FAILED, error=ErrorType.TOOL_ERROR)
     return (tool, None, {"isError": True}, said, said, "ERROR")
 
 
@@ -179,8 +180,8 @@ def typescript_http(generation: str) -> HttpServer:
 
 @contextmanager
 def printing_its_port(command: list[str], env: dict[str, str], log: Path) -> Iterator[int]:
-    """Start a server program that prints ``{"port": N}`` once it listens (the TypeScript and Go
-    ones): its port; stopped by its PID at the end."""
+    """Start a server program that prints ``{"port": N}`` once it listens (the TypeScript, Go and
+    Rust ones): its port; stopped by its PID at the end."""
     with log.open("wb") as errors:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, env=env, cwd=REPO_ROOT)
     try:
@@ -191,36 +192,35 @@ def printing_its_port(command: list[str], env: dict[str, str], log: Path) -> Ite
             raise RuntimeError(f"{command[0]} did not start (exit code {process.poll()}):\n{log.read_text()[-3000:]}")
         yield int(json.loads(line)["port"])
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 @contextmanager
-def http_server(name: str, span_file: Path, log: Path, go: Callable[[], Programs]) -> Iterator[int]:
+def http_server(name: str, server: HttpServer, directory: Path, go: Callable[[], Programs]) -> Iterator[int]:
     """The server ``name`` ("python", a TypeScript generation, "go") on 127.0.0.1, writing its
-    spans to ``span_file``: its port."""
+    spans to ``directory``/server.jsonl: its port."""
+    env = env_without_otel(PYTHONPATH=str(REPO_ROOT), **{server.span_file_env: str(directory / "server.jsonl")})
+    log = directory / "server.log"
     if name == "python":
         port = free_port()
         command = [sys.executable, "-m", "tests.servers.highlevel_server", "http", str(port)]
-        env = env_without_otel(PYTHONPATH=str(REPO_ROOT), **{SPAN_FILE_ENV: str(span_file)})
         with running(command, ports=[port], log=log, env=env, cwd=REPO_ROOT):
             yield port
         return
-    if name == "go":
-        command, variable = [str(go().server), "http"], GO_SPAN_FILE_ENV
-    else:
-        command, variable = ["node", str(TS_HTTP_SERVER), name, "http"], TS_SPANS_FILE_ENV
-    env = env_without_otel(**{variable: str(span_file)})
+    command = [str(go().server), "http"] if name == "go" else ["node", str(TS_HTTP_SERVER), name, "http"]
     with printing_its_port(command, env, log) as port:
         yield port
 
 
 def http_peer(name: str) -> HttpServer:
     return {"python": PYTHON_HTTP, "go": GO_HTTP}.get(name) or typescript_http(name)
+
+
+def finished(spans: Callable[[Path], list[Span]], span_file: Path, count: int, log: Path) -> list[Span]:
+    """A server's spans (read by ``spans``) once ``count`` of tools/call are there: each is written
+    as it ends, which may be just after its answer."""
+    wait_until(lambda: len(tool_calls(spans(span_file), "SERVER")) == count, 30, "the server's spans", log)
+    return spans(span_file)
 
 
 @dataclass(frozen=True)
@@ -255,16 +255,10 @@ def rust_http_agent_run(
     directory = tmp_path_factory.mktemp(f"rust-http-agent-{request.param}")
     agent_file, server_file = directory / "agent.jsonl", directory / "server.jsonl"
     go = lambda: request.getfixturevalue("go_programs")  # noqa: E731 (built only for the Go server)
-    with http_server(request.param, server_file, directory / "server.log", go) as port:
+    with http_server(request.param, server, directory, go) as port:
         printed = run_rust_agent(rust_http_programs.agent, f"http://{LOOPBACK}:{port}/mcp", server, agent_file)
-        # Each server span is written as it ends, which may be just after its answer: wait for all.
-        wait_until(
-            lambda: len(tool_calls(server.spans(server_file), "SERVER")) == len(server.calls),
-            30,
-            "the server's spans of every call",
-            directory / "server.log",
-        )
-    return HttpRun(printed, ts_spans(agent_file), server.spans(server_file)), server
+        server_spans = finished(server.spans, server_file, len(server.calls), directory / "server.log")
+    return HttpRun(printed, ts_spans(agent_file), server_spans), server
 
 
 def test_a_rust_agents_calls_over_streamable_http_and_the_server_are_one_trace(
@@ -323,13 +317,6 @@ def rust_http_server(programs: Programs, directory: Path) -> Iterator[tuple[str,
         yield f"http://{LOOPBACK}:{port}/mcp", span_file
 
 
-def await_server_spans(span_file: Path, count: int, log: Path) -> list[Span]:
-    """The Rust server's spans once it has written ``count`` of tools/call (each is written as it
-    ends, which may be just after its answer)."""
-    wait_until(lambda: len(tool_calls(ts_spans(span_file), "SERVER")) == count, 30, "the server's spans", log)
-    return ts_spans(span_file)
-
-
 @pytest.mark.anyio
 async def test_a_python_agents_calls_and_the_rust_http_server_are_one_trace(
     rust_http_programs: Programs, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
@@ -339,7 +326,7 @@ async def test_a_python_agents_calls_and_the_rust_http_server_are_one_trace(
     with rust_http_server(rust_http_programs, tmp_path) as (url, span_file):
         async with open_http_session(url) as session:
             answers = [is_error(await session.call_tool(tool, {})) for tool, *_ in calls]
-        server_spans = await_server_spans(span_file, len(calls), tmp_path / "server.log")
+        server_spans = finished(ts_spans, span_file, len(calls), tmp_path / "server.log")
     assert answers == [False, True]
     agent_spans = python_spans(exporter.get_finished_spans())
     clients, servers = tool_calls(agent_spans, "CLIENT"), tool_calls(server_spans, "SERVER")
@@ -359,7 +346,7 @@ def test_a_typescript_agents_calls_and_the_rust_http_server_are_one_trace(
     with rust_http_server(rust_http_programs, tmp_path) as (url, span_file):
         command = ["node", str(AGENT), generation, url]
         *printed, done = run_agent(command, AGENT_CALLS, (TS_SPAN_FILE_ENV, agent_file), {})
-        server_spans = await_server_spans(span_file, len(AGENT_CALLS), tmp_path / "server.log")
+        server_spans = finished(ts_spans, span_file, len(AGENT_CALLS), tmp_path / "server.log")
     assert done == "round 1 done"
     agent_spans = ts_spans(agent_file)
     clients, servers = tool_calls(agent_spans, "CLIENT"), tool_calls(server_spans, "SERVER")
