@@ -42,6 +42,16 @@ def wait_until(condition: Callable[[], bool], seconds: float, what: str, log: Pa
         time.sleep(0.2)
 
 
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop ``process`` by its PID: SIGTERM, then SIGKILL after 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextmanager
 def running(
     command: Sequence[str],
@@ -66,12 +76,7 @@ def running(
             time.sleep(0.1)
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         if log:
             output.close()  # type: ignore[union-attr]
 

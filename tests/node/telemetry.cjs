@@ -105,6 +105,8 @@ function sdk(generation) {
     return {
       Client: requireFromPackage('@modelcontextprotocol/sdk/client/index.js').Client,
       StdioClientTransport: requireFromPackage('@modelcontextprotocol/sdk/client/stdio.js').StdioClientTransport,
+      StreamableHTTPClientTransport: requireFromPackage('@modelcontextprotocol/sdk/client/streamableHttp.js')
+        .StreamableHTTPClientTransport,
       McpServer: requireFromPackage('@modelcontextprotocol/sdk/server/mcp.js').McpServer,
       Server: requireFromPackage('@modelcontextprotocol/sdk/server/index.js').Server,
       StdioServerTransport: requireFromPackage('@modelcontextprotocol/sdk/server/stdio.js').StdioServerTransport,
@@ -124,6 +126,7 @@ function sdk(generation) {
     return {
       Client: client.Client,
       StdioClientTransport: requireFromPackage('@modelcontextprotocol/client/stdio').StdioClientTransport,
+      StreamableHTTPClientTransport: client.StreamableHTTPClientTransport,
       McpServer: server.McpServer,
       Server: server.Server,
       StdioServerTransport: requireFromPackage('@modelcontextprotocol/server/stdio').StdioServerTransport,

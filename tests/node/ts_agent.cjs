@@ -1,7 +1,9 @@
 // A TypeScript agent instrumented with mcp-otel (telemetry.cjs): the MCP TypeScript SDK's own
-// Client of generation v1 or v2 calls tools of the stdio server whose command follows.
+// Client of generation v1 or v2 calls tools of the stdio server whose command follows, or of the
+// streamable HTTP server at URL.
 //
 //   node ts_agent.cjs v1|v2 COMMAND [ARGS...]
+//   node ts_agent.cjs v1|v2 http://127.0.0.1:PORT/mcp
 //
 // MCP_PLAN (JSON) lists the calls: [{"tool": "...", "arguments": {...}, "abortAfterMs": 300}], a
 // call with abortAfterMs being given up by its caller (an AbortSignal). MCP_SERVER_ENV (JSON): the
@@ -15,7 +17,7 @@ const { setup, sdk } = require('./telemetry.cjs');
 
 const telemetry = setup();
 const [generation, command, ...args] = process.argv.slice(2);
-const { Client, StdioClientTransport, callTool } = sdk(generation);
+const { Client, StdioClientTransport, StreamableHTTPClientTransport, callTool } = sdk(generation);
 
 const plan = JSON.parse(process.env.MCP_PLAN ?? '[]');
 const rounds = Number(process.env.MCP_ROUNDS ?? 1);
@@ -23,7 +25,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main() {
   const env = { ...process.env, ...JSON.parse(process.env.MCP_SERVER_ENV ?? '{}') };
-  const transport = new StdioClientTransport({ command, args, env, stderr: 'inherit' });
+  const transport = command.startsWith('http://')
+    ? new StreamableHTTPClientTransport(new URL(command))
+    : new StdioClientTransport({ command, args, env, stderr: 'inherit' });
   const client = new Client({ name: `ts-agent-${generation}`, version: '1.0.0' });
   await client.connect(transport);
   for (let round = 1; round <= rounds; round++) {

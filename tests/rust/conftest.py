@@ -3,6 +3,11 @@ ones share: the Rust programs they start, built once per session from the crate'
 (rust/examples/crossagent.rs: rmcp's client; crossserver.rs: its server; both instrumented with
 mcp_otel as docs/rust.md shows), and what a Rust span cannot state.
 
+Over streamable HTTP, the programs of the package rust/http (its own Cargo.toml and Cargo.lock,
+so that the crate's own `cargo test` never builds reqwest, hyper or axum): httpagent, rmcp's
+streamable HTTP client, and httpserver, its streamable HTTP server, built here into the same
+target folder.
+
 The Rust programs take the Go programs' command lines and variables, and write each span as it
 ends, one JSON line, in the file named by MCP_OTEL_RUST_SPAN_FILE, with the fields
 tests/node/telemetry.cjs writes (tests/node/conftest.py's ``ts_spans`` reads them). Without
@@ -14,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +30,8 @@ from tests.processes import unavailable
 
 # The crate; its examples are the programs.
 RUST_CRATE = REPO_ROOT / "rust"
+# The package of the programs over streamable HTTP.
+RUST_HTTP_PACKAGE = RUST_CRATE / "http"
 # Where the Rust programs write their spans, one JSON line each.
 RUST_SPAN_FILE_ENV = "MCP_OTEL_RUST_SPAN_FILE"
 # What a Rust CLIENT span cannot state: a typed call's JSON-RPC id stays inside rmcp, and the
@@ -34,23 +42,38 @@ RUST_SERVER_CANNOT_KNOW = (NETWORK_TRANSPORT,)
 RUST_SERVER_NAME, RUST_SERVER_VERSION = "rust-server", "1.2.3"
 
 
-@pytest.fixture(scope="session")
-def rust_programs() -> Programs:
-    """The Rust agent and server, built from the crate's examples (locked: rust/Cargo.lock) into
-    the checkout's rust/target, the folder `make rust-test` builds in."""
+# Where every Rust program is built: the checkout's rust/target, the folder `make rust-test` builds in.
+RUST_TARGET = RUST_CRATE / "target"
+
+
+def cargo_build(package: Path, what: str) -> Path:
+    """``cargo build --locked WHAT`` in ``package`` into RUST_TARGET: the folder of the programs."""
     cargo = shutil.which("cargo")
     if cargo is None:
         unavailable("cargo is not installed: the Rust programs cannot be built")
-    target = RUST_CRATE / "target"
     built = subprocess.run(
-        [cargo, "build", "--examples", "--locked"],
-        cwd=RUST_CRATE,
-        env={**os.environ, "CARGO_TARGET_DIR": str(target)},
+        [cargo, "build", what, "--locked"],
+        cwd=package,
+        env={**os.environ, "CARGO_TARGET_DIR": str(RUST_TARGET)},
         capture_output=True,
         text=True,
         timeout=1800,
     )
     if built.returncode != 0:
-        pytest.fail(f"cargo build --examples failed:\n{built.stderr}")
-    examples = target / "debug" / "examples"
+        pytest.fail(f"cargo build {what} in {package.name} failed:\n{built.stderr}")
+    return RUST_TARGET / "debug"
+
+
+@pytest.fixture(scope="session")
+def rust_programs() -> Programs:
+    """The Rust agent and server, built from the crate's examples (locked: rust/Cargo.lock)."""
+    examples = cargo_build(RUST_CRATE, "--examples") / "examples"
     return Programs(examples / "crossagent", examples / "crossserver")
+
+
+@pytest.fixture(scope="session")
+def rust_http_programs() -> Programs:
+    """The Rust agent and server over streamable HTTP, built from rust/http (locked:
+    rust/http/Cargo.lock)."""
+    programs = cargo_build(RUST_HTTP_PACKAGE, "--bins")
+    return Programs(programs / "httpagent", programs / "httpserver")

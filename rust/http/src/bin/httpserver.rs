@@ -1,0 +1,53 @@
+//! A Rust MCP server over streamable HTTP for the cross-language tests (tests/rust, `test_http.py`):
+//! rmcp's own `StreamableHttpService` (stateful, its `LocalSessionManager`) on 127.0.0.1, every
+//! session served by the handler instrumented with mcp-otel through [`mcp_otel_http::Sessions`]
+//! (no propagator set), with the stdio server's tools (rust/examples/crosstools), named
+//! `MCP_SERVER_NAME`, else "rust-server".
+//!
+//! ```text
+//! httpserver    serves http://127.0.0.1:PORT/mcp on an ephemeral port, printed on stdout as
+//!               {"port":N} once listening; SIGTERM or SIGINT ends it
+//! ```
+//!
+//! Each finished span is appended to the file `MCP_OTEL_RUST_SPAN_FILE` as one JSON line (the
+//! fields tests/node/telemetry.cjs writes), as it ends.
+
+#[path = "../../../examples/crosstools/mod.rs"]
+mod crosstools;
+#[path = "../../../examples/spanlines/mod.rs"]
+mod spanlines;
+
+use std::sync::Arc;
+
+use crosstools::CrossServer;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio_util::sync::CancellationToken;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let provider = spanlines::tracer_provider("mcp-otel-rust-server")?;
+    let otel = mcp_otel::McpOtel::builder().tracer_provider(&provider).build();
+    let name = spanlines::env_or("MCP_SERVER_NAME", "rust-server");
+    let handler = move || CrossServer::new(name.clone());
+    let sessions = mcp_otel_http::Sessions::new(otel, LocalSessionManager::default(), handler.clone());
+    let stopped = CancellationToken::new();
+    let config = StreamableHttpServerConfig::default().with_cancellation_token(stopped.child_token());
+    let service = StreamableHttpService::new(move || Ok(handler()), Arc::new(sessions), config);
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("{}", serde_json::json!({"port": listener.local_addr()?.port()}));
+    let (mut terminate, mut interrupt) = (signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?);
+    axum::serve(listener, axum::Router::new().nest_service("/mcp", service))
+        .with_graceful_shutdown(async move {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+            stopped.cancel();
+        })
+        .await?;
+    provider.shutdown()?;
+    Ok(())
+}
