@@ -69,7 +69,8 @@ impl Session {
             session.point.push(metrics.point_attribute(MCP_SERVER_NAME, &server, Bound::Server));
             session.span.push(KeyValue::new(MCP_SERVER_NAME, Value::from(server)));
         }
-        if let Some(version) = version {
+        // A server that reports an empty version states none (as every language records it).
+        if let Some(version) = version.filter(|version| !version.is_empty()) {
             session.span.push(KeyValue::new(MCP_SERVER_VERSION, shared(version, limit)));
         }
         session

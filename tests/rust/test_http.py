@@ -276,14 +276,7 @@ def test_a_rust_agents_calls_over_streamable_http_and_the_server_are_one_trace(
     assert isinstance(session, str) if server.stateful else session is None
 
 
-EMPTY_VERSION = (
-    'the Rust client states mcp.server.version "" of a server reporting an empty version, '
-    "where the Go client states none (tests/go: test_every_go_agent_span_names_the_python_server_over_streamable_http)"
-)
-
-
 @pytest.mark.parametrize("rust_http_agent_run", ["python"], indirect=True)
-@pytest.mark.xfail(MCP_MAJOR == 2, strict=True, reason=EMPTY_VERSION)
 def test_the_rust_client_states_the_version_the_python_server_reports(
     rust_http_agent_run: tuple[HttpRun, HttpServer],
 ) -> None:
