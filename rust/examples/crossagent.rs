@@ -35,7 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     command.args(args).envs(server_env);
     let transport = TokioChildProcess::new(command)?;
     let info = ClientConfig::new(ClientCapabilities::default(), Implementation::new("rust-agent", "1.0.0"));
-    let client = otel.client(otel.service(info).serve(transport).await?);
+    let client = otel.client(otel.service(info).serve(otel.transport(transport)).await?);
 
     crossplan::run(&client, plan).await?;
     // Over stdio, closing stdin ends the server; rmcp waits (3 s at most) for it to exit.

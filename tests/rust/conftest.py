@@ -19,13 +19,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from mcp_otel.semconv import JSONRPC_REQUEST_ID, NETWORK_TRANSPORT
+from mcp_otel.semconv import MCP_REQUEST_OUTCOME, NETWORK_TRANSPORT
 from tests.go.conftest import Programs
 from tests.harness import REPO_ROOT
+from tests.node.conftest import Span
 from tests.processes import unavailable
 
 # The crate; its examples are the programs.
@@ -36,7 +39,7 @@ RUST_HTTP_PACKAGE = RUST_CRATE / "http"
 RUST_SPAN_FILE_ENV = "MCP_OTEL_RUST_SPAN_FILE"
 # What a Rust CLIENT span cannot state: a typed call's JSON-RPC id stays inside rmcp, and the
 # transport is rmcp's own (docs/rust.md, limits). A SERVER span has the id (rmcp's RequestContext).
-RUST_CANNOT_KNOW = (JSONRPC_REQUEST_ID, NETWORK_TRANSPORT)
+RUST_CANNOT_KNOW = (NETWORK_TRANSPORT,)
 RUST_SERVER_CANNOT_KNOW = (NETWORK_TRANSPORT,)
 # The Rust server's identity (crossserver: serverInfo).
 RUST_SERVER_NAME, RUST_SERVER_VERSION = "rust-server", "1.2.3"
@@ -77,3 +80,24 @@ def rust_http_programs() -> Programs:
     rust/http/Cargo.lock)."""
     programs = cargo_build(RUST_HTTP_PACKAGE, "--bins")
     return Programs(programs / "httpagent", programs / "httpserver")
+
+
+def assert_rmcps_own(
+    agent: Sequence[Span], server: Sequence[Span], clients: Sequence[Span], calls: Sequence[Any]
+) -> None:
+    """rmcp sends the handshake and the cancel of a dropped call itself, past the client: the
+    agent's wrapped transport traces them. The handshake is one trace with the server's; the cancel
+    is under the call it cancels."""
+    assert [span.name for span in clients] == [f"tools/call {tool}" for tool, *_ in calls]
+    assert sorted(span.name for span in agent if span not in clients) == [
+        "initialize",
+        "notifications/cancelled",
+        "notifications/initialized",
+    ]
+    (handshake,) = (span for span in agent if span.name == "initialize")
+    (received,) = (span for span in server if span.name == "initialize" and span.kind == "SERVER")
+    assert (handshake.kind, handshake.parent_id) == ("CLIENT", None)
+    assert (received.trace_id, received.parent_id) == (handshake.trace_id, handshake.span_id)
+    (cancel,) = (span for span in agent if span.name == "notifications/cancelled")
+    (dropped,) = (span for span in clients if span.attributes.get(MCP_REQUEST_OUTCOME) == "cancelled")
+    assert cancel.parent_id == dropped.span_id

@@ -54,6 +54,7 @@ from tests.rust.conftest import (
     RUST_SERVER_NAME,
     RUST_SERVER_VERSION,
     RUST_SPAN_FILE_ENV,
+    assert_rmcps_own,
 )
 from tests.servers.span_file import SPAN_FILE_ENV
 from tests.servers.tools import SERVER_NAME, SERVER_VERSION
@@ -141,9 +142,7 @@ def test_a_rust_agents_calls_and_the_server_are_one_trace(rust_agent_run: tuple[
     run, peers = rust_agent_run
     clients, servers = tool_calls(run.agent, "CLIENT"), tool_calls(run.server, "SERVER")
     assert_each_call(RUST_CALLS, run.printed, clients, servers, peers)
-    # rmcp sends the handshake and the cancel of a dropped call itself, past the client: no span of
-    # either on the Rust side (docs/rust.md, limits).
-    assert [span.name for span in run.agent] == [f"tools/call {tool}" for tool, *_ in RUST_CALLS]
+    assert_rmcps_own(run.agent, run.server, clients, RUST_CALLS)
 
 
 @pytest.mark.parametrize(

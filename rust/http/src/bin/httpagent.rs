@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let transport = StreamableHttpClientTransport::from_uri(url);
     let info = ClientConfig::new(ClientCapabilities::default(), Implementation::new("rust-agent", "1.0.0"));
-    let client = otel.client(otel.service(info).serve(transport).await?);
+    let client = otel.client(otel.service(info).serve(otel.transport(transport)).await?);
 
     crossplan::run(&client, plan).await?;
     // Ends the session (rmcp's client sends DELETE).
