@@ -184,10 +184,13 @@ fn only(spans: &[SpanData], name: &str, kind: &SpanKind) -> SpanData {
     found[0].clone()
 }
 
-/// The names of the CLIENT spans, sorted.
+/// The names of the requests' CLIENT spans (not the notifications'), sorted.
 fn client_spans(spans: &[SpanData]) -> Vec<String> {
-    let mut names: Vec<String> =
-        spans.iter().filter(|span| span.span_kind == SpanKind::Client).map(|span| span.name.to_string()).collect();
+    let mut names: Vec<String> = spans
+        .iter()
+        .filter(|span| span.span_kind == SpanKind::Client && !span.name.starts_with("notifications/"))
+        .map(|span| span.name.to_string())
+        .collect();
     names.sort();
     names
 }
