@@ -74,9 +74,9 @@ impl ServerHandler for Listed {
     }
 }
 
-/// A client of a `Listed` server over an in-memory pipe, the server's transport wrapped by the
-/// wire front end; the client's too when `client_wire`.
-async fn connect(otel: &McpOtel, client_wire: bool) -> RunningService<RoleClient, mcp_otel::Instrumented<()>> {
+/// A client of a `Listed` server over an in-memory pipe, each side's transport wrapped by the wire
+/// front end (as docs/rust.md's two lines do).
+async fn connect(otel: &McpOtel) -> RunningService<RoleClient, mcp_otel::Instrumented<()>> {
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let service = otel.service(Listed(Weather::default()));
     let transport = otel.transport(server_io);
@@ -85,10 +85,7 @@ async fn connect(otel: &McpOtel, client_wire: bool) -> RunningService<RoleClient
             let _ = running.waiting().await;
         }
     });
-    let client = otel.service(());
-    let running =
-        if client_wire { client.serve(otel.transport(client_io)).await } else { client.serve(client_io).await };
-    running.expect("handshake")
+    otel.service(()).serve(otel.transport(client_io)).await.expect("handshake")
 }
 
 /// A model that asks for each tool of `SCRIPT` in turn, then answers "done".
@@ -218,7 +215,7 @@ async fn adks_own_toolset_over_the_wire_gives_each_call_a_root_client_span() {
     // The connection outlives the run, as an application's does: rmcp queues a dropped call's
     // cancel for its serve loop, and a client closed before that loop runs again never sends it
     // (the server then records `disconnect`).
-    let toolset = Arc::new(adk_tool::McpToolset::new(connect(&otel, true).await));
+    let toolset = Arc::new(adk_tool::McpToolset::new(connect(&otel).await));
     let agent = LlmAgentBuilder::new("weather-agent")
         .model(Arc::new(Script))
         .toolset(toolset.clone())
@@ -251,7 +248,7 @@ async fn the_adapter_gives_each_call_a_client_span_under_adks_tool_span() {
     let _adk = trace_adk(&telemetry);
     let otel = telemetry.otel();
     // Kept past the run, as the toolset above.
-    let client = Arc::new(otel.client(connect(&otel, false).await));
+    let client = Arc::new(otel.client(connect(&otel).await));
     let mut agent = LlmAgentBuilder::new("weather-agent").model(Arc::new(Script)).tool_timeout(TOOL_TIMEOUT);
     for tool in mcp_otel_frameworks::tools(client.clone()).await.expect("tools") {
         agent = agent.tool(tool);
@@ -260,7 +257,9 @@ async fn the_adapter_gives_each_call_a_client_span_under_adks_tool_span() {
     telemetry.wait_for("tools/call slow", SpanKind::Server).await;
 
     let spans = telemetry.spans();
-    assert_eq!(client_spans(&spans), ["tools/call iserr", "tools/call ok", "tools/call slow", "tools/list"]);
+    // rmcp's handshake (the wire), each call, the listing `tools` made (`Client`).
+    let expected = ["initialize", "tools/call iserr", "tools/call ok", "tools/call slow", "tools/list"];
+    assert_eq!(client_spans(&spans), expected);
     // adk-runner's span of the run: one trace from it to the server, through ADK's tool spans.
     let run = only(&spans, "agent.execute", &SpanKind::Internal);
     for tool in SCRIPT {
