@@ -2,15 +2,15 @@
 #   make rust-test  cargo fmt --check and cargo clippy -D warnings (pedantic), then cargo test on the
 #                   newest versions it supports (rust/Cargo.lock: rmcp 3.11, opentelemetry 0.33) and
 #                   on the lowest (rust/lowest/Cargo.lock: rmcp 3.1.0, opentelemetry 0.31), both
-#                   locked, one target folder for both; then rust-frameworks
+#                   locked, one target folder for both; rust-frameworks before them
 #   make rust-frameworks  fmt, clippy and test of rust/frameworks: ADK-Rust's agent loop (a scripted
 #                   model) over an rmcp server instrumented by the crate, its own MCP toolset and
-#                   an ADK tool over mcp_otel::Client (Rust 1.95: ADK's minimum), locked, in the
-#                   same target folder
+#                   an ADK tool over mcp_otel::Client, locked, in the same target folder
 #   make rust-bench  what the crate costs a tools/call beside the same spans and points made by hand
 #                   (rust/benches/cost.rs): instructions (valgrind) and CPU, in memory and over
 #                   stdio, and resident memory over 100,000 calls, into docs/benchmarks-rust.txt
-# Needs: cargo with rustfmt and clippy (Rust 1.88 or later); crates come from crates.io.
+# Needs: cargo with rustfmt and clippy (Rust 1.88 or later; rust-frameworks 1.95, ADK-Rust's
+# minimum); crates come from crates.io.
 
 .PHONY: rust-test rust-frameworks rust-bench
 
