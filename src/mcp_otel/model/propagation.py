@@ -41,7 +41,7 @@ _SPAN_CONTEXT_IS_ITS_TUPLE = tuple(trace.SpanContext(*_PROBE)) == (*_PROBE, DEFA
 _new_tuple = tuple.__new__
 # The API keeps the global propagator in this module variable (get_global_textmap returns it):
 # read directly where every request asks, the getter called if it ever moves.
-_GLOBAL_TEXTMAP = "_HTTP_TEXT_FORMAT" if hasattr(propagate, "_HTTP_TEXT_FORMAT") else None
+_TEXTMAP_IN_MODULE = hasattr(propagate, "_HTTP_TEXT_FORMAT")
 # The propagators whose extraction from a lone canonical traceparent, and whose injection of a
 # span's context without baggage, are done directly.
 _DEFAULT_SHAPES = (
@@ -64,7 +64,7 @@ class MetaPropagator:
     def inject(self, carrier: dict[str, str], span: trace.Span) -> None:
         """What the global propagator injects into ``carrier`` for ``span`` (with the current
         context's baggage)."""
-        textmap = propagate.get_global_textmap() if _GLOBAL_TEXTMAP is None else propagate._HTTP_TEXT_FORMAT
+        textmap = propagate._HTTP_TEXT_FORMAT if _TEXTMAP_IN_MODULE else propagate.get_global_textmap()
         if textmap is not self._textmap:
             self._refresh(textmap)
         if self._direct and not (
@@ -102,7 +102,7 @@ class MetaPropagator:
         return found if found is not None and found[1][_IS_VALID] else None
 
     def _extract(self, meta: Any) -> tuple[Context, trace.SpanContext] | None:
-        textmap = propagate.get_global_textmap() if _GLOBAL_TEXTMAP is None else propagate._HTTP_TEXT_FORMAT
+        textmap = propagate._HTTP_TEXT_FORMAT if _TEXTMAP_IN_MODULE else propagate.get_global_textmap()
         if textmap is not self._textmap:
             self._refresh(textmap)
         # meta_entries, inline for mcp 1.x's RequestParams.Meta (its extras: every request's).

@@ -36,6 +36,9 @@ from mcp_otel.model.outcome import Verdict
 from mcp_otel.model.safety import report_once
 from mcp_otel.semconv import INPUT_METHODS, METHOD_INITIALIZE, METHOD_TOOLS_CALL
 
+_new_tuple = tuple.__new__  # a NamedTuple made as its own __new__ makes it (see _received)
+_UNREAD: Any = object()  # a field not read (see _handled_request)
+
 
 def cancel_notification(request_id: Any, reason: str) -> Any:
     """An mcp 1.x ``notifications/cancelled`` for ``request_id``."""
@@ -134,10 +137,6 @@ def transport_closed(session: Any) -> bool:
     except Exception:  # another kind of stream: not known
         return False
 
-
-_new_tuple = tuple.__new__
-# A field not read (see _handled_request).
-_UNREAD: Any = object()
 
 # mcp 1.x: what a client session's receive loop answers when the agent's callback raised.
 CALLBACK_CRASH_CODE = -32602
