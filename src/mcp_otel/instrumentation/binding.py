@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @dataclass(frozen=True)
@@ -43,42 +43,44 @@ def slot_of(wrapped: Any, name: str) -> ArgumentSlot | None:
 def arguments_of(wrapped: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], *names: str) -> tuple[Any, ...]:
     """The values of parameters ``names`` in a call of ``wrapped`` (``None`` where absent)."""
     key = (getattr(wrapped, "__func__", wrapped), names)  # the plain function, as slot_of reads it
-    read = _READERS.get(key)  # runs for every request: one dict lookup
-    if read is None:
+    reader = _READERS.get(key)  # runs for every request: one dict lookup
+    if reader is None:
         if len(_READERS) >= _MAX_READERS:
             _READERS.clear()
-        read = _READERS[key] = _reader(tuple(argument_slot(key[0], name) for name in names))
-    return read(args, kwargs)
+        reader = _READERS[key] = _Reader.of(tuple(argument_slot(key[0], name) for name in names))
+    # The SDKs pass their own calls' arguments by position: read by one itemgetter (a C call),
+    # here, not in a function of the reader's (every request reads its hook's arguments). Other
+    # parameters passed by keyword (the SDKs' timeouts, callbacks) change nothing.
+    getter = reader.getter
+    if getter is not None and len(args) >= reader.needed and not (kwargs and not reader.names.isdisjoint(kwargs)):
+        return getter(args)
+    return tuple([slot.get(args, kwargs) if slot is not None else None for slot in reader.slots])
 
 
-_Reader = Callable[[tuple[Any, ...], Mapping[str, Any]], tuple[Any, ...]]
+class _Reader(NamedTuple):
+    """How to read some parameters' values from a call: their slots, and when every one has a
+    position, the C call that reads them all by position (when ``needed`` arguments came by
+    position and none of ``names`` by keyword)."""
+
+    slots: tuple[ArgumentSlot | None, ...]
+    getter: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None
+    needed: int = 0
+    names: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, slots: tuple[ArgumentSlot | None, ...]) -> _Reader:
+        positions = [slot.position for slot in slots if slot is not None and slot.position is not None]
+        if len(positions) != len(slots):  # a missing or keyword-only parameter: slot by slot
+            return cls(slots)
+        # itemgetter of one position returns the item: read a 1-tuple of it (a slice) instead.
+        getter = itemgetter(*positions) if len(positions) > 1 else itemgetter(slice(positions[0], positions[0] + 1))
+        names = frozenset(slot.name for slot in slots if slot is not None)
+        return cls(slots, getter, max(positions) + 1, names)
+
+
 # (plain function, names) -> its reader: one per wrapper that reads arguments.
 _READERS: dict[tuple[Any, tuple[str, ...]], _Reader] = {}
 _MAX_READERS = 64
-
-
-def _reader(slots: tuple[ArgumentSlot | None, ...]) -> _Reader:
-    """How to read ``slots``' values from a call. The SDKs pass their own calls' arguments by
-    position: read by one ``itemgetter`` (a C call), not slot by slot (a Python call each)."""
-
-    def by_slot(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
-        return tuple([slot.get(args, kwargs) if slot is not None else None for slot in slots])
-
-    positions = [slot.position for slot in slots if slot is not None and slot.position is not None]
-    if len(positions) != len(slots):  # a missing or keyword-only parameter
-        return by_slot
-    needed = max(positions) + 1
-    getter = itemgetter(*positions)
-    single = len(positions) == 1  # itemgetter of one position returns the item, not a 1-tuple
-    names = frozenset(slot.name for slot in slots if slot is not None)
-
-    def by_position(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
-        # Other parameters passed by keyword (the SDKs' timeouts, callbacks) change nothing here.
-        if len(args) < needed or (kwargs and not names.isdisjoint(kwargs)):
-            return by_slot(args, kwargs)
-        return (getter(args),) if single else getter(args)
-
-    return by_position
 
 
 @lru_cache(maxsize=32)

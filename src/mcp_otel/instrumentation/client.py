@@ -198,7 +198,7 @@ class ClientSide:
         call_token = current.set(call)
         # Our span current: the API's context variable set directly where it is one (as attach
         # sets it; see current.CURRENT_CONTEXT).
-        in_span = in_span_context(call.span)
+        call.context = in_span = in_span_context(call.span)  # its point's too
         context_token = context.attach(in_span) if CURRENT_CONTEXT is None else CURRENT_CONTEXT.set(in_span)
         try:
             result = await wrapped(*args, **kwargs)
@@ -389,6 +389,13 @@ class ClientSide:
             late[MCP_REQUEST_ROUNDS] = call.rounds
             if call.input_methods:
                 late[MCP_REQUEST_INPUT_METHODS] = sorted(call.input_methods)
+        if answer is not None and (
+            result_type is not None or (call.method not in INPUT_METHODS and not call.input_declined)
+        ):
+            # What the result says decides (most requests): an input round driven by hand, a task
+            # not followed, or no person's no to weigh.
+            self._lifecycle.finish(call, self._classify, late, verdict=answer)
+            return
         facts = (call, result, exc, answer, self.settings.capture_content)
         if call.method == METHOD_SERVER_DISCOVER and exc is not None and unnamed_negotiation(call, rpc_error_of(exc)):
             # Named by the handshake that follows (or ended as it is when the session closes).
@@ -426,11 +433,7 @@ class ClientSide:
         keep_message: bool,
     ) -> Verdict:
         """``answer``: what the result alone says (``classify_answer``, read once by the caller;
-        ``None``: the call raised)."""
-        if answer is not None and (
-            isinstance(answer, ResultType) or (call.method not in INPUT_METHODS and not call.input_declined)
-        ):
-            return answer  # an input round driven by hand, a task not followed, or no person's no to weigh
+        ``None``: the call raised); asked only where it does not decide (see ``_finish``)."""
         rpc_error = messages.rpc_error_of(exc) if exc is not None else None
         answer_declined = call.method in INPUT_METHODS and is_declined_answer(call.method, result, rpc_error)
         if answer_declined:

@@ -45,7 +45,7 @@ from mcp_otel.model.classify import (
 )
 from mcp_otel.model.config import Settings
 from mcp_otel.model.content import arguments_attributes, result_attributes
-from mcp_otel.model.current import CURRENT_CONTEXT, current_span, in_span_context
+from mcp_otel.model.current import CURRENT_CONTEXT, SPAN_KEY, current_span, in_span_context
 from mcp_otel.model.fields import field
 from mcp_otel.model.lifecycle import Call, Classify, Lifecycle
 from mcp_otel.model.metrics import CallMetrics
@@ -206,7 +206,8 @@ class ServerSide:
         # Our span current (for the handler's code) and our call findable while it runs; the
         # tokens by hand, not a context manager: this runs for every request.
         call_token = ACTIVE_SERVER_CALL.set(call)
-        in_span = in_span_context(call.span)  # set as attach sets it (see CURRENT_CONTEXT)
+        # Set as attach sets it (see CURRENT_CONTEXT); its point's context too.
+        call.context = in_span = in_span_context(call.span)
         context_token = otel_context.attach(in_span) if CURRENT_CONTEXT is None else CURRENT_CONTEXT.set(in_span)
         try:
             if around is None:
@@ -347,8 +348,11 @@ class ServerSide:
         remote, remote_span = found
         if not self.settings.trust_remote_context:
             return remote_span, None, [Link(remote_span)]
+        # No current span (most requests): nothing to link (current_span, inline: every request).
+        if CURRENT_CONTEXT is not None and SPAN_KEY is not None and CURRENT_CONTEXT.get().get(SPAN_KEY) is None:
+            return remote_span, remote, []
         ambient_span = current_span()
-        if ambient_span is trace.INVALID_SPAN:  # none (most requests): nothing to link
+        if ambient_span is trace.INVALID_SPAN:
             return remote_span, remote, []
         ambient = ambient_span.get_span_context()
         links = [Link(ambient)] if ambient.is_valid and ambient.span_id != remote_span.span_id else []

@@ -76,7 +76,11 @@ class Request(NamedTuple):
         """The request of ``method`` with ``params`` (a wire dict, a model of either major)."""
         # Not a str: a peer's odd method, which no known method equals.
         method_shape = METHODS.get(method, _GENERIC) if method.__class__ is str else _GENERIC
-        target = field(params, "name") if method_shape.target_attribute else None
+        target = None
+        if method_shape.target_attribute:
+            # field(params, "name"), inline for a model's own field (a tool call's, every one).
+            fields = getattr(params, "__dict__", None)
+            target = fields["name"] if fields.__class__ is dict and "name" in fields else field(params, "name")
         uri = field(params, "uri") if method_shape.has_uri else None
         return cls.named(method, target, uri, settings)
 

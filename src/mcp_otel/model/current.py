@@ -61,6 +61,11 @@ def current_span() -> trace.Span:
     return trace.INVALID_SPAN if span is None else trace.get_current_span()
 
 
+# A context's baggage can be read where every request asks, inline, as baggage_of reads it:
+# ``(CURRENT_CONTEXT.get() if context is None else context).get(BAGGAGE_KEY)``, a dict or none.
+DIRECT_BAGGAGE = CURRENT_CONTEXT is not None and BAGGAGE_KEY is not None
+
+
 def baggage_of(context: Context | None = None) -> Mapping[str, object]:
     """The baggage of ``context`` (default: the current one), empty when it has none."""
     if BAGGAGE_KEY is None:

@@ -21,7 +21,7 @@ from opentelemetry.trace import Link, Span, SpanKind, Tracer
 
 from mcp_otel.model.attributes import Request, server_identity
 from mcp_otel.model.classify import RpcError
-from mcp_otel.model.current import baggage_of
+from mcp_otel.model.current import BAGGAGE_KEY, CURRENT_CONTEXT, DIRECT_BAGGAGE, baggage_of
 from mcp_otel.model.metrics import CallMetrics
 from mcp_otel.model.outcome import Unfinished, Verdict, bounded, finish_span, finish_unfinished
 from mcp_otel.model.safety import report_once
@@ -48,7 +48,7 @@ class Call:
     with class defaults, not in a constructor (making a call is then one C call, no Python
     frame: a request's record is made on every request, on both sides)."""
 
-    __slots__ = ("finished", "kind", "method", "metric_attributes", "span", "started")
+    __slots__ = ("context", "finished", "kind", "method", "metric_attributes", "span", "started")
 
     kind: SpanKind
     method: str
@@ -56,6 +56,8 @@ class Call:
     metric_attributes: Mapping[str, Any]  # shared with alike requests: read-only
     started: float  # time.perf_counter() at open
     finished: bool
+    # The context its span was made current in (its side sets it, if any): its point's too.
+    context: Context | None
 
 
 C = TypeVar("C", bound=Call)
@@ -117,12 +119,19 @@ class Lifecycle:
         name = request.name or request.span_name()  # made with the request (no call), or now
         if metric_attributes is None:
             metric_attributes = self._metrics.attributes(attributes)
-        if GEN_AI_CONVERSATION_ID in baggage_of(parent):  # rare: no call more for most requests
+        if DIRECT_BAGGAGE:  # baggage_of, inline (every request)
+            bag = (CURRENT_CONTEXT.get() if parent is None else parent).get(BAGGAGE_KEY)  # type: ignore[union-attr]
+            conversing = bag.__class__ is dict and GEN_AI_CONVERSATION_ID in bag
+        else:
+            conversing = GEN_AI_CONVERSATION_ID in baggage_of(parent)
+        if conversing:  # rare: no call more for most requests
             attributes = self._in_conversation(attributes, parent)
-        span = self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes, links=links)
+        # By position, in the API's order (name, context, kind, attributes, links): keywords are
+        # matched to parameters by name, on every request.
+        span = self._tracer.start_span(name, parent, kind, attributes, links)
         call = call_type()
         call.kind, call.method, call.span, call.finished = kind, request.method, span, False
-        call.metric_attributes = metric_attributes
+        call.metric_attributes, call.context = metric_attributes, None
         call.started = time.perf_counter()
         return call
 
@@ -162,19 +171,20 @@ class Lifecycle:
         late: Mapping[str, Any] | None = None,
         facts: tuple[Any, ...] = (),
         end_time: int | None = None,
+        verdict: Verdict | None = None,
     ) -> None:
         """Classify ``call`` once (``classify(*facts)``: no ``partial`` per request, which costs
-        about three plain calls), write the outcome (and ``late`` attributes, learnt since it
-        opened) onto its span and end it (at ``end_time``, nanoseconds since the epoch, for a
-        request answered earlier than it is written; else now), then record the same outcome as
-        its point. A second finish changes nothing. Fails open: whatever fails here, the span is
-        ended and the failure is logged once."""
+        about three plain calls; not asked when its side gives the ``verdict`` already), write the
+        outcome (and ``late`` attributes, learnt since it opened) onto its span and end it (at
+        ``end_time``, nanoseconds since the epoch, for a request answered earlier than it is
+        written; else now), then record the same outcome as its point. A second finish changes
+        nothing. Fails open: whatever fails here, the span is ended and the failure is logged once."""
         if call.finished:
             return
         call.finished = True
         span = call.span
         try:
-            outcome = classify(*facts)
+            outcome = classify(*facts) if verdict is None else verdict
         except Exception as exc:
             report_once("could not classify a call", exc)
             span.end()
@@ -192,7 +202,7 @@ class Lifecycle:
             report_once("could not finish a span", exc)
             span.end()
         try:
-            self._metrics.record(call.kind, call.started, call.metric_attributes, span, outcome)
+            self._metrics.record(call.kind, call.started, call.metric_attributes, span, outcome, call.context)
         except Exception as exc:
             report_once("could not record call metrics", exc)
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from opentelemetry.context import Context
 from opentelemetry.metrics import Meter
 from opentelemetry.trace import Span, SpanKind
 
@@ -122,12 +123,19 @@ class CallMetrics:
         return attributes
 
     def record(
-        self, kind: SpanKind, started: float, attributes: Mapping[str, Any], span: Span, outcome: CallOutcome
+        self,
+        kind: SpanKind,
+        started: float,
+        attributes: Mapping[str, Any],
+        span: Span,
+        outcome: CallOutcome,
+        context: Context | None = None,
     ) -> None:
         """Record one request: ``started`` is its ``time.perf_counter()`` at start, ``span`` its
         span. The point is recorded in the span's context, so that an exemplar (the SDK's default
         filter keeps one for a sampled span) links it to its own request, not to whatever span is
-        current when it ends (the caller's, or none)."""
+        current when it ends (the caller's, or none): ``context``, one holding ``span`` already
+        (the one it was current in: an exemplar reads only the span), else one made now."""
         # A point's attributes are a pure function of the request's (shared by alike requests) and
         # its outcome (most are the one OK): made once per pair, then found by identity (a merge
         # costs more than the lookup). Each entry holds both, so neither id can be reused.
@@ -143,7 +151,9 @@ class CallMetrics:
             self._points[key] = (attributes, outcome, point)
         # Told apart by identity: an enum's hash is a Python call, and this runs for every request.
         durations = self._client_durations if kind is SpanKind.CLIENT else self._server_durations
-        durations.record(time.perf_counter() - started, point, context=in_span_context(span))
+        if context is None:
+            context = in_span_context(span)
+        durations.record(time.perf_counter() - started, point, context=context)
 
     def record_unobserved(self, attributes: Mapping[str, Any], reason: UnobservedReason) -> None:
         """Count one request whose answer was not seen (it has no duration point)."""

@@ -23,7 +23,7 @@ from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.trace.span import DEFAULT_TRACE_STATE
 
-from mcp_otel.model.current import SPAN_KEY, baggage_of
+from mcp_otel.model.current import BAGGAGE_KEY, CURRENT_CONTEXT, DIRECT_BAGGAGE, SPAN_KEY, baggage_of
 from mcp_otel.model.messages import meta_carrier, meta_entries
 
 TRACEPARENT = "traceparent"
@@ -39,6 +39,9 @@ _IS_VALID = 5  # a SpanContext's is_valid, read from its tuple (the property is 
 _PROBE = (1, 2, True, trace.TraceFlags(1))
 _SPAN_CONTEXT_IS_ITS_TUPLE = tuple(trace.SpanContext(*_PROBE)) == (*_PROBE, DEFAULT_TRACE_STATE, True)
 _new_tuple = tuple.__new__
+# The API keeps the global propagator in this module variable (get_global_textmap returns it):
+# read directly where every request asks, the getter called if it ever moves.
+_TEXTMAP_IN_MODULE = hasattr(propagate, "_HTTP_TEXT_FORMAT")
 # The propagators whose extraction from a lone canonical traceparent, and whose injection of a
 # span's context without baggage, are done directly.
 _DEFAULT_SHAPES = (
@@ -61,9 +64,17 @@ class MetaPropagator:
     def inject(self, carrier: dict[str, str], span: trace.Span) -> None:
         """What the global propagator injects into ``carrier`` for ``span`` (with the current
         context's baggage)."""
-        if (textmap := propagate.get_global_textmap()) is not self._textmap:
+        textmap = propagate._HTTP_TEXT_FORMAT if _TEXTMAP_IN_MODULE else propagate.get_global_textmap()
+        if textmap is not self._textmap:
             self._refresh(textmap)
-        if self._direct and not (self._baggage and baggage_of()):
+        if self._direct and not (
+            self._baggage
+            and (
+                CURRENT_CONTEXT.get().get(BAGGAGE_KEY)  # type: ignore[union-attr]  # baggage_of, inline
+                if DIRECT_BAGGAGE
+                else baggage_of()
+            )
+        ):
             span_context = span.get_span_context()
             if span_context != trace.INVALID_SPAN_CONTEXT:  # the propagator's own test
                 # A tuple (trace_id, span_id, is_remote, trace_flags, trace_state, is_valid): one
@@ -91,9 +102,12 @@ class MetaPropagator:
         return found if found is not None and found[1][_IS_VALID] else None
 
     def _extract(self, meta: Any) -> tuple[Context, trace.SpanContext] | None:
-        if (textmap := propagate.get_global_textmap()) is not self._textmap:
+        textmap = propagate._HTTP_TEXT_FORMAT if _TEXTMAP_IN_MODULE else propagate.get_global_textmap()
+        if textmap is not self._textmap:
             self._refresh(textmap)
-        entries = meta_entries(meta)
+        # meta_entries, inline for mcp 1.x's RequestParams.Meta (its extras: every request's).
+        extra = getattr(meta, "__pydantic_extra__", None)
+        entries = extra if extra.__class__ is dict else meta_entries(meta)
         if not entries:
             return None
         if self._direct and (direct := self._lone_traceparent(entries)) is not None:

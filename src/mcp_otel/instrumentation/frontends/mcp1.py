@@ -36,6 +36,9 @@ from mcp_otel.model.outcome import Verdict
 from mcp_otel.model.safety import report_once
 from mcp_otel.semconv import INPUT_METHODS, METHOD_INITIALIZE, METHOD_TOOLS_CALL
 
+_new_tuple = tuple.__new__  # a NamedTuple made as its own __new__ makes it (see _received)
+_UNREAD: Any = object()  # a field not read (see _handled_request)
+
 
 def cancel_notification(request_id: Any, reason: str) -> Any:
     """An mcp 1.x ``notifications/cancelled`` for ``request_id``."""
@@ -100,21 +103,28 @@ def client_received_request(session: Any, responder: Any) -> ServerRequest:
 
 
 def _received(
-    request: Any, responder: Any, session: Any, *, protocol_version: Any, server_name: Any, server_version: Any
+    request: Any, responder: Any, session: Any, protocol_version: Any, server_name: Any, server_version: Any
 ) -> ServerRequest:
     metadata = getattr(responder, "message_metadata", None)
     http_request = getattr(metadata, "request_context", None)
-    return ServerRequest(  # by position (see ServerRequest)
-        getattr(request, "method", None),  # method
-        getattr(request, "params", None),  # params
-        getattr(responder, "request_id", None),  # request_id
-        getattr(responder, "request_meta", None),  # meta
-        protocol_version,
-        None if http_request is None else _header(http_request, "mcp-session-id"),  # session_id
-        http_request,
-        server_name,
-        server_version,
-        getattr(session, "_write_stream", None),  # write_stream
+    # Every field by position, made as the NamedTuple's own __new__ makes it (tuple.__new__), without
+    # that Python call (every request a server handles).
+    return _new_tuple(
+        ServerRequest,
+        (
+            getattr(request, "method", None),  # method
+            getattr(request, "params", None),  # params
+            getattr(responder, "request_id", None),  # request_id
+            getattr(responder, "request_meta", None),  # meta
+            protocol_version,
+            None if http_request is None else _header(http_request, "mcp-session-id"),  # session_id
+            http_request,
+            server_name,
+            server_version,
+            getattr(session, "_write_stream", None),  # write_stream
+            None,  # input_responses (mcp 1.x has none)
+            None,  # connection (the session is one per connection)
+        ),
     )
 
 
@@ -465,13 +475,18 @@ def _handled_request(
 ) -> tuple[ServerRequest, Any, Any]:
     """``Server._handle_request``'s request (a request a server handles), its session and responder."""
     responder, request, session = binding.arguments_of(wrapped, args, kwargs, "message", "req", "session")
-    received = _received(
+    # ServerSession keeps the client's initialize params in _client_params (its property
+    # client_params returns it: a Python call per request); the property where it does not.
+    client_params = getattr(session, "_client_params", _UNREAD)
+    if client_params is _UNREAD:
+        client_params = getattr(session, "client_params", None)
+    received = _received(  # by position (every request a server handles)
         request,
         responder,
         session,
-        protocol_version=_agreed(getattr(getattr(session, "client_params", None), "protocolVersion", None)),
-        server_name=getattr(server, "name", None),
-        server_version=getattr(server, "version", None),
+        _agreed(getattr(client_params, "protocolVersion", None)),  # protocol_version
+        getattr(server, "name", None),  # server_name
+        getattr(server, "version", None),  # server_version
     )
     return received, session, responder
 
