@@ -13,7 +13,7 @@ use rmcp::{RoleClient, Service};
 
 use crate::client::Client;
 use crate::config::Config;
-use crate::lifecycle::{Lifecycle, Sending, Shared};
+use crate::lifecycle::{Lifecycle, Sending, Shared, Side};
 use crate::metrics::CallMetrics;
 use crate::options::Builder;
 use crate::propagation::Propagation;
@@ -67,7 +67,8 @@ impl McpOtel {
         T: IntoTransport<R, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        Wire::new(transport.into_transport(), Arc::clone(&self.0))
+        let side = if R::IS_CLIENT { Side::Client } else { Side::Server };
+        Wire::new(transport.into_transport(), Arc::clone(&self.0), side)
     }
 
     /// `running` with a CLIENT span for every request sent through the returned client.

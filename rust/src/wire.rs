@@ -131,7 +131,8 @@ struct Sent {
 }
 
 impl<T> Wire<T> {
-    pub(crate) fn new(inner: T, shared: Arc<Shared>) -> Self {
+    /// The wire of `inner`, a transport of the `side` given (rmcp's role, known where it is made).
+    pub(crate) fn new(inner: T, shared: Arc<Shared>, side: Side) -> Self {
         shared.sending.wire();
         Self {
             inner,
@@ -141,7 +142,7 @@ impl<T> Wire<T> {
             traced: VecDeque::new(),
             session: Session::default(),
             started: Instant::now(),
-            side: Side::Client,
+            side,
             handshake: false,
             peer_gone: false,
             ended: false,
@@ -332,7 +333,6 @@ where
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
-        self.side = if R::IS_CLIENT { Side::Client } else { Side::Server };
         let mut message = self.inner.receive().await;
         match &mut message {
             Some(JsonRpcMessage::Request(request)) => {
