@@ -37,8 +37,11 @@ RUST_CRATE = REPO_ROOT / "rust"
 RUST_HTTP_PACKAGE = RUST_CRATE / "http"
 # Where the Rust programs write their spans, one JSON line each.
 RUST_SPAN_FILE_ENV = "MCP_OTEL_RUST_SPAN_FILE"
-# What a Rust CLIENT span cannot state: a typed call's JSON-RPC id stays inside rmcp, and the
-# transport is rmcp's own (docs/rust.md, limits). A SERVER span has the id (rmcp's RequestContext).
+# The version of every session here: each server answers rmcp 3.11's initialize (which asks for
+# 2026-07-28) with it, and the Rust server each agent's initialize.
+HANDSHAKE = "2025-11-25"
+# What a Rust CLIENT span cannot state: the transport, which the crate does not read yet
+# (docs/rust.md, limits). Its JSON-RPC id comes from the agents' wrapped transport.
 RUST_CANNOT_KNOW = (NETWORK_TRANSPORT,)
 RUST_SERVER_CANNOT_KNOW = (NETWORK_TRANSPORT,)
 # The Rust server's identity (crossserver: serverInfo).

@@ -49,6 +49,7 @@ from tests.node.conftest import (
     ts_spans,
 )
 from tests.rust.conftest import (
+    HANDSHAKE,
     RUST_CANNOT_KNOW,
     RUST_SERVER_CANNOT_KNOW,
     RUST_SERVER_NAME,
@@ -59,8 +60,6 @@ from tests.rust.conftest import (
 from tests.servers.span_file import SPAN_FILE_ENV
 from tests.servers.tools import SERVER_NAME, SERVER_VERSION
 
-# rmcp's client asks for 2026-07-28 in its initialize; each server here answers 2025-11-25.
-HANDSHAKE = "2025-11-25"
 # The Rust agent's calls: the TypeScript agent's (an answer, a tool error, a call given up after
 # 300 ms, then one answered only once the server has read the cancel).
 RUST_CALLS = TS_CALLS

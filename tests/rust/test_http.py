@@ -72,6 +72,7 @@ from tests.node.conftest import (
 )
 from tests.processes import LOOPBACK, free_port, running, stop, wait_until
 from tests.rust.conftest import (
+    HANDSHAKE,
     RUST_CANNOT_KNOW,
     RUST_SERVER_CANNOT_KNOW,
     RUST_SERVER_NAME,
@@ -82,9 +83,6 @@ from tests.rust.conftest import (
 from tests.servers.span_file import SPAN_FILE_ENV
 from tests.servers.tools import SERVER_NAME
 
-# The version of every session here: each server answers rmcp 3.11's initialize (which asks for
-# 2026-07-28) with it, and the Rust server each agent's initialize.
-HANDSHAKE = "2025-11-25"
 CALLER, CLIENT, DISCONNECT = CancelReason.CALLER.value, CancelReason.CLIENT.value, CancelReason.DISCONNECT.value
 # What the Rust client's spans do not state over HTTP: what it cannot know over any transport, the
 # session's id (rmcp's HTTP client does not show it), and the caller's address (the server's fact).

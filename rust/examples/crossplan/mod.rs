@@ -3,12 +3,14 @@
 //! call with abortAfterMs being given up by its caller: its future dropped after that many ms
 //! (`tokio::time::timeout`), Rust's way to stop waiting. One JSON line printed per call:
 //! `{"tool", "isError"}` for a result, `{"tool", "error": "aborted"}` for a call its caller gave
-//! up, `{"tool", "error": {"code": N|null}}` for any other error.
+//! up, `{"tool", "error": {"code": N|null}}` for any other error. [`agent`] is both agents' body:
+//! how they are instrumented, in one place.
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, JsonObject};
-use rmcp::{RoleClient, Service, ServiceError};
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject};
+use rmcp::transport::IntoTransport;
+use rmcp::{RoleClient, Service, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 
 /// Runs `plan`'s calls through `client`, one after another, printing what each gave.
@@ -36,5 +38,30 @@ pub async fn run<S: Service<RoleClient>>(
         };
         println!("{line}");
     }
+    Ok(())
+}
+
+/// The Rust agent over `transport`: instrumented as docs/rust.md shows (no propagator set; its
+/// spans to the span file, `crate::spanlines`), the plan `MCP_PLAN` run, its session ended.
+///
+/// # Errors
+///
+/// The plan or the span file cannot be read, the handshake or a step fails.
+pub async fn agent<T, E, A: 'static>(transport: T) -> Result<(), Box<dyn std::error::Error>>
+where
+    T: IntoTransport<RoleClient, E, A> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let plan: Vec<JsonObject> = serde_json::from_str(&crate::spanlines::env_or("MCP_PLAN", "[]"))?;
+    let provider = crate::spanlines::tracer_provider("mcp-otel-rust-agent")?;
+    let otel = mcp_otel::McpOtel::builder().tracer_provider(&provider).build();
+    let info = ClientConfig::new(ClientCapabilities::default(), Implementation::new("rust-agent", "1.0.0"));
+    let client = otel.client(otel.service(info).serve(otel.transport(transport)).await?);
+
+    run(&client, plan).await?;
+    // Ends the session: over stdio closing stdin ends the server (rmcp waits 3 s at most for it to
+    // exit); over HTTP rmcp's client sends DELETE.
+    client.into_inner().cancel().await?;
+    provider.shutdown()?;
     Ok(())
 }
