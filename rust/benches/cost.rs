@@ -1,8 +1,10 @@
 //! What mcp-otel costs a `tools/call`, against the same call uninstrumented (`bare`) and with the
-//! same spans and points made by hand (`floor`: a CLIENT span with the same attributes, the trace
-//! context injected into `_meta`, one histogram point; on the server a SERVER span parented to it,
-//! one point). Every variant records to the same real SDK providers (spans through a batch
-//! processor to an exporter that drops them, points aggregated in memory). The added-cost ratio is
+//! same spans and points made by hand (`floor`: a CLIENT span with the same attributes, the request's
+//! id and transport among them, the trace context injected into `_meta`, one histogram point; on
+//! the server a SERVER span parented to it, one point). `ours` is mcp-otel as docs/rust.md shows it
+//! (the service, `Client`, and both transports wrapped); `unwired` the service and `Client` alone.
+//! Every variant records to the same real SDK providers (spans through a batch processor to an
+//! exporter that drops them, points aggregated in memory). The added-cost ratio is
 //! `(ours - bare) / (floor - bare)`: docs/performance.md, issue 58 asks at most 1.10.
 //!
 //! ```text
@@ -35,12 +37,12 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, ContentBlock, ErrorData, Implementation,
-    InitializeResult, MetaObject, RequestMetaObject, ServerCapabilities, ServerResult,
+    InitializeResult, MetaObject, RequestId, RequestMetaObject, ServerCapabilities, ServerResult,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{RoleClient, RoleServer, ServerHandler, Service, ServiceExt};
 
-const VARIANTS: [&str; 3] = ["bare", "floor", "ours"];
+const VARIANTS: [&str; 4] = ["bare", "floor", "ours", "unwired"];
 const TRANSPORTS: [&str; 2] = ["memory", "stdio"];
 
 #[derive(Clone)]
@@ -114,15 +116,20 @@ impl Floor {
         }
     }
 
-    /// The point's attributes of a call of `tool` (the span has them too, and the server's version).
-    fn point(tool: &str, server: &str, protocol: String) -> Vec<KeyValue> {
-        vec![
+    /// The point's attributes of a call of `tool` over `network` (the span has them too, and the
+    /// server's version and the request's id).
+    fn point(tool: &str, server: &str, protocol: String, network: Option<&'static str>) -> Vec<KeyValue> {
+        let mut point = vec![
             KeyValue::new("mcp.method.name", "tools/call"),
             KeyValue::new("gen_ai.operation.name", "execute_tool"),
             KeyValue::new("gen_ai.tool.name", tool.to_owned()),
             KeyValue::new("mcp.server.name", server.to_owned()),
             KeyValue::new("mcp.protocol.version", protocol),
-        ]
+        ];
+        if let Some(network) = network {
+            point.push(KeyValue::new("network.transport", network));
+        }
+        point
     }
 
     fn start(&self, kind: SpanKind, tool: &str, parent: &Context, point: &[KeyValue], version: &str) -> Context {
@@ -132,8 +139,13 @@ impl Floor {
         parent.with_span(self.tracer.build_with_context(builder, parent))
     }
 
+    fn request_id(cx: &Context, id: &RequestId) {
+        cx.span().set_attribute(KeyValue::new("jsonrpc.request.id", id.to_string()));
+    }
+
     /// Writes the result's outcome on the span, ends it, records the point.
     fn end(cx: &Context, histogram: &Histogram<f64>, started: Instant, mut point: Vec<KeyValue>, is_error: bool) {
+        let known = point.len();
         let outcome = if is_error { "failed" } else { "ok" };
         point.push(KeyValue::new("mcp.request.outcome", outcome));
         point.push(KeyValue::new("tool.outcome", outcome));
@@ -141,7 +153,7 @@ impl Floor {
             point.push(KeyValue::new("error.type", "tool_error"));
         }
         let span = cx.span();
-        span.set_attributes(point[5..].iter().cloned());
+        span.set_attributes(point[known..].iter().cloned());
         if is_error {
             span.set_status(opentelemetry::trace::Status::error(""));
         }
@@ -149,16 +161,19 @@ impl Floor {
         histogram.record(started.elapsed().as_secs_f64(), &point);
     }
 
-    async fn call(&self, client: &RunningService<RoleClient, ()>, tool: &str) {
+    /// rmcp's `call_tool`, as `Client` calls it. The request's id is rmcp's next (its ids count from
+    /// 0, the handshake's): only a transport wrapper sees it, so the floor counts them.
+    async fn call(&self, client: &RunningService<RoleClient, ()>, tool: &str, network: Option<&'static str>, id: i64) {
         let started = Instant::now();
         let peer = client.peer().peer_info().expect("the handshake");
         let server = peer.server_info.as_ref().expect("a server");
-        let point = Self::point(tool, &server.name, peer.protocol_version.to_string());
+        let point = Self::point(tool, &server.name, peer.protocol_version.to_string(), network);
         let cx = self.start(SpanKind::Client, tool, &Context::current(), &point, &server.version);
         let mut meta = serde_json::Map::new();
         TraceContextPropagator::new().inject_context(&cx, &mut Meta(&mut meta));
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.meta = Some(RequestMetaObject(MetaObject(meta)));
+        Self::request_id(&cx, &RequestId::Number(id));
         let result = client.call_tool(params).await.expect("answered");
         Self::end(&cx, &self.client, started, point, result.is_error == Some(true));
     }
@@ -188,6 +203,7 @@ impl opentelemetry::propagation::Extractor for Read<'_> {
 struct FloorServer {
     floor: Floor,
     inner: Weather,
+    network: Option<&'static str>,
 }
 
 impl Service<RoleServer> for FloorServer {
@@ -202,9 +218,10 @@ impl Service<RoleServer> for FloorServer {
         let started = Instant::now();
         let tool = call.params.name.to_string();
         let protocol = context.peer.peer_info().map(|client| client.protocol_version.to_string()).unwrap_or_default();
-        let point = Floor::point(&tool, "weather", protocol);
+        let point = Floor::point(&tool, "weather", protocol, self.network);
         let parent = TraceContextPropagator::new().extract(&Read(&context.meta.0.0));
         let cx = self.floor.start(SpanKind::Server, &tool, &parent, &point, "2.1.0");
+        Floor::request_id(&cx, &context.id);
         let result =
             opentelemetry::context::FutureExt::with_context(self.inner.handle_request(request, context), cx.clone())
                 .await;
@@ -243,38 +260,56 @@ fn ours(providers: &Providers) -> mcp_otel::McpOtel {
 }
 
 /// Serves `variant` on `transport` until its client hangs up.
-async fn serve<T, E, A>(variant: &str, providers: &Providers, transport: T)
+async fn serve<T, E, A: 'static>(variant: &str, providers: &Providers, transport: T)
 where
     T: rmcp::transport::IntoTransport<RoleServer, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let network = mcp_otel_network::<T>();
     let waiting = match variant {
         "bare" => Weather.serve(transport).await.expect("served").waiting().await,
         "floor" => {
-            FloorServer { floor: Floor::new(providers), inner: Weather }
+            FloorServer { floor: Floor::new(providers), inner: Weather, network }
                 .serve(transport)
                 .await
                 .expect("served")
                 .waiting()
                 .await
         }
+        "ours" => {
+            let otel = ours(providers);
+            otel.service(Weather).serve(otel.transport(transport)).await.expect("served").waiting().await
+        }
         _ => ours(providers).service(Weather).serve(transport).await.expect("served").waiting().await,
     };
     drop(waiting);
 }
 
+/// The `network.transport` the floor states over `T`: what mcp-otel states of the two transports
+/// here (stdio and a child process, `pipe`; in memory, none).
+fn mcp_otel_network<T>() -> Option<&'static str> {
+    let name = std::any::type_name::<T>();
+    (name.contains("Stdin") || name.contains("TokioChildProcess")).then_some("pipe")
+}
+
 /// `calls` tool calls of `variant`, in memory (both sides in this process, the server's on
 /// `server_providers`) or over stdio (the server a child process of the same variant).
 async fn run(variant: &str, transport: &str, calls: usize, providers: &Providers, server_providers: &Arc<Providers>) {
-    let client = if transport == "memory" {
+    let otel = ours(providers);
+    let wired = variant == "ours";
+    let (client, network) = if transport == "memory" {
         let (client_io, server_io) = tokio::io::duplex(1 << 16);
         let (variant_owned, server_providers) = (variant.to_owned(), Arc::clone(server_providers));
         tokio::spawn(async move { serve(&variant_owned, &server_providers, server_io).await });
-        ().serve(client_io).await.expect("handshake")
+        let client = if wired { ().serve(otel.transport(client_io)).await } else { ().serve(client_io).await };
+        (client.expect("handshake"), None)
     } else {
         let mut command = tokio::process::Command::new(env::current_exe().expect("this program"));
         command.args(["serve", variant]);
-        ().serve(rmcp::transport::TokioChildProcess::new(command).expect("spawned")).await.expect("handshake")
+        let child = rmcp::transport::TokioChildProcess::new(command).expect("spawned");
+        let network = mcp_otel_network::<rmcp::transport::TokioChildProcess>();
+        let client = if wired { ().serve(otel.transport(child)).await } else { ().serve(child).await };
+        (client.expect("handshake"), network)
     };
     match variant {
         "bare" => {
@@ -284,12 +319,12 @@ async fn run(variant: &str, transport: &str, calls: usize, providers: &Providers
         }
         "floor" => {
             let floor = Floor::new(providers);
-            for _ in 0..calls {
-                floor.call(&client, "ok").await;
+            for id in 1..=calls {
+                floor.call(&client, "ok", network, i64::try_from(id).expect("a count")).await;
             }
         }
         _ => {
-            let client = ours(providers).client(client);
+            let client = otel.client(client);
             for _ in 0..calls {
                 client.call_tool(CallToolRequestParams::new("ok")).await.expect("answered");
             }
@@ -326,20 +361,17 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-fn ratio(per_call: &[f64; 3]) -> f64 {
-    (per_call[2] - per_call[0]) / (per_call[1] - per_call[0])
-}
-
-fn report(what: &str, transport: &str, per_call: [f64; 3]) {
-    println!(
-        "{what:<13} {transport:<7} bare {:>10.0}  floor {:>10.0}  ours {:>10.0}  added: floor {:>8.0} ours {:>8.0}  ratio {:.3}",
-        per_call[0],
-        per_call[1],
-        per_call[2],
-        per_call[1] - per_call[0],
-        per_call[2] - per_call[0],
-        ratio(&per_call)
-    );
+/// A line per instrumented variant: its figure and what it adds to `bare`, beside the floor's.
+fn report(what: &str, transport: &str, per_call: &[f64; 4]) {
+    let [bare, floor] = [per_call[0], per_call[1]];
+    for (variant, figure) in VARIANTS[2..].iter().zip(&per_call[2..]) {
+        println!(
+            "{what:<13} {transport:<7} bare {bare:>10.0}  floor {floor:>10.0}  {variant:<8} {figure:>10.0}  added: floor {:>8.0} {variant:<8} {:>8.0}  ratio {:.3}",
+            floor - bare,
+            figure - bare,
+            (figure - bare) / (floor - bare)
+        );
+    }
 }
 
 /// CPU this process's threads ran, in nanoseconds (each thread's schedstat, summed): the
@@ -365,14 +397,14 @@ fn resident_kib() -> u64 {
 /// round, the median of the rounds.
 fn interleaved(what: &str, rounds: usize, calls: usize, mut measure: impl FnMut(&str, &str, usize) -> f64) {
     for transport in TRANSPORTS {
-        let mut samples: [Vec<f64>; 3] = Default::default();
+        let mut samples: [Vec<f64>; 4] = Default::default();
         for _ in 0..rounds {
             for (index, variant) in VARIANTS.iter().enumerate() {
                 let (one, two) = (measure(variant, transport, calls), measure(variant, transport, 2 * calls));
                 samples[index].push((two - one) / calls as f64);
             }
         }
-        report(what, transport, samples.map(median));
+        report(what, transport, &samples.map(median));
     }
 }
 
@@ -404,7 +436,8 @@ fn main() {
                 let (client_io, server_io) = tokio::io::duplex(1 << 16);
                 let server_providers = Providers::new();
                 tokio::spawn(async move { serve("ours", &server_providers, server_io).await });
-                let client = ours(&providers).client(().serve(client_io).await.expect("handshake"));
+                let otel = ours(&providers);
+                let client = otel.client(().serve(otel.transport(client_io)).await.expect("handshake"));
                 let mut resident = Vec::new();
                 for call in 1..=calls {
                     client.call_tool(CallToolRequestParams::new("ok")).await.expect("answered");

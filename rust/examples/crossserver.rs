@@ -16,7 +16,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let provider = spanlines::tracer_provider("mcp-otel-rust-server")?;
     let otel = mcp_otel::McpOtel::builder().tracer_provider(&provider).build();
     let name = spanlines::env_or("MCP_SERVER_NAME", "rust-server");
-    let server = otel.service(crosstools::CrossServer::new(name)).serve(stdio()).await?;
+    let server = otel.service(crosstools::CrossServer::new(name)).serve(otel.transport(stdio())).await?;
     // The client closing stdin is the normal end of the session.
     let _ = server.waiting().await;
     provider.shutdown()?;

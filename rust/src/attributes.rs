@@ -13,7 +13,7 @@ use crate::model::bounded;
 use crate::semconv::{
     GEN_AI_OPERATION_NAME, GEN_AI_PROMPT_NAME, GEN_AI_TOOL_NAME, JSONRPC_REQUEST_ID, KNOWN_METHODS, MCP_METHOD_NAME,
     MCP_PROTOCOL_VERSION, MCP_RESOURCE_URI, MCP_SERVER_NAME, MCP_SERVER_VERSION, METHOD_PROMPTS_GET, METHOD_TOOLS_CALL,
-    OPERATION_EXECUTE_TOOL, RESOURCE_URI_METHODS,
+    NETWORK_TRANSPORT, OPERATION_EXECUTE_TOOL, RESOURCE_URI_METHODS,
 };
 
 /// One request as both sides describe it, as its sender wrote it.
@@ -35,16 +35,19 @@ impl<'a> Request<'a> {
     }
 }
 
-/// What a session's peer said of the server and the protocol (the front end's facts).
+/// What a session's peer said of the server and the protocol, and what its connection is (the
+/// front ends' facts).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct SessionFacts {
     pub(crate) server_name: Option<String>,
     pub(crate) server_version: Option<String>,
     pub(crate) protocol_version: Option<String>,
+    /// `pipe` or `tcp`, when the wire knows its transport (wire.rs).
+    pub(crate) network_transport: Option<&'static str>,
 }
 
 /// A session's attributes, made once: on every span of it, and (the server's name admitted by its
-/// bound, the protocol version) on every point.
+/// bound, the protocol version, the transport) on every point.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Session {
     span: Vec<KeyValue>,
@@ -60,6 +63,9 @@ impl Session {
             session.point.push(KeyValue::new(MCP_PROTOCOL_VERSION, version.clone()));
             session.span.push(KeyValue::new(MCP_PROTOCOL_VERSION, version));
         }
+        if let Some(transport) = facts.network_transport {
+            session.over(transport);
+        }
         let (server, version) = match &config.server_name {
             Some(name) => (Some(name), config.server_version.as_ref()),
             None => (facts.server_name.as_ref(), facts.server_version.as_ref()),
@@ -74,6 +80,18 @@ impl Session {
             session.span.push(KeyValue::new(MCP_SERVER_VERSION, shared(version, limit)));
         }
         session
+    }
+
+    /// The same session over `transport` (learnt once its first request was sent).
+    pub(crate) fn with_network_transport(&self, transport: &'static str) -> Self {
+        let mut session = self.clone();
+        session.over(transport);
+        session
+    }
+
+    fn over(&mut self, transport: &'static str) {
+        self.point.push(KeyValue::new(NETWORK_TRANSPORT, transport));
+        self.span.push(KeyValue::new(NETWORK_TRANSPORT, transport));
     }
 
     /// What every span of the session carries.

@@ -9,7 +9,7 @@
 //! returned. A future dropped before its answer ends its span at the drop: cancelled/caller.
 
 use std::ops::Deref;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use opentelemetry::Context;
 use rmcp::model::{
@@ -24,7 +24,7 @@ use serde_json::Map;
 
 use crate::attributes::{self, Request, Session};
 use crate::facts::{Answered, Handles, failure, session_of};
-use crate::lifecycle::{Call, Shared, Side};
+use crate::lifecycle::{Call, Learnt, Shared, Side};
 use crate::model::{self};
 
 /// A client whose every request sent through its methods gets a CLIENT span and a point
@@ -35,6 +35,9 @@ pub struct Client<S: Service<RoleClient>> {
     running: RunningService<RoleClient, S>,
     shared: Arc<Shared>,
     session: Session,
+    // The connection's transport, as its wire says it, and the session's attributes with it.
+    learnt: Learnt,
+    over: OnceLock<Session>,
 }
 
 impl<S: Service<RoleClient>> Deref for Client<S> {
@@ -83,7 +86,7 @@ macro_rules! traced {
 impl<S: Service<RoleClient>> Client<S> {
     pub(crate) fn new(running: RunningService<RoleClient, S>, shared: Arc<Shared>) -> Self {
         let session = Session::new(&session_of(running.peer()), &shared.config, &shared.lifecycle.metrics);
-        Self { running, shared, session }
+        Self { running, shared, session, learnt: Learnt::default(), over: OnceLock::new() }
     }
 
     /// rmcp's `RunningService`, unwrapped.
@@ -99,9 +102,12 @@ impl<S: Service<RoleClient>> Client<S> {
     /// carries (wire.rs) and give its span the request's id.
     fn opened(&self, request: Request<'_>) -> (Call, bool) {
         let shared = &self.shared;
-        let described = attributes::describe(request, &self.session, None, &shared.config, &shared.lifecycle.metrics);
-        let call = shared.open(Side::Client, &Context::current(), described, Vec::new());
-        let wired = shared.config.propagate && shared.sending.started(call.context());
+        let network = self.learnt.get();
+        let session = network
+            .map_or(&self.session, |network| self.over.get_or_init(|| self.session.with_network_transport(network)));
+        let described = attributes::describe(request, session, None, &shared.config, &shared.lifecycle.metrics);
+        let mut call = shared.open(Side::Client, &Context::current(), described, Vec::new());
+        let wired = shared.config.propagate && call.sent_by_client(&self.learnt, network.is_some());
         (call, wired)
     }
 

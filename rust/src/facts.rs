@@ -35,6 +35,11 @@ pub(crate) trait Handles: ServiceRole {
     fn meta(request: &Self::PeerReq) -> Cow<'_, JsonObject> {
         Cow::Borrowed(&request.get_meta().0.0)
     }
+    /// The `_meta` a request's parameters carry: where `Client` puts its context.
+    fn params_meta(request: &Self::PeerReq) -> Option<&JsonObject> {
+        let _ = request;
+        None
+    }
     /// The `_meta` of a request this side sends, where the wire puts the trace context.
     fn meta_mut(request: &mut Self::PeerReq) -> &mut JsonObject;
     /// The `_meta` of a notification this side sends.
@@ -83,6 +88,7 @@ impl Handles for RoleServer {
             server_name: Some(info.server_info.name),
             server_version: Some(info.server_info.version),
             protocol_version: peer.peer_info().map(|client| client.protocol_version.to_string()),
+            network_transport: None,
         }
     }
 
@@ -108,8 +114,7 @@ impl Handles for RoleServer {
         &mut notification.get_meta_mut().0.0
     }
 
-    fn meta(request: &ClientRequest) -> Cow<'_, JsonObject> {
-        // `Client`'s typed calls carry their context in their parameters' `_meta`.
+    fn params_meta(request: &ClientRequest) -> Option<&JsonObject> {
         let params = match request {
             ClientRequest::CallToolRequest(r) => r.params.meta.as_ref(),
             ClientRequest::GetPromptRequest(r) => r.params.meta.as_ref(),
@@ -121,13 +126,19 @@ impl Handles for RoleServer {
             ClientRequest::ListResourceTemplatesRequest(r) => r.params.as_ref().and_then(|params| params.meta.as_ref()),
             _ => None,
         };
+        params.map(|meta| &meta.0.0)
+    }
+
+    fn meta(request: &ClientRequest) -> Cow<'_, JsonObject> {
+        // `Client`'s typed calls carry their context in their parameters' `_meta`.
+        let params = Self::params_meta(request);
         let own = &request.get_meta().0.0;
         match params {
             None => Cow::Borrowed(own),
-            Some(params) if own.is_empty() => Cow::Borrowed(&params.0.0),
+            Some(params) if own.is_empty() => Cow::Borrowed(params),
             // Both: rmcp writes them as one, its own fields last.
             Some(params) => {
-                let mut merged = params.0.0.clone();
+                let mut merged = params.clone();
                 merged.extend(own.iter().map(|(key, value)| (key.clone(), value.clone())));
                 Cow::Owned(merged)
             }
@@ -140,6 +151,7 @@ impl Handles for RoleServer {
                 server_name: Some(result.server_info.name.clone()),
                 server_version: Some(result.server_info.version.clone()),
                 protocol_version: Some(result.protocol_version.to_string()),
+                network_transport: None,
             }),
             _ => None,
         }
@@ -268,6 +280,7 @@ pub(crate) fn session_of(peer: &Peer<RoleClient>) -> SessionFacts {
         server_name: server.server_info.as_ref().map(|info| info.name.clone()),
         server_version: server.server_info.as_ref().map(|info| info.version.clone()),
         protocol_version: Some(server.protocol_version.to_string()),
+        network_transport: None,
     })
 }
 

@@ -18,7 +18,7 @@ use crate::metrics::CallMetrics;
 use crate::options::Builder;
 use crate::propagation::Propagation;
 use crate::service::Instrumented;
-use crate::wire::Wire;
+use crate::wire::{self, Wire};
 
 /// mcp-otel for rmcp: wraps services (requests handled: SERVER spans) and clients (requests the
 /// application sends: CLIENT spans). Cheap to clone; clones share everything.
@@ -68,7 +68,8 @@ impl McpOtel {
         E: std::error::Error + Send + Sync + 'static,
     {
         let side = if R::IS_CLIENT { Side::Client } else { Side::Server };
-        Wire::new(transport.into_transport(), Arc::clone(&self.0), side)
+        let network = wire::network_transport(std::any::type_name::<T>());
+        Wire::new(transport.into_transport(), Arc::clone(&self.0), side, network)
     }
 
     /// `running` with a CLIENT span for every request sent through the returned client.

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
 use opentelemetry::baggage::BaggageExt;
@@ -26,8 +26,11 @@ use crate::metrics::CallMetrics;
 pub(crate) use crate::metrics::Side;
 use crate::model::{Outcome, Verdict, bounded};
 use crate::propagation::Propagation;
-use crate::semconv::{CancelReason, GEN_AI_CONVERSATION_ID, MCP_PROTOCOL_VERSION, error_type};
+use crate::semconv::{CancelReason, GEN_AI_CONVERSATION_ID, MCP_PROTOCOL_VERSION, NETWORK_TRANSPORT, error_type};
 use crate::writer::finish_span;
+
+/// The attributes learnt at a request's end that its point carries too.
+const LEARNT_LATE: [&str; 2] = [MCP_PROTOCOL_VERSION, NETWORK_TRANSPORT];
 
 /// A conversation id from baggage (the application's, or a peer's) is bounded.
 const MAX_CONVERSATION_ID: usize = 256;
@@ -49,8 +52,12 @@ pub(crate) struct Shared {
 #[derive(Default)]
 pub(crate) struct Sending {
     wired: AtomicBool,
-    recent: Mutex<VecDeque<(SpanId, Context)>>,
+    recent: Mutex<VecDeque<(SpanId, Context, Learnt)>>,
 }
+
+/// What the wire that sends a `Client`'s requests learnt of its connection, once it sent the first:
+/// the transport (`network.transport`). One per `Client`.
+pub(crate) type Learnt = Arc<OnceLock<&'static str>>;
 
 /// How many of a client's latest spans are kept for the wire: far more than it has in flight.
 const MAX_SENDING: usize = 256;
@@ -61,9 +68,9 @@ impl Sending {
         self.wired.store(true, Ordering::Relaxed);
     }
 
-    /// `cx`'s span was started for a request about to be sent: whether a wire will know it (and
-    /// give it the request's id).
-    pub(crate) fn started(&self, cx: &Context) -> bool {
+    /// `cx`'s span was started for a request about to be sent by a `Client` whose wire says what it
+    /// learns in `learnt`: whether a wire will know it (and give the span the request's id).
+    fn started(&self, cx: &Context, learnt: &Learnt) -> bool {
         if !self.wired.load(Ordering::Relaxed) {
             return false;
         }
@@ -72,14 +79,15 @@ impl Sending {
         if recent.len() == MAX_SENDING {
             recent.pop_front();
         }
-        recent.push_back((id, cx.clone()));
+        recent.push_back((id, cx.clone(), Arc::clone(learnt)));
         true
     }
 
-    /// The span a client started for the request whose `_meta` carries span `id`, if it did.
-    pub(crate) fn find(&self, id: SpanId) -> Option<Context> {
+    /// The span a client started for the request whose `_meta` carries span `id`, if it did, and
+    /// where the wire puts what it learns of it.
+    pub(crate) fn find(&self, id: SpanId) -> Option<(Context, Learnt)> {
         let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        recent.iter().rev().find(|(found, _)| *found == id).map(|(_, cx)| cx.clone())
+        recent.iter().rev().find(|(found, ..)| *found == id).map(|(_, cx, learnt)| (cx.clone(), Arc::clone(learnt)))
     }
 }
 
@@ -93,7 +101,16 @@ impl Shared {
     pub(crate) fn open(self: &Arc<Self>, side: Side, parent: &Context, request: Described, links: Vec<Link>) -> Call {
         let Described { name, tool_call, attributes, point } = request;
         let cx = self.lifecycle.start(side, parent, name, attributes, links);
-        Call { shared: Arc::clone(self), side, tool_call, cx, point, started: Instant::now(), done: false }
+        Call {
+            shared: Arc::clone(self),
+            side,
+            tool_call,
+            cx,
+            point,
+            started: Instant::now(),
+            learnt: None,
+            done: false,
+        }
     }
 }
 
@@ -140,6 +157,7 @@ pub(crate) struct Call {
     cx: Context,
     point: Vec<KeyValue>,
     started: Instant,
+    learnt: Option<Learnt>,
     done: bool,
 }
 
@@ -149,14 +167,31 @@ impl Call {
         &self.cx
     }
 
-    /// The session's attributes, learnt after the request was sent (the handshake's answer names
-    /// the server), on its span and its point.
-    pub(crate) fn name_session(&mut self, session: &Session) {
-        let span = self.cx.span();
-        for attribute in session.span() {
-            span.set_attribute(attribute.clone());
+    /// The request is about to be sent by `Client`: whether a wrapped transport will know it by the
+    /// context it carries (wire.rs) and give its span the request's id. Its transport, once the
+    /// wire says it in `learnt`, is on the span already when `Client` knew it (`on_span`), else
+    /// written at the end.
+    pub(crate) fn sent_by_client(&mut self, learnt: &Learnt, on_span: bool) -> bool {
+        let wired = self.shared.sending.started(&self.cx, learnt);
+        if wired && !on_span {
+            self.learnt = Some(Arc::clone(learnt));
         }
-        self.point.extend_from_slice(session.point());
+        wired
+    }
+
+    /// The session's attributes learnt after the request was sent (the handshake's answer names
+    /// the server), on its span and its point: those of `session` that `before` (the session it was
+    /// sent in) had not.
+    pub(crate) fn name_session(&mut self, session: &Session, before: &Session) {
+        let new = |attributes: &[KeyValue], known: &[KeyValue]| -> Vec<KeyValue> {
+            let known = |attribute: &&KeyValue| known.iter().any(|kv| kv.key == attribute.key);
+            attributes.iter().filter(|attribute| !known(attribute)).cloned().collect()
+        };
+        let span = self.cx.span();
+        for attribute in new(session.span(), before.span()) {
+            span.set_attribute(attribute);
+        }
+        self.point.extend(new(session.point(), before.point()));
     }
 
     /// Writes `verdict` (and `late` attributes) on the span and ends it, then records the same
@@ -167,8 +202,12 @@ impl Call {
 
     fn end(&mut self, verdict: &Verdict, late: Vec<KeyValue>) {
         self.done = true;
-        // A protocol version learnt at the end (the handshake's answer) is on the point too.
-        self.point.extend(late.iter().filter(|kv| kv.key.as_str() == MCP_PROTOCOL_VERSION).cloned());
+        let mut late = late;
+        if let Some(network) = self.learnt.as_ref().and_then(|learnt| learnt.get()) {
+            late.push(KeyValue::new(NETWORK_TRANSPORT, *network));
+        }
+        // A protocol version and a transport learnt by the end are on the point too.
+        self.point.extend(late.iter().filter(|kv| LEARNT_LATE.contains(&kv.key.as_str())).cloned());
         finish_span(&self.cx.span(), verdict, self.tool_call, late);
         if let Verdict::Finished(outcome) = verdict {
             let point = std::mem::take(&mut self.point);

@@ -81,6 +81,25 @@ impl Propagation {
     }
 }
 
+/// The span id in `meta`'s W3C `traceparent` (version 00), read without a propagator: how the wire
+/// knows a request `Client` traced, at the cost of a lookup (any other propagator's fields go
+/// through [`Propagation::extract`]).
+pub(crate) fn traceparent_span(meta: &Map<String, Value>) -> Option<SpanId> {
+    let header = meta.get(TRACEPARENT)?.as_str()?.as_bytes();
+    if header.len() != 55 || !header.starts_with(b"00-") {
+        return None;
+    }
+    let id = header[36..52].iter().try_fold(0u64, |id, &digit| {
+        let nibble = match digit {
+            b'0'..=b'9' => digit - b'0',
+            b'a'..=b'f' => digit - b'a' + 10,
+            _ => return None,
+        };
+        Some(id << 4 | u64::from(nibble))
+    })?;
+    Some(SpanId::from_bytes(id.to_be_bytes()))
+}
+
 /// W3C trace context (`traceparent`, `tracestate`) and baggage.
 #[derive(Debug)]
 pub(crate) struct W3c;

@@ -64,7 +64,8 @@ impl<S> Instrumented<S> {
             return self.inner.handle_notification(notification, context).await;
         }
         let request = Request::new(method, None, None);
-        let session = self.session(&context.peer, false, requested_protocol(&context.meta.0.0));
+        let network = context.extensions.get::<Connection>().and_then(Connection::network_transport);
+        let session = self.session(&context.peer, false, requested_protocol(&context.meta.0.0), network);
         let described = attributes::describe(request, &session, None, &shared.config, &shared.lifecycle.metrics);
         let (parent, links) = self.parent(&context.meta.0.0);
         let cx = shared.lifecycle.notification(Side::Server, &parent, described, links);
@@ -76,7 +77,14 @@ impl<S> Instrumented<S> {
     /// The session's attributes: made once the handshake named the protocol and the server, kept
     /// from then on. Before its answer, the handshake's version is the one the client asked for:
     /// none on its own span. A request that names its version in `_meta` (2026-07-28) has it.
-    fn session<R: Handles>(&self, peer: &Peer<R>, handshake: bool, requested: Option<&str>) -> Cow<'_, Session>
+    /// `network`: the connection's transport, when the wire knows it.
+    fn session<R: Handles>(
+        &self,
+        peer: &Peer<R>,
+        handshake: bool,
+        requested: Option<&str>,
+        network: Option<&'static str>,
+    ) -> Cow<'_, Session>
     where
         S: Service<R>,
     {
@@ -85,6 +93,7 @@ impl<S> Instrumented<S> {
         }
         let shared = &self.shared;
         let mut facts = R::session(&self.inner, peer);
+        facts.network_transport = network;
         if let Some(version) = requested {
             // A 2026-07-28 request names its version itself: no handshake settled one.
             facts.protocol_version = Some(version.to_owned());
@@ -122,7 +131,10 @@ impl<S> Instrumented<S> {
         let method: Cow<'static, str> =
             described.known.map_or_else(|| Cow::Owned(described.method.to_owned()), Cow::Borrowed);
         let handshake = method == METHOD_INITIALIZE;
-        let session = self.session(&context.peer, handshake, requested_protocol(&context.meta.0.0));
+        // The wire's view of the connection, when the transport is wrapped (wire.rs).
+        let connection = context.extensions.get::<Connection>().cloned();
+        let network = connection.as_ref().and_then(Connection::network_transport);
+        let session = self.session(&context.peer, handshake, requested_protocol(&context.meta.0.0), network);
         let request_attributes = attributes::describe(
             described,
             &session,
@@ -133,8 +145,6 @@ impl<S> Instrumented<S> {
         let (parent, links) = self.parent(&context.meta.0.0);
         let call = shared.open(Side::Server, &parent, request_attributes, links);
         let token = context.ct.clone();
-        // The wire's view of the connection, when the transport is wrapped (wire.rs).
-        let connection = context.extensions.get::<Connection>().cloned();
         let id = context.id.clone();
         // What the handler sends is the request's: the wire finds its parent by the request's id.
         let handling = connection.as_ref().map(|connection| connection.handling(&id, call.context()));

@@ -13,7 +13,10 @@
 //!   span's context: the wire gives that span the request's id and makes no second one;
 //! - the notifications this side sends: a CLIENT span each, its context in their `_meta` (a
 //!   cancel's parent: the span of the request it cancels);
-//! - when a session that had a handshake ends: its one duration point.
+//! - when a session that had a handshake ends: its one duration point;
+//! - what the transport is (`network.transport`), from its type's name: rmcp's transports show
+//!   nothing else of it. A child process's or this process's stdio is `pipe`; streamable HTTP,
+//!   SSE and TCP are `tcp`; any other (in memory, the application's own) states none.
 //!
 //! Why: rmcp cancels a handler's token only when its serve loop ends, after a drain of up to 5 s,
 //! so a service alone cannot tell a client that hung up mid-call from one that got its answer.
@@ -35,17 +38,39 @@ use rmcp::transport::Transport;
 
 use crate::attributes::{self, Request, Session, SessionFacts};
 use crate::facts::{Handles, rpc_error, timed_out};
-use crate::lifecycle::{Call, Shared, Side};
+use crate::lifecycle::{Call, Learnt, Shared, Side};
 use crate::model::{self, Answer, ClientFailure, Outcome, Verdict};
-use crate::semconv::{CancelReason, ERROR_TYPE, FREQUENT_NOTIFICATIONS, JSONRPC_REQUEST_ID, error_type};
+use crate::propagation::traceparent_span;
+use crate::semconv::{
+    CancelReason, ERROR_TYPE, FREQUENT_NOTIFICATIONS, JSONRPC_REQUEST_ID, NETWORK_TRANSPORT, TRANSPORT_PIPE,
+    TRANSPORT_TCP, error_type,
+};
 
 /// The cancels kept for requests still running (and the requests `Client` traced, kept for their
 /// cancels): a side cancels the few it has in flight.
 const MAX_CANCELLED: usize = 64;
 
-/// One connection as the wire saw it: shared by the transport and the requests it received.
+/// The parts of a transport's type name that say what it is (`network.transport`): rmcp's child
+/// process and stdio, tokio's child pipes; rmcp's streamable HTTP and SSE transports, tokio's TCP.
+const PIPES: [&str; 3] = ["::TokioChildProcess", "tokio::io::std", "tokio::process::Child"];
+const TCP: [&str; 3] = ["::streamable_http_", "::sse_", "tokio::net::tcp::"];
+
+/// The `network.transport` of a transport whose type is named `type_name`, when it is one of
+/// rmcp's or tokio's that says (see [`PIPES`] and [`TCP`]).
+pub(crate) fn network_transport(type_name: &str) -> Option<&'static str> {
+    if PIPES.iter().any(|part| type_name.contains(part)) {
+        Some(TRANSPORT_PIPE)
+    } else if TCP.iter().any(|part| type_name.contains(part)) {
+        Some(TRANSPORT_TCP)
+    } else {
+        None
+    }
+}
+
+/// One connection as the wire saw it: shared by the transport and the messages it received.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Connection {
+    network: Option<&'static str>,
     closed: Arc<AtomicBool>,
     cancelled: Arc<Mutex<VecDeque<RequestId>>>,
     // The requests being handled, by id: the parents of the requests their handlers send.
@@ -76,6 +101,11 @@ pub(crate) enum Seen {
 }
 
 impl Connection {
+    /// The connection's `network.transport`, when its transport's type says.
+    pub(crate) const fn network_transport(&self) -> Option<&'static str> {
+        self.network
+    }
+
     /// What the wire saw of request `id` by now (its cancel forgotten: the request is done).
     pub(crate) fn seen(&self, id: &RequestId) -> Seen {
         let mut cancelled = self.cancelled.lock().unwrap_or_else(PoisonError::into_inner);
@@ -131,16 +161,19 @@ struct Sent {
 }
 
 impl<T> Wire<T> {
-    /// The wire of `inner`, a transport of the `side` given (rmcp's role, known where it is made).
-    pub(crate) fn new(inner: T, shared: Arc<Shared>, side: Side) -> Self {
+    /// The wire of `inner`, a transport of the `side` given (rmcp's role, known where it is made),
+    /// over `network` ([`network_transport`] of the type the application gave).
+    pub(crate) fn new(inner: T, shared: Arc<Shared>, side: Side, network: Option<&'static str>) -> Self {
         shared.sending.wire();
+        let facts = SessionFacts { network_transport: network, ..SessionFacts::default() };
+        let session = Session::new(&facts, &shared.config, &shared.lifecycle.metrics);
         Self {
             inner,
-            connection: Connection::default(),
+            connection: Connection { network, ..Connection::default() },
             shared,
             sent: HashMap::new(),
             traced: VecDeque::new(),
-            session: Session::default(),
+            session,
             started: Instant::now(),
             side,
             handshake: false,
@@ -149,10 +182,12 @@ impl<T> Wire<T> {
         }
     }
 
-    /// The handshake's answer passed: the session is named, and has a duration.
-    fn handshake(&mut self, facts: &SessionFacts) {
-        self.session = Session::new(facts, &self.shared.config, &self.shared.lifecycle.metrics);
+    /// The handshake's answer passed: the session is named, and has a duration. The session it
+    /// replaces is returned.
+    fn handshake(&mut self, facts: SessionFacts) -> Session {
+        let facts = SessionFacts { network_transport: self.connection.network, ..facts };
         self.handshake = true;
+        std::mem::replace(&mut self.session, Session::new(&facts, &self.shared.config, &self.shared.lifecycle.metrics))
     }
 
     /// The connection ended: its session's one point, when it had a handshake (a 2026-07-28
@@ -162,7 +197,9 @@ impl<T> Wire<T> {
         if std::mem::replace(&mut self.ended, true) || !self.handshake {
             return;
         }
-        let mut point = self.session.point().to_vec();
+        // The conventions define no `network.transport` on a session's duration (docs/metrics.md).
+        let mut point: Vec<KeyValue> =
+            self.session.point().iter().filter(|kv| kv.key.as_str() != NETWORK_TRANSPORT).cloned().collect();
         if self.side == Side::Client && self.peer_gone {
             point.push(KeyValue::new(ERROR_TYPE, error_type::CONNECTION_CLOSED));
         }
@@ -175,15 +212,18 @@ impl<T> Wire<T> {
         R::Req: GetExtensions,
     {
         let shared = &self.shared;
+        // `Client`'s requests carry its span's context in their parameters: known by its W3C
+        // span id at once, else (another propagator) by the context extracted below.
+        let client = R::Other::params_meta(&request.request).and_then(traceparent_span);
+        if let Some(found) = client.and_then(|span| shared.sending.find(span)) {
+            self.traced_by_client(&request.id, found);
+            return;
+        }
         let meta = R::Other::meta(&request.request);
         let carried = shared.propagation.extract(&meta);
         drop(meta);
-        if let Some(client) = carried.as_ref().and_then(|cx| shared.sending.find(cx.span().span_context().span_id())) {
-            client.span().set_attribute(KeyValue::new(JSONRPC_REQUEST_ID, request.id.to_string()));
-            if self.traced.len() == MAX_CANCELLED {
-                self.traced.pop_front();
-            }
-            self.traced.push_back((request.id.clone(), client));
+        if let Some(found) = carried.as_ref().and_then(|cx| shared.sending.find(cx.span().span_context().span_id())) {
+            self.traced_by_client(&request.id, found);
             return;
         }
         let origin = request.request.extensions().get::<OriginatingRequestId>();
@@ -206,19 +246,32 @@ impl<T> Wire<T> {
         self.sent.insert(request.id.clone(), Sent { call, method });
     }
 
+    /// Request `id`, sent by `Client` with the span `client`: its id on the span, what the wire
+    /// knows of the connection `learnt` by the span's end, and the span kept for its cancel.
+    fn traced_by_client(&mut self, id: &RequestId, (client, learnt): (Context, Learnt)) {
+        client.span().set_attribute(KeyValue::new(JSONRPC_REQUEST_ID, id.to_string()));
+        if let Some(network) = self.connection.network {
+            let _ = learnt.set(network);
+        }
+        if self.traced.len() == MAX_CANCELLED {
+            self.traced.pop_front();
+        }
+        self.traced.push_back((id.clone(), client));
+    }
+
     /// The answer to a request: a result or an error (a client's handshake answered names the
     /// session); the end of its span when the wire traced it.
     fn answered<R: Handles>(&mut self, id: &RequestId, answer: Result<&R::PeerResp, &ErrorData>) {
-        let served = answer.ok().and_then(R::Other::served);
-        if let Some(facts) = &served {
-            self.handshake(facts);
+        let before = answer.ok().and_then(R::Other::served).map(|facts| self.handshake(facts));
+        if self.sent.is_empty() {
+            return; // `Client`'s answers: no lookup
         }
         let Some(Sent { mut call, method }) = self.sent.remove(id) else { return };
         let shared = &self.shared;
         let verdict = match answer {
             Ok(result) => {
-                if served.is_some() {
-                    call.name_session(&self.session);
+                if let Some(before) = &before {
+                    call.name_session(&self.session, before);
                 }
                 let answer = R::Other::answer(result);
                 let declined = model::is_declined_answer(&method, &answer, None);
@@ -298,6 +351,7 @@ impl<R, T> Transport<R> for Wire<T>
 where
     R: Handles,
     R::PeerReq: GetExtensions,
+    R::PeerNot: GetExtensions,
     R::Req: GetExtensions,
     T: Transport<R>,
 {
@@ -324,7 +378,7 @@ where
             // A server's own answer to `initialize` names it on the requests it sends.
             JsonRpcMessage::Response(response) => {
                 if let Some(facts) = R::served(&response.result) {
-                    self.handshake(&facts);
+                    let _ = self.handshake(facts);
                 }
             }
             JsonRpcMessage::Error(_) => {}
@@ -342,6 +396,7 @@ where
                 if let Some((id, _)) = R::cancelled_request(&notification.notification) {
                     self.connection.cancel(id.clone());
                 }
+                notification.notification.extensions_mut().insert(self.connection.clone());
             }
             Some(JsonRpcMessage::Response(response)) => self.answered::<R>(&response.id, Ok(&response.result)),
             Some(JsonRpcMessage::Error(error)) => {

@@ -345,3 +345,69 @@ async fn a_cancel_of_a_clients_request_is_a_client_span_under_it() {
     let handled = telemetry.wait_for("tools/call slow", SpanKind::Server).await;
     assert_eq!(outcome(&handled), (yes("cancelled"), None, yes("client"), false));
 }
+
+/// `network.transport` of every span and point of `side` (`"client"` or `"server"`), by span name.
+fn transports(telemetry: &Telemetry, side: &str) -> Vec<(String, Option<String>)> {
+    let kind = if side == "client" { SpanKind::Client } else { SpanKind::Server };
+    let mut said: Vec<_> = telemetry
+        .spans()
+        .into_iter()
+        .filter(|span| span.span_kind == kind)
+        .map(|span| (span.name.to_string(), attribute(&span, "network.transport")))
+        .collect();
+    said.sort();
+    telemetry.metrics.reset(); // the next export's points only
+    let points = telemetry.point_values(&format!("mcp.{side}.operation.duration"), "network.transport");
+    said.extend(points.into_iter().map(|value| ("point".to_owned(), Some(value))));
+    said
+}
+
+#[tokio::test]
+async fn a_transport_over_tcp_is_stated_on_every_span_and_point_of_both_sides() {
+    let telemetry = Telemetry::new();
+    let otel = telemetry.otel();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let address = listener.local_addr().expect("its address");
+    let server_otel = otel.clone();
+    let server = tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.expect("a client");
+        if let Ok(running) = server_otel.service(Weather::default()).serve(server_otel.transport(stream)).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let stream = tokio::net::TcpStream::connect(address).await.expect("connected");
+    let client = otel.client(().serve(otel.transport(stream)).await.expect("handshake"));
+    // The first call's transport is learnt from its wire as it is sent; the second's is known before.
+    client.call_tool(call("ok")).await.expect("answered");
+    client.call_tool(call("ok")).await.expect("answered");
+    client.into_inner().cancel().await.expect("closed");
+    server.await.expect("the server ended");
+
+    let tcp = || Some("tcp".to_owned());
+    // The wire's own spans (initialize, notifications sent), `Client`'s call, the server's spans of
+    // requests and notifications received, and each side's points.
+    let spans = [
+        ("initialize", tcp()),
+        ("notifications/initialized", tcp()),
+        ("tools/call ok", tcp()),
+        ("tools/call ok", tcp()),
+    ];
+    // Two series: the handshake's, and both calls' (the same attributes, the second's on its span
+    // from its start, the first's written at its end).
+    let points = [("point", tcp()), ("point", tcp())];
+    let expected: Vec<_> = spans.iter().chain(&points).map(|(name, said)| ((*name).to_owned(), said.clone())).collect();
+    assert_eq!(transports(&telemetry, "client"), expected);
+    assert_eq!(transports(&telemetry, "server"), expected);
+    // Once on each span: the second call's was on it from its start.
+    for span in telemetry.spans() {
+        let stated = span.attributes.iter().filter(|kv| kv.key.as_str() == "network.transport").count();
+        assert_eq!(stated, 1, "{}", span.name);
+    }
+    // A session's duration has none: the conventions do not define it there.
+    for side in ["client", "server"] {
+        telemetry.metrics.reset();
+        let sessions = telemetry.points(&format!("mcp.{side}.session.duration"));
+        assert_eq!(sessions.len(), 1, "{side}");
+        assert!(!sessions[0].0.iter().any(|(key, _)| key == "network.transport"), "{side}: {sessions:?}");
+    }
+}

@@ -17,7 +17,13 @@ from tests.processes import needs
 
 PAGE = REPO_ROOT / "docs" / "rust.md"
 PROTOCOL = "2025-11-25"  # what rmcp 3.11's server agrees with its own client
-SERVER = {"mcp.server.name": "weather", "mcp.server.version": "2.1.0", "mcp.protocol.version": PROTOCOL}
+# Every span's session: the server, the protocol, and the transport (both sides wrap stdio).
+SERVER = {
+    "mcp.server.name": "weather",
+    "mcp.server.version": "2.1.0",
+    "mcp.protocol.version": PROTOCOL,
+    "network.transport": "pipe",
+}
 ROOT = "0" * 16
 
 pytestmark = needs("cargo is not installed" if shutil.which("cargo") is None else None)

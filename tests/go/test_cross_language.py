@@ -86,7 +86,7 @@ def ended(outcome: str, *, cancel: str | None = None, error: str | None = None) 
 @dataclass(frozen=True)
 class Peers:
     """What a call's two sides say of the connection, and what each side's spans do not state (its
-    SDK does not show it to the instrumentation: GO_CANNOT_KNOW, tests/rust's RUST_CANNOT_KNOW)."""
+    SDK does not show it to the instrumentation: GO_CANNOT_KNOW)."""
 
     protocol_version: str
     server_name: str

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from mcp_otel.semconv import MCP_REQUEST_OUTCOME, NETWORK_TRANSPORT
+from mcp_otel.semconv import MCP_REQUEST_OUTCOME
 from tests.go.conftest import Programs
 from tests.harness import REPO_ROOT
 from tests.node.conftest import Span
@@ -40,10 +40,6 @@ RUST_SPAN_FILE_ENV = "MCP_OTEL_RUST_SPAN_FILE"
 # The version of every session here: each server answers rmcp 3.11's initialize (which asks for
 # 2026-07-28) with it, and the Rust server each agent's initialize.
 HANDSHAKE = "2025-11-25"
-# What a Rust CLIENT span cannot state: the transport, which the crate does not read yet
-# (docs/rust.md, limits). Its JSON-RPC id comes from the agents' wrapped transport.
-RUST_CANNOT_KNOW = (NETWORK_TRANSPORT,)
-RUST_SERVER_CANNOT_KNOW = (NETWORK_TRANSPORT,)
 # The Rust server's identity (crossserver: serverInfo).
 RUST_SERVER_NAME, RUST_SERVER_VERSION = "rust-server", "1.2.3"
 

@@ -4,7 +4,7 @@ agent, a TypeScript agent (v1 and v2) and a Go agent calling a Rust server (rmcp
 instrumented with mcp_otel), all over stdio; the Rust programs are instrumented as docs/rust.md
 shows, with no propagator set. The W3C trace context travels in params._meta both ways: each call
 is one trace, the SERVER span's parent the other language's CLIENT span, and both sides state the
-same facts with the same strings, but what a Rust span cannot know (RUST_CANNOT_KNOW). The Rust
+same facts with the same strings, but what the Go SDK does not show (GO_CANNOT_KNOW). The Rust
 agent gives a call up by dropping its future (tokio's timeout around it): cancelled/caller on its
 side, and cancelled/client on the server, which rmcp tells with notifications/cancelled.
 
@@ -50,8 +50,6 @@ from tests.node.conftest import (
 )
 from tests.rust.conftest import (
     HANDSHAKE,
-    RUST_CANNOT_KNOW,
-    RUST_SERVER_CANNOT_KNOW,
     RUST_SERVER_NAME,
     RUST_SERVER_VERSION,
     RUST_SPAN_FILE_ENV,
@@ -113,12 +111,12 @@ def served(server: str, go: Callable[[], Programs]) -> Served:
     """The server named ``server`` ("python", a TypeScript generation, or "go")."""
     if server == "python":
         # The Python server states the transport of its session (the handshake's).
-        peers = Peers(HANDSHAKE, SERVER_NAME, SERVER_VERSION, "pipe", RUST_CANNOT_KNOW)
+        peers = Peers(HANDSHAKE, SERVER_NAME, SERVER_VERSION, "pipe")
         return Served([sys.executable, "-m", PYTHON_SERVER], SPAN_FILE_ENV, python_file_spans, peers)
     if server == "go":
-        peers = Peers(HANDSHAKE, GO_SERVER_NAME, GO_SERVER_VERSION, None, RUST_CANNOT_KNOW, GO_CANNOT_KNOW)
+        peers = Peers(HANDSHAKE, GO_SERVER_NAME, GO_SERVER_VERSION, "pipe", server_lacks=GO_CANNOT_KNOW)
         return Served([str(go().server)], GO_SPAN_FILE_ENV, ts_spans, peers)
-    peers = Peers(HANDSHAKE, f"ts-server-{server}", "1.2.3", "pipe", client_lacks=RUST_CANNOT_KNOW)
+    peers = Peers(HANDSHAKE, f"ts-server-{server}", "1.2.3", "pipe")
     return Served(["node", str(SERVER), server], TS_SPAN_FILE_ENV, ts_spans, peers)
 
 
@@ -167,9 +165,7 @@ def test_each_server_states_the_protocol_version_it_answered_to_rmcps_newer_one(
 
 # Python's ClientSession (both majors) and the TypeScript Client (v1, v2) shake hands with the
 # Rust server (2025-11-25) over stdio.
-RUST_SERVER_PEERS = Peers(
-    HANDSHAKE, RUST_SERVER_NAME, RUST_SERVER_VERSION, "pipe", server_lacks=RUST_SERVER_CANNOT_KNOW
-)
+RUST_SERVER_PEERS = Peers(HANDSHAKE, RUST_SERVER_NAME, RUST_SERVER_VERSION, "pipe")
 # What the Python agent calls: an answer and a tool error.
 PYTHON_CALLS = RUST_CALLS[:2]
 
@@ -259,14 +255,7 @@ def test_the_typescript_agents_notifications_are_in_its_traces_on_the_rust_serve
 
 # The Go SDK's server/discover probe is answered: the session speaks 2026-07-28, no handshake.
 DISCOVERED = "2026-07-28"
-GO_AGENT_PEERS = Peers(
-    DISCOVERED,
-    RUST_SERVER_NAME,
-    RUST_SERVER_VERSION,
-    None,
-    client_lacks=GO_CANNOT_KNOW,
-    server_lacks=RUST_SERVER_CANNOT_KNOW,
-)
+GO_AGENT_PEERS = Peers(DISCOVERED, RUST_SERVER_NAME, RUST_SERVER_VERSION, "pipe", client_lacks=GO_CANNOT_KNOW)
 
 
 @pytest.fixture(scope="module")

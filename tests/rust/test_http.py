@@ -73,8 +73,6 @@ from tests.node.conftest import (
 from tests.processes import LOOPBACK, free_port, running, stop, wait_until
 from tests.rust.conftest import (
     HANDSHAKE,
-    RUST_CANNOT_KNOW,
-    RUST_SERVER_CANNOT_KNOW,
     RUST_SERVER_NAME,
     RUST_SERVER_VERSION,
     RUST_SPAN_FILE_ENV,
@@ -84,9 +82,9 @@ from tests.servers.span_file import SPAN_FILE_ENV
 from tests.servers.tools import SERVER_NAME
 
 CALLER, CLIENT, DISCONNECT = CancelReason.CALLER.value, CancelReason.CLIENT.value, CancelReason.DISCONNECT.value
-# What the Rust client's spans do not state over HTTP: what it cannot know over any transport, the
-# session's id (rmcp's HTTP client does not show it), and the caller's address (the server's fact).
-RUST_HTTP_CLIENT_LACKS = (*RUST_CANNOT_KNOW, MCP_SESSION_ID, CLIENT_ADDRESS, CLIENT_PORT)
+# What the Rust client's spans do not state over HTTP: the session's id (rmcp's HTTP client does not
+# show it), and the caller's address (the server's fact).
+RUST_HTTP_CLIENT_LACKS = (MCP_SESSION_ID, CLIENT_ADDRESS, CLIENT_PORT)
 # The TypeScript server (node/test/fixtures/transports/server.cjs) of each generation.
 TS_HTTP_SERVER = NODE_PACKAGE / "test" / "fixtures" / "transports" / "server.cjs"
 TS_SPANS_FILE_ENV = "MCP_OTEL_SPANS_FILE"
@@ -166,7 +164,7 @@ GO_HTTP = HttpServer(
     calls=[answered("ok"), tool_error("tool_error"), given_up(CLIENT), answered("ok")],
     span_file_env=GO_SPAN_FILE_ENV,
     spans=go_spans,
-    peers=Peers(HANDSHAKE, GO_SERVER_NAME, GO_SERVER_VERSION, None, RUST_HTTP_CLIENT_LACKS, GO_CANNOT_KNOW),
+    peers=Peers(HANDSHAKE, GO_SERVER_NAME, GO_SERVER_VERSION, "tcp", RUST_HTTP_CLIENT_LACKS, GO_CANNOT_KNOW),
     stateful=True,
 )
 
@@ -290,7 +288,7 @@ def test_the_rust_client_states_the_version_the_python_server_reports(
 # instrumented with mcp_otel (mcp_otel_http::Sessions). What its spans do not state over HTTP: what
 # a Rust server cannot know over any transport, the session's id, and the agent's own view of the
 # server's address.
-RUST_HTTP_SERVER_LACKS = (*RUST_SERVER_CANNOT_KNOW, MCP_SESSION_ID, SERVER_ADDRESS, SERVER_PORT)
+RUST_HTTP_SERVER_LACKS = (MCP_SESSION_ID, SERVER_ADDRESS, SERVER_PORT)
 RUST_HTTP_SERVER_PEERS = Peers(
     HANDSHAKE, RUST_SERVER_NAME, RUST_SERVER_VERSION, "tcp", server_lacks=RUST_HTTP_SERVER_LACKS
 )
