@@ -361,15 +361,24 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-/// A line per instrumented variant: its figure and what it adds to `bare`, beside the floor's.
-fn report(what: &str, transport: &str, per_call: &[f64; 4]) {
+/// A line per instrumented variant: its figure and what it adds to `bare`, beside the floor's (the
+/// medians of the rounds), their ratio, and the median of each round's own ratio (`paired`: a
+/// drift of the machine between rounds cancels out).
+fn report(what: &str, transport: &str, samples: &[Vec<f64>; 4]) {
+    let per_call = samples.clone().map(median);
     let [bare, floor] = [per_call[0], per_call[1]];
-    for (variant, figure) in VARIANTS[2..].iter().zip(&per_call[2..]) {
+    for (index, variant) in VARIANTS.iter().enumerate().skip(2) {
+        let figure = per_call[index];
+        let rounds = (0..samples[0].len()).map(|round| {
+            let [bare, floor, figure] = [samples[0][round], samples[1][round], samples[index][round]];
+            (figure - bare) / (floor - bare)
+        });
         println!(
-            "{what:<13} {transport:<7} bare {bare:>10.0}  floor {floor:>10.0}  {variant:<8} {figure:>10.0}  added: floor {:>8.0} {variant:<8} {:>8.0}  ratio {:.3}",
+            "{what:<13} {transport:<7} bare {bare:>10.0}  floor {floor:>10.0}  {variant:<8} {figure:>10.0}  added: floor {:>8.0} {variant:<8} {:>8.0}  ratio {:.3}  paired {:.3}",
             floor - bare,
             figure - bare,
-            (figure - bare) / (floor - bare)
+            (figure - bare) / (floor - bare),
+            median(rounds.collect())
         );
     }
 }
@@ -404,7 +413,7 @@ fn interleaved(what: &str, rounds: usize, calls: usize, mut measure: impl FnMut(
                 samples[index].push((two - one) / calls as f64);
             }
         }
-        report(what, transport, &samples.map(median));
+        report(what, transport, &samples);
     }
 }
 

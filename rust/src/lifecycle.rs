@@ -46,9 +46,9 @@ pub(crate) struct Shared {
 
 /// The spans `Client` started lately, by span id: a wrapped transport finds a request that carries
 /// one of them in its `_meta` already traced (it gives that span the request's id, and makes no
-/// second one). Kept only once a transport is wrapped; bounded: a request is sent within moments
-/// of its span's start, and the few kept after it ended cover a request sent after its future was
-/// dropped.
+/// second one), and takes it out. Kept only once a transport is wrapped; bounded: a request is sent
+/// within moments of its span's start, and what a wire never takes (a `Client` on a transport not
+/// wrapped, a call dropped before rmcp sent it) leaves as newer spans come.
 #[derive(Default)]
 pub(crate) struct Sending {
     wired: AtomicBool,
@@ -84,10 +84,11 @@ impl Sending {
     }
 
     /// The span a client started for the request whose `_meta` carries span `id`, if it did, and
-    /// where the wire puts what it learns of it.
-    pub(crate) fn find(&self, id: SpanId) -> Option<(Context, Learnt)> {
-        let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        recent.iter().rev().find(|(found, ..)| *found == id).map(|(_, cx, learnt)| (cx.clone(), Arc::clone(learnt)))
+    /// where the wire puts what it learns of it: taken out (a request is sent once).
+    pub(crate) fn take(&self, id: SpanId) -> Option<(Context, Learnt)> {
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        let index = recent.iter().rposition(|(found, ..)| *found == id)?;
+        recent.remove(index).map(|(_, cx, learnt)| (cx, learnt))
     }
 }
 
@@ -200,9 +201,8 @@ impl Call {
         self.end(verdict, late);
     }
 
-    fn end(&mut self, verdict: &Verdict, late: Vec<KeyValue>) {
+    fn end(&mut self, verdict: &Verdict, mut late: Vec<KeyValue>) {
         self.done = true;
-        let mut late = late;
         if let Some(network) = self.learnt.as_ref().and_then(|learnt| learnt.get()) {
             late.push(KeyValue::new(NETWORK_TRANSPORT, *network));
         }

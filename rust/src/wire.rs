@@ -215,14 +215,14 @@ impl<T> Wire<T> {
         // `Client`'s requests carry its span's context in their parameters: known by its W3C
         // span id at once, else (another propagator) by the context extracted below.
         let client = R::Other::params_meta(&request.request).and_then(traceparent_span);
-        if let Some(found) = client.and_then(|span| shared.sending.find(span)) {
+        if let Some(found) = client.and_then(|span| shared.sending.take(span)) {
             self.traced_by_client(&request.id, found);
             return;
         }
         let meta = R::Other::meta(&request.request);
         let carried = shared.propagation.extract(&meta);
         drop(meta);
-        if let Some(found) = carried.as_ref().and_then(|cx| shared.sending.find(cx.span().span_context().span_id())) {
+        if let Some(found) = carried.as_ref().and_then(|cx| shared.sending.take(cx.span().span_context().span_id())) {
             self.traced_by_client(&request.id, found);
             return;
         }
