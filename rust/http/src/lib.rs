@@ -26,6 +26,8 @@
 //! factory makes, with no span. rmcp still makes one handler per session with its factory (it
 //! sits idle: the session is served by the one `Sessions` makes), and logs "Failed to serve
 //! session" at error level when a session ends, as its worker never received an `initialize`.
+//! rmcp's session store cannot restore a session through it: a restore waits for the handshake of
+//! rmcp's own worker, which stays idle (read in rmcp 3.11's source, not run).
 
 use std::sync::Arc;
 
