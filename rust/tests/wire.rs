@@ -405,8 +405,7 @@ async fn a_transport_over_tcp_is_stated_on_every_span_and_point_of_both_sides() 
     }
     // A session's duration has none: the conventions do not define it there.
     for side in ["client", "server"] {
-        telemetry.metrics.reset();
-        let sessions = telemetry.points(&format!("mcp.{side}.session.duration"));
+        let sessions = exported(&telemetry, &format!("mcp.{side}.session.duration"));
         assert_eq!(sessions.len(), 1, "{side}");
         assert!(!sessions[0].0.iter().any(|(key, _)| key == "network.transport"), "{side}: {sessions:?}");
     }
