@@ -9,13 +9,24 @@ use rmcp::model::{
 };
 use std::borrow::Cow;
 
-use rmcp::model::{CancelledNotificationParam, GetMeta, JsonObject};
-use rmcp::service::{Peer, RequestHandle, ServiceRole};
+use rmcp::model::{CancelledNotificationParam, GetMeta, JsonObject, NotificationMetaObject};
+use rmcp::service::{NotificationContext, Peer, RequestHandle, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service, ServiceError};
 
 use crate::attributes::{Request, SessionFacts};
 use crate::model::{Answer, ClientFailure, RpcError};
 use crate::semconv::{KNOWN_METHODS, OTHER_VALUE, ResultType};
+
+/// A received notification's `_meta`. rmcp (3.1 to 3.11) moves the notification's extensions into
+/// its `NotificationContext` before it takes the `_meta` out of them, so `context.meta` is empty
+/// and the `_meta` read off the wire is still in `context.extensions` (observed); both are read,
+/// so an rmcp that fixes the order changes nothing here.
+pub(crate) fn notification_meta<R: ServiceRole>(context: &NotificationContext<R>) -> &JsonObject {
+    match context.extensions.get::<NotificationMetaObject>() {
+        Some(meta) if context.meta.0.0.is_empty() => &meta.0.0,
+        _ => &context.meta.0.0,
+    }
+}
 
 /// What the front end reads of each role's requests and results (rmcp's types, per side).
 pub(crate) trait Handles: ServiceRole {

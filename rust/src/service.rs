@@ -19,7 +19,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service};
 
 use crate::attributes::{self, Request, Session};
-use crate::facts::{Handles, requested_protocol, rpc_error};
+use crate::facts::{Handles, notification_meta, requested_protocol, rpc_error};
 use crate::lifecycle::{Shared, Side};
 use crate::model::{self, ServerEnd};
 use crate::semconv::{FREQUENT_NOTIFICATIONS, MCP_PROTOCOL_VERSION, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE};
@@ -48,8 +48,7 @@ impl<S> Instrumented<S> {
 impl<S> Instrumented<S> {
     /// A notification received: a SERVER span around its handling, no outcome and no point
     /// (progress and log messages only when asked: they come by the hundred). Its parent is the
-    /// context in its `_meta`, which rmcp 3.11 hands a service empty for a notification read off
-    /// the wire (observed): such a span is a root (docs/rust.md, limits).
+    /// context in its `_meta`.
     async fn notified<R: Handles>(
         &self,
         notification: R::PeerNot,
@@ -65,9 +64,10 @@ impl<S> Instrumented<S> {
         }
         let request = Request::new(method, None, None);
         let network = context.extensions.get::<Connection>().and_then(Connection::network_transport);
-        let session = self.session(&context.peer, false, requested_protocol(&context.meta.0.0), network);
+        let meta = notification_meta(&context);
+        let session = self.session(&context.peer, false, requested_protocol(meta), network);
         let described = attributes::describe(request, &session, None, &shared.config, &shared.lifecycle.metrics);
-        let (parent, links) = self.parent(&context.meta.0.0);
+        let (parent, links) = self.parent(meta);
         let cx = shared.lifecycle.notification(Side::Server, &parent, described, links);
         let result = self.inner.handle_notification(notification, context).with_context(cx.clone()).await;
         cx.span().end();

@@ -194,6 +194,10 @@ async fn rmcps_own_initialize_is_a_client_span_and_clients_calls_are_not_traced_
     let initialized = only(&spans, "notifications/initialized", &SpanKind::Client);
     assert_eq!(outcome(&initialized), (None, None, None, false));
     assert_eq!(attribute(&initialized, "mcp.server.name"), yes("weather"));
+    // The server's span of it is its child: the context in the notification's `_meta`.
+    let received = telemetry.wait_for("notifications/initialized", SpanKind::Server).await;
+    assert_eq!(received.parent_span_id, initialized.span_context.span_id());
+    assert_eq!(received.span_context.trace_id(), initialized.span_context.trace_id());
     let handled = only(&spans, "initialize", &SpanKind::Server);
     assert_eq!(handled.parent_span_id, handshake.span_context.span_id());
     assert_eq!(outcome(&handshake), (yes("ok"), None, None, false));
@@ -342,6 +346,8 @@ async fn a_cancel_of_a_clients_request_is_a_client_span_under_it() {
     let cancel = telemetry.wait_for("notifications/cancelled", SpanKind::Client).await;
     assert_eq!(cancel.parent_span_id, sent.span_context.span_id());
     assert_eq!(cancel.span_context.trace_id(), sent.span_context.trace_id());
+    let read = telemetry.wait_for("notifications/cancelled", SpanKind::Server).await;
+    assert_eq!(read.parent_span_id, cancel.span_context.span_id());
     let handled = telemetry.wait_for("tools/call slow", SpanKind::Server).await;
     assert_eq!(outcome(&handled), (yes("cancelled"), None, yes("client"), false));
 }

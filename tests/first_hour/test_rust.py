@@ -117,11 +117,10 @@ def test_the_pages_agent_and_server_as_written(tmp_path: Path) -> None:
     received = by_parent[handshake["span"]]
     assert (received["name"], received["kind"], received["trace"]) == ("initialize", "Server", handshake["trace"])
     assert received["attributes"] == HANDSHAKE
-    # The notifications: roots, as rmcp hands a service no notification's _meta.
-    others = [(s["name"], s["attributes"]) for s in server if s["parent"] == ROOT]
-    assert others == [
-        ("notifications/initialized", {"mcp.method.name": "notifications/initialized"} | SERVER),
-        ("notifications/cancelled", {"mcp.method.name": "notifications/cancelled"} | SERVER),
-        ("notifications/cancelled", {"mcp.method.name": "notifications/cancelled"} | SERVER),
-    ]
+    # The notifications: each the child of the agent's span of it, in its trace, stating the same.
+    for sent in [initialized, *cancels]:
+        received = by_parent[sent["span"]]
+        assert (received["name"], received["kind"], received["trace"]) == (sent["name"], "Server", sent["trace"])
+        assert received["attributes"] == sent["attributes"]
+    assert [s for s in server if s["parent"] == ROOT] == []
     assert len(server) == len(CALLS) + 4

@@ -6,10 +6,8 @@ shows, with no propagator set. The W3C trace context travels in params._meta bot
 is one trace, the SERVER span's parent the other language's CLIENT span, and both sides state the
 same facts with the same strings, but what the Go SDK does not show (GO_CANNOT_KNOW). The Rust
 agent gives a call up by dropping its future (tokio's timeout around it): cancelled/caller on its
-side, and cancelled/client on the server, which rmcp tells with notifications/cancelled.
-
-The tests marked xfail (strict) state what rmcp does not allow yet: a notification's _meta read
-off the wire never reaches the service; they fail loudly once it does."""
+side, and cancelled/client on the server, which rmcp tells with notifications/cancelled. The
+notifications each agent sends (the handshake's, a cancel) are in its trace on the Rust server."""
 
 from __future__ import annotations
 
@@ -63,12 +61,6 @@ from tests.servers.tools import SERVER_NAME, SERVER_VERSION
 RUST_CALLS = TS_CALLS
 # A TypeScript agent's notifications: the handshake's, and the cancel of the call given up.
 NOTIFICATIONS = ("notifications/initialized", "notifications/cancelled")
-
-# What the xfail tests state:
-# a notification the Rust server receives is not the child of its sender's span: rmcp 3.11 hands
-# the service an empty NotificationContext::meta (and CancelledNotificationParam::meta) for a
-# notification read off the wire, its traceparent in params._meta dropped.
-NOT_CHILDREN = "rmcp hands the Rust service no _meta of a notification read off the wire: its span is a root"
 
 
 @dataclass(frozen=True)
@@ -197,7 +189,6 @@ async def test_a_python_agents_calls_and_the_rust_server_are_one_trace(python_ag
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(strict=True, reason=NOT_CHILDREN)
 async def test_the_python_agents_initialized_notification_is_in_its_trace_on_the_rust_server(
     python_agent_run: AgentRun,
 ) -> None:
@@ -243,7 +234,6 @@ def test_a_typescript_agents_calls_and_the_rust_server_are_one_trace(
     assert sorted(span.name for span in run.server if span.name in NOTIFICATIONS) == sorted(NOTIFICATIONS)
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_CHILDREN)
 def test_the_typescript_agents_notifications_are_in_its_traces_on_the_rust_server(
     typescript_agent_run: AgentRun,
 ) -> None:
