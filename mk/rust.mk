@@ -2,7 +2,9 @@
 #   make rust-test  cargo fmt --check and cargo clippy -D warnings (pedantic), then cargo test on the
 #                   newest versions it supports (rust/Cargo.lock: rmcp 3.11, opentelemetry 0.33) and
 #                   on the lowest (rust/lowest/Cargo.lock: rmcp 3.1.0, opentelemetry 0.31), both
-#                   locked, one target folder for both; rust-frameworks before them
+#                   locked, one target folder for both; rust-frameworks before them; then fmt
+#                   and clippy of rust/http (the programs over streamable HTTP that tests/rust
+#                   runs, on rmcp 3.11, and on 3.1 from rust/http/lowest)
 #   make rust-frameworks  fmt, clippy and test of rust/frameworks: ADK-Rust's agent loop (a scripted
 #                   model) over an rmcp server instrumented by the crate, its own MCP toolset and
 #                   an ADK tool over mcp_otel::Client, locked, in the same target folder
@@ -24,6 +26,8 @@ rust-test: rust-frameworks
 	+cd rust && $(CARGO_LOCKED) clippy --locked --all-targets -- -D warnings
 	+cd rust && $(CARGO_LOCKED) test --locked
 	+cd rust/lowest && $(CARGO_LOCKED) test --locked
+	cd rust/http && cargo fmt --check
+	+cd rust/http && $(CARGO_LOCKED) clippy --locked --all-targets -- -D warnings
 
 rust-frameworks:
 	@echo ">> rust/frameworks: fmt, clippy, test (ADK-Rust)"

@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,30 +74,51 @@ def rust_programs() -> Programs:
     return Programs(examples / "crossagent", examples / "crossserver")
 
 
-@pytest.fixture(scope="session")
-def rust_http_programs() -> Programs:
-    """The Rust agent and server over streamable HTTP, built from rust/http (locked:
-    rust/http/Cargo.lock)."""
-    programs = cargo_build(RUST_HTTP_PACKAGE, "--bins")
-    return Programs(programs / "httpagent", programs / "httpserver")
+# The rmcp versions the crate supports, newest and lowest: rust/http's lock pins the first,
+# rust/http/lowest's (the same sources, its programs named -lowest) the second.
+NEWEST_RMCP, LOWEST_RMCP = "3.11", "3.1"
+
+
+@dataclass(frozen=True)
+class RmcpPrograms(Programs):
+    """Rust programs built on ``rmcp``, the version their lock pins."""
+
+    rmcp: str = NEWEST_RMCP
+
+    @property
+    def cancels_dropped_calls(self) -> bool:
+        """rmcp sends notifications/cancelled for a call whose future is dropped from 3.6 on."""
+        return self.rmcp != LOWEST_RMCP
+
+
+RUST_HTTP_BUILDS = {NEWEST_RMCP: (RUST_HTTP_PACKAGE, ""), LOWEST_RMCP: (RUST_HTTP_PACKAGE / "lowest", "-lowest")}
+
+
+@pytest.fixture(scope="session", params=list(RUST_HTTP_BUILDS))
+def rust_http_programs(request: pytest.FixtureRequest) -> RmcpPrograms:
+    """The Rust agent and server over streamable HTTP, built from rust/http on each rmcp version
+    (locked: rust/http/Cargo.lock, rust/http/lowest/Cargo.lock)."""
+    package, suffix = RUST_HTTP_BUILDS[request.param]
+    programs = cargo_build(package, "--bins")
+    return RmcpPrograms(programs / f"httpagent{suffix}", programs / f"httpserver{suffix}", request.param)
 
 
 def assert_rmcps_own(
     agent: Sequence[Span], server: Sequence[Span], clients: Sequence[Span], calls: Sequence[Any]
 ) -> None:
-    """rmcp sends the handshake and the cancel of a dropped call itself, past the client: the
-    agent's wrapped transport traces them. The handshake is one trace with the server's; the cancel
+    """rmcp sends the handshake and the cancel of each dropped call itself, past the client: the
+    agent's wrapped transport traces them. The handshake is one trace with the server's; each cancel
     is under the call it cancels."""
     assert [span.name for span in clients] == [f"tools/call {tool}" for tool, *_ in calls]
+    given_up = sum(abort is not None for _, abort, *_ in calls)
     assert sorted(span.name for span in agent if span not in clients) == [
         "initialize",
-        "notifications/cancelled",
+        *["notifications/cancelled"] * given_up,
         "notifications/initialized",
     ]
     (handshake,) = (span for span in agent if span.name == "initialize")
     (received,) = (span for span in server if span.name == "initialize" and span.kind == "SERVER")
     assert (handshake.kind, handshake.parent_id) == ("CLIENT", None)
     assert (received.trace_id, received.parent_id) == (handshake.trace_id, handshake.span_id)
-    (cancel,) = (span for span in agent if span.name == "notifications/cancelled")
-    (dropped,) = (span for span in clients if span.attributes.get(MCP_REQUEST_OUTCOME) == "cancelled")
-    assert cancel.parent_id == dropped.span_id
+    cancels = [span.parent_id for span in agent if span.name == "notifications/cancelled"]
+    assert cancels == [span.span_id for span in clients if span.attributes.get(MCP_REQUEST_OUTCOME) == "cancelled"]

@@ -1,5 +1,6 @@
 """One trace across languages with Rust over streamable HTTP on 127.0.0.1 (rust/http's programs,
-instrumented with mcp_otel as docs/rust.md shows, no propagator set).
+instrumented with mcp_otel as docs/rust.md shows, no propagator set), each test on rmcp 3.11 and
+on 3.1 (rust/http/lowest: the same programs).
 
 A Rust agent (httpagent: rmcp's streamable HTTP client, mcp_otel::client) calls a Python, a
 TypeScript (v1 and v2) and a Go server instrumented with mcp-otel, each the HTTP server the other
@@ -24,7 +25,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,7 @@ from tests.rust.conftest import (
     RUST_SERVER_NAME,
     RUST_SERVER_VERSION,
     RUST_SPAN_FILE_ENV,
+    RmcpPrograms,
     assert_rmcps_own,
 )
 from tests.servers.span_file import SPAN_FILE_ENV
@@ -245,10 +247,16 @@ SERVERS = ["python", *(pytest.param(generation, marks=needs_node) for generation
 
 @pytest.fixture(scope="module", params=SERVERS)
 def rust_http_agent_run(
-    request: pytest.FixtureRequest, rust_http_programs: Programs, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, rust_http_programs: RmcpPrograms, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[HttpRun, HttpServer]:
-    """The Rust agent calls each server over streamable HTTP, once."""
+    """The Rust agent calls each server over streamable HTTP, once on each rmcp version. rmcp 3.1
+    sends nothing for a dropped call (from 3.6 on, notifications/cancelled), so what a server then
+    records is its own affair, not the crate's: on 3.1 the agent gives no call up."""
     server = http_peer(request.param)
+    if not rust_http_programs.cancels_dropped_calls:
+        kept = [index for index, (_, abort, *_) in enumerate(server.calls) if abort is None]
+        given = server.arguments and [server.arguments[index] for index in kept]
+        server = replace(server, calls=[server.calls[index] for index in kept], arguments=given)
     directory = tmp_path_factory.mktemp(f"rust-http-agent-{request.param}")
     agent_file, server_file = directory / "agent.jsonl", directory / "server.jsonl"
     go = lambda: request.getfixturevalue("go_programs")  # noqa: E731 (built only for the Go server)

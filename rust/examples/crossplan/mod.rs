@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject};
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams, JsonObject};
 use rmcp::transport::IntoTransport;
 use rmcp::{RoleClient, Service, ServiceError, ServiceExt};
 use serde_json::{Value, json};
@@ -55,7 +55,7 @@ where
     let plan: Vec<JsonObject> = serde_json::from_str(&crate::spanlines::env_or("MCP_PLAN", "[]"))?;
     let provider = crate::spanlines::tracer_provider("mcp-otel-rust-agent")?;
     let otel = mcp_otel::McpOtel::builder().tracer_provider(&provider).build();
-    let info = ClientConfig::new(ClientCapabilities::default(), Implementation::new("rust-agent", "1.0.0"));
+    let info = InitializeRequestParams::new(ClientCapabilities::default(), Implementation::new("rust-agent", "1.0.0"));
     let client = otel.client(otel.service(info).serve(otel.transport(transport)).await?);
 
     run(&client, plan).await?;
