@@ -1,5 +1,6 @@
 # Rust: the crate mcp-otel (rust/, library mcp_otel) for the Rust MCP SDK, rmcp.
-#   make rust-test  cargo fmt --check and cargo clippy -D warnings (pedantic), then cargo test on the
+#   make rust-test  cargo fmt --check and cargo clippy -D warnings (pedantic; without and with the
+#                   feature streamable-http-server), then cargo test (all features) on the
 #                   newest versions it supports (rust/Cargo.lock: rmcp 3.11, opentelemetry 0.33) and
 #                   on the lowest (rust/lowest/Cargo.lock: rmcp 3.1.0, opentelemetry 0.31), both
 #                   locked, one target folder for both; rust-frameworks before them; then fmt
@@ -24,7 +25,8 @@ rust-test: rust-frameworks
 	@echo ">> rust: fmt, clippy (newest), test (newest, lowest)"
 	cd rust && cargo fmt --check
 	+cd rust && $(CARGO_LOCKED) clippy --locked --all-targets -- -D warnings
-	+cd rust && $(CARGO_LOCKED) test --locked
+	+cd rust && $(CARGO_LOCKED) clippy --locked --all-targets --all-features -- -D warnings
+	+cd rust && $(CARGO_LOCKED) test --locked --all-features
 	+cd rust/lowest && $(CARGO_LOCKED) test --locked
 	cd rust/http && cargo fmt --check
 	+cd rust/http && $(CARGO_LOCKED) clippy --locked --all-targets -- -D warnings

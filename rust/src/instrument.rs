@@ -72,6 +72,20 @@ impl McpOtel {
         Wire::new(transport.into_transport(), Arc::clone(&self.0), side, network)
     }
 
+    /// `service` (rmcp's `StreamableHttpService`) with a SERVER span for every request it serves
+    /// without a session: all of them in rmcp's stateless mode, and a 2026-07-28 client's (which
+    /// have no session). `server`: the handler its factory makes (its name and version); `config`:
+    /// the service's. The requests of a session are its service's ([`service`](Self::service)).
+    #[cfg(feature = "streamable-http-server")]
+    pub fn sessionless<S, H: rmcp::ServerHandler>(
+        &self,
+        service: S,
+        server: &H,
+        config: &rmcp::transport::streamable_http_server::StreamableHttpServerConfig,
+    ) -> crate::http::Sessionless<S> {
+        crate::http::Sessionless::new(service, Arc::clone(&self.0), server, config)
+    }
+
     /// `running` with a CLIENT span for every request sent through the returned client.
     pub fn client<S: Service<RoleClient>>(&self, running: RunningService<RoleClient, S>) -> Client<S> {
         Client::new(running, Arc::clone(&self.0))

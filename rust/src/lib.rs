@@ -32,6 +32,8 @@ mod attributes;
 mod client;
 mod config;
 mod facts;
+#[cfg(feature = "streamable-http-server")]
+pub mod http;
 mod instrument;
 mod lifecycle;
 mod metrics;

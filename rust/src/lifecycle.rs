@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use opentelemetry::baggage::BaggageExt;
 use opentelemetry::global::BoxedTracer;
@@ -97,20 +97,58 @@ pub(crate) struct Lifecycle {
     pub(crate) metrics: CallMetrics,
 }
 
+/// When a request arrived, for a span started once its answer shows the request was served.
+#[derive(Clone, Copy)]
+pub(crate) struct Arrived {
+    instant: Instant,
+    time: SystemTime,
+}
+
+impl Arrived {
+    #[cfg(feature = "streamable-http-server")]
+    pub(crate) fn now() -> Self {
+        Self { instant: Instant::now(), time: SystemTime::now() }
+    }
+}
+
 impl Shared {
     /// Starts the span of a request on `side`, a child of `parent` (linked to `links`).
     pub(crate) fn open(self: &Arc<Self>, side: Side, parent: &Context, request: Described, links: Vec<Link>) -> Call {
+        self.open_arrived(side, parent, request, links, None)
+    }
+
+    /// [`open`](Self::open), the span and the clock started at `arrived` when given.
+    pub(crate) fn open_arrived(
+        self: &Arc<Self>,
+        side: Side,
+        parent: &Context,
+        request: Described,
+        links: Vec<Link>,
+        arrived: Option<Arrived>,
+    ) -> Call {
         let Described { name, tool_call, attributes, point } = request;
-        let cx = self.lifecycle.start(side, parent, name, attributes, links);
+        let cx = self.lifecycle.start(side, parent, name, attributes, links, arrived.map(|arrived| arrived.time));
         Call {
             shared: Arc::clone(self),
             side,
             tool_call,
             cx,
             point,
-            started: Instant::now(),
+            started: arrived.map_or_else(Instant::now, |arrived| arrived.instant),
             learnt: None,
             done: false,
+        }
+    }
+
+    /// A received message's parent: the sender's context in `_meta`, or, not trusted, a link to it.
+    pub(crate) fn remote_parent(&self, meta: &serde_json::Map<String, serde_json::Value>) -> (Context, Vec<Link>) {
+        match self.propagation.extract(meta) {
+            Some(remote) if self.config.trust_remote_context => (remote, Vec::new()),
+            Some(remote) => {
+                let link = Link::with_context(remote.span().span_context().clone());
+                (Context::new(), vec![link])
+            }
+            None => (Context::new(), Vec::new()),
         }
     }
 }
@@ -122,8 +160,15 @@ impl Lifecycle {
 
     /// Starts the span of a notification sent or received (no outcome, no point): the caller ends
     /// it (`cx.span().end()`).
-    pub(crate) fn notification(&self, side: Side, parent: &Context, request: Described, links: Vec<Link>) -> Context {
-        self.start(side, parent, request.name, request.attributes, links)
+    pub(crate) fn notification(
+        &self,
+        side: Side,
+        parent: &Context,
+        request: Described,
+        links: Vec<Link>,
+        arrived: Option<Arrived>,
+    ) -> Context {
+        self.start(side, parent, request.name, request.attributes, links, arrived.map(|arrived| arrived.time))
     }
 
     fn start(
@@ -133,6 +178,7 @@ impl Lifecycle {
         name: String,
         mut attributes: Vec<KeyValue>,
         links: Vec<Link>,
+        at: Option<SystemTime>,
     ) -> Context {
         if let Some(conversation) = parent.baggage().get(GEN_AI_CONVERSATION_ID) {
             let conversation = bounded(conversation.as_str(), MAX_CONVERSATION_ID).into_owned();
@@ -142,6 +188,9 @@ impl Lifecycle {
         let mut builder = SpanBuilder::from_name(name).with_kind(kind).with_attributes(attributes);
         if !links.is_empty() {
             builder = builder.with_links(links);
+        }
+        if let Some(at) = at {
+            builder = builder.with_start_time(at);
         }
         let span = self.tracer.build_with_context(builder, parent);
         parent.with_span(span)
@@ -199,6 +248,16 @@ impl Call {
     /// outcome as its point.
     pub(crate) fn finish(mut self, verdict: &Verdict, late: Vec<KeyValue>) {
         self.end(verdict, late);
+    }
+
+    /// Ends the span with `late` attributes and no outcome, and records no point: an answer went
+    /// by that could not be read (a missing answer is no outcome).
+    #[cfg(feature = "streamable-http-server")]
+    pub(crate) fn abandon(mut self, late: Vec<KeyValue>) {
+        self.done = true;
+        let span = self.cx.span();
+        span.set_attributes(late);
+        span.end();
     }
 
     fn end(&mut self, verdict: &Verdict, mut late: Vec<KeyValue>) {

@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use opentelemetry::KeyValue;
 use opentelemetry::context::FutureExt;
-use opentelemetry::trace::{Link, TraceContextExt};
+use opentelemetry::trace::TraceContextExt;
 use rmcp::model::{ErrorData, ProtocolVersion};
 use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service};
@@ -67,8 +67,8 @@ impl<S> Instrumented<S> {
         let meta = notification_meta(&context);
         let session = self.session(&context.peer, false, requested_protocol(meta), network);
         let described = attributes::describe(request, &session, None, &shared.config, &shared.lifecycle.metrics);
-        let (parent, links) = self.parent(meta);
-        let cx = shared.lifecycle.notification(Side::Server, &parent, described, links);
+        let (parent, links) = shared.remote_parent(meta);
+        let cx = shared.lifecycle.notification(Side::Server, &parent, described, links, None);
         let result = self.inner.handle_notification(notification, context).with_context(cx.clone()).await;
         cx.span().end();
         result
@@ -108,19 +108,6 @@ impl<S> Instrumented<S> {
         Cow::Owned(session)
     }
 
-    /// A received message's parent: the sender's context in `_meta`, or, not trusted, a link to it.
-    fn parent(&self, meta: &serde_json::Map<String, serde_json::Value>) -> (opentelemetry::Context, Vec<Link>) {
-        let shared = &self.shared;
-        match shared.propagation.extract(meta) {
-            Some(remote) if shared.config.trust_remote_context => (remote, Vec::new()),
-            Some(remote) => {
-                let link = Link::with_context(remote.span().span_context().clone());
-                (opentelemetry::Context::new(), vec![link])
-            }
-            None => (opentelemetry::Context::new(), Vec::new()),
-        }
-    }
-
     async fn handle<R: Handles>(&self, request: R::PeerReq, context: RequestContext<R>) -> Result<R::Resp, ErrorData>
     where
         S: Service<R>,
@@ -142,7 +129,7 @@ impl<S> Instrumented<S> {
             &shared.config,
             &shared.lifecycle.metrics,
         );
-        let (parent, links) = self.parent(&context.meta.0.0);
+        let (parent, links) = shared.remote_parent(&context.meta.0.0);
         let call = shared.open(Side::Server, &parent, request_attributes, links);
         let token = context.ct.clone();
         let id = context.id.clone();

@@ -309,7 +309,7 @@ impl<T> Wire<T> {
         });
         let request = Request::new(method, None, None);
         let described = attributes::describe(request, &self.session, None, &shared.config, &shared.lifecycle.metrics);
-        let cx = shared.lifecycle.notification(Side::Client, &parent.unwrap_or_default(), described, Vec::new());
+        let cx = shared.lifecycle.notification(Side::Client, &parent.unwrap_or_default(), described, Vec::new(), None);
         if shared.config.propagate {
             shared.propagation.inject(&cx, R::Other::notification_meta_mut(notification));
         }

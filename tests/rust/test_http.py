@@ -14,8 +14,9 @@ rmcp's 2025-11-25 session) cannot tie it to the call and sees the stream closed 
 
 Python, TypeScript (v1, v2) and Go agents call a Rust server (httpserver: rmcp's
 StreamableHttpService, each session served by the instrumented handler through
-mcp_otel_http::Sessions): one trace per call of a session (the handshake era). rmcp serves a
-2026-07-28 client's requests (the Go SDK's) without a session: no span of them on the Rust side."""
+mcp_otel_http::Sessions, each request without a session traced by McpOtel::sessionless): one trace
+per call, in a session (the handshake era), in rmcp's stateless mode, and of a 2026-07-28 client
+(the Go SDK's), which has no session."""
 
 from __future__ import annotations
 
@@ -305,22 +306,33 @@ RUST_HTTP_SERVER_PEERS = Peers(
 AGENT_CALLS = [answered("ok"), tool_error("tool_error"), given_up(CLIENT), answered("ok")]
 
 
+# rmcp's two modes: sessions (each served through Sessions), or none (McpOtel::sessionless).
+STATEFUL, STATELESS = "stateful", "stateless"
+
+
 @contextmanager
-def rust_http_server(programs: Programs, directory: Path) -> Iterator[tuple[str, Path]]:
-    """The Rust server on 127.0.0.1: its URL, and the file of its spans."""
+def rust_http_server(programs: Programs, directory: Path, mode: str = STATEFUL) -> Iterator[tuple[str, Path]]:
+    """The Rust server on 127.0.0.1 in ``mode`` (rmcp's stateful or stateless): its URL, and the
+    file of its spans."""
     span_file = directory / "server.jsonl"
     env = env_without_otel(**{RUST_SPAN_FILE_ENV: str(span_file)})
-    with printing_its_port([str(programs.server)], env, directory / "server.log") as port:
+    command = [str(programs.server), *([mode] if mode == STATELESS else [])]
+    with printing_its_port(command, env, directory / "server.log") as port:
         yield f"http://{LOOPBACK}:{port}/mcp", span_file
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("mode", [STATEFUL, STATELESS])
 async def test_a_python_agents_calls_and_the_rust_http_server_are_one_trace(
-    rust_http_programs: Programs, instrument: Callable[..., Any], exporter: InMemorySpanExporter, tmp_path: Path
+    mode: str,
+    rust_http_programs: Programs,
+    instrument: Callable[..., Any],
+    exporter: InMemorySpanExporter,
+    tmp_path: Path,
 ) -> None:
     instrument()
     calls = AGENT_CALLS[:2]
-    with rust_http_server(rust_http_programs, tmp_path) as (url, span_file):
+    with rust_http_server(rust_http_programs, tmp_path, mode) as (url, span_file):
         async with open_http_session(url) as session:
             answers = [is_error(await session.call_tool(tool, {})) for tool, *_ in calls]
         server_spans = finished(ts_spans, span_file, len(calls), tmp_path / "server.log")
@@ -331,7 +343,12 @@ async def test_a_python_agents_calls_and_the_rust_http_server_are_one_trace(
     # Every request the Rust server handled (the handshake, the SDK's tools/list) is a child of the
     # Python agent's span of it.
     requests = [span for span in server_spans if not span.name.startswith("notifications/")]
-    assert {span.name for span in requests} == {"initialize", "tools/list", "tools/call ok", "tools/call tool_error"}
+    assert sorted(span.name for span in requests) == [
+        "initialize",
+        "tools/call ok",
+        "tools/call tool_error",
+        "tools/list",
+    ]
     assert_children_of_the_caller(requests, agent_spans)
 
 
@@ -353,19 +370,37 @@ def test_a_typescript_agents_calls_and_the_rust_http_server_are_one_trace(
     assert_children_of_the_caller(requests, agent_spans)
 
 
-def test_a_2026_07_28_agents_requests_get_no_span_on_the_rust_http_server(
+# A 2026-07-28 session (the Go SDK's client): no handshake and no session. The call the Go agent
+# gives up closes its request's stream, the 2026-07-28 cancel: disconnect on the Rust server.
+DISCOVERED = "2026-07-28"
+GO_AGENT_CALLS = [
+    call if abort is None else (tool, abort, said, caller, ended(CANCELLED, cancel=DISCONNECT), status)
+    for call in GO_CALLS
+    for tool, abort, said, caller, _, status in [call]
+]
+GO_AGENT_PEERS = Peers(DISCOVERED, RUST_SERVER_NAME, RUST_SERVER_VERSION, "tcp", GO_CANNOT_KNOW, RUST_HTTP_SERVER_LACKS)
+
+
+def test_a_2026_07_28_agents_calls_and_the_rust_http_server_are_one_trace(
     go_programs: Programs, rust_http_programs: Programs, tmp_path: Path
 ) -> None:
     """The Go SDK's client asks server/discover first; rmcp answers it and serves every request of
-    the 2026-07-28 session without a session (statelessly), with the service its factory makes:
-    answered as usual, with no span (docs/limits.md)."""
+    the 2026-07-28 session without a session, from its factory's handler, where
+    McpOtel::sessionless gives each its SERVER span, the child of the Go agent's span of it."""
     agent_file = tmp_path / "agent.jsonl"
     with rust_http_server(rust_http_programs, tmp_path) as (url, span_file):
-        printed = run_agent([str(go_programs.agent), url], GO_CALLS, (GO_SPAN_FILE_ENV, agent_file), {})
-    assert [json.loads(line) for line in printed] == [{"tool": tool, **said} for tool, _, said, *_ in GO_CALLS]
+        printed = run_agent([str(go_programs.agent), url], GO_AGENT_CALLS, (GO_SPAN_FILE_ENV, agent_file), {})
+        server_spans = finished(ts_spans, span_file, len(GO_AGENT_CALLS), tmp_path / "server.log")
     agent_spans = ts_spans(agent_file)
+    clients, servers = tool_calls(agent_spans, "CLIENT"), tool_calls(server_spans, "SERVER")
+    assert_each_call(GO_AGENT_CALLS, printed, clients, servers, GO_AGENT_PEERS)
     assert [(span.name, span.attributes.get(MCP_PROTOCOL_VERSION)) for span in agent_spans] == [
         ("server/discover", None),
-        *((f"tools/call {tool}", "2026-07-28") for tool, *_ in GO_CALLS),
+        *((f"tools/call {tool}", DISCOVERED) for tool, *_ in GO_AGENT_CALLS),
     ]
-    assert ts_spans(span_file) == []
+    # The probe too; the cancel the Go SDK also posts carries no context (docs/go.md): a root.
+    requests = [span for span in server_spans if not span.name.startswith("notifications/")]
+    assert [span.name for span in requests] == ["server/discover", *(span.name for span in servers)]
+    assert_children_of_the_caller(requests, agent_spans)
+    (cancel,) = (span for span in server_spans if span.name.startswith("notifications/"))
+    assert (cancel.name, cancel.parent_id) == ("notifications/cancelled", None)

@@ -23,9 +23,10 @@
 //!
 //! What it does not cover: requests rmcp serves without a session (its stateless mode, and every
 //! request of a 2026-07-28 client: `server/discover` and what follows) go to the service rmcp's
-//! factory makes, with no span. rmcp still makes one handler per session with its factory (it
-//! sits idle: the session is served by the one `Sessions` makes), and logs "Failed to serve
-//! session" at error level when a session ends, as its worker never received an `initialize`.
+//! factory makes; `mcp_otel::McpOtel::sessionless` (feature `streamable-http-server`) traces those.
+//! rmcp still makes one handler per session with its factory (it sits idle: the session is served
+//! by the one `Sessions` makes), and logs "Failed to serve session" at error level when a session
+//! ends, as its worker never received an `initialize`.
 //! rmcp's session store cannot restore a session through it: a restore waits for the handshake of
 //! rmcp's own worker, which stays idle (read in rmcp 3.11's source, not run).
 

@@ -1,12 +1,14 @@
 //! A Rust MCP server over streamable HTTP for the cross-language tests (tests/rust, `test_http.py`):
-//! rmcp's own `StreamableHttpService` (stateful, its `LocalSessionManager`) on 127.0.0.1, every
-//! session served by the handler instrumented with mcp-otel through [`mcp_otel_http::Sessions`]
-//! (no propagator set), with the stdio server's tools (rust/examples/crosstools), named
-//! `MCP_SERVER_NAME`, else "rust-server".
+//! rmcp's own `StreamableHttpService` (its `LocalSessionManager`) on 127.0.0.1, every session
+//! served by the handler instrumented with mcp-otel through [`mcp_otel_http::Sessions`], and the
+//! requests it serves without a session traced by `mcp_otel::McpOtel::sessionless` (no propagator
+//! set), with the stdio server's tools (rust/examples/crosstools), named `MCP_SERVER_NAME`, else
+//! "rust-server".
 //!
 //! ```text
-//! httpserver    serves http://127.0.0.1:PORT/mcp on an ephemeral port, printed on stdout as
-//!               {"port":N} once listening; SIGTERM or SIGINT ends it
+//! httpserver [stateless]   serves http://127.0.0.1:PORT/mcp on an ephemeral port, printed on
+//!                          stdout as {"port":N} once listening; SIGTERM or SIGINT ends it.
+//!                          `stateless`: rmcp's stateless mode (no session at all)
 //! ```
 //!
 //! Each finished span is appended to the file `MCP_OTEL_RUST_SPAN_FILE` as one JSON line (the
@@ -31,10 +33,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let otel = mcp_otel::McpOtel::builder().tracer_provider(&provider).build();
     let name = spanlines::env_or("MCP_SERVER_NAME", "rust-server");
     let handler = move || CrossServer::new(name.clone());
-    let sessions = mcp_otel_http::Sessions::new(otel, LocalSessionManager::default(), handler.clone());
+    let sessions = mcp_otel_http::Sessions::new(otel.clone(), LocalSessionManager::default(), handler.clone());
     let stopped = CancellationToken::new();
-    let config = StreamableHttpServerConfig::default().with_cancellation_token(stopped.child_token());
-    let service = StreamableHttpService::new(move || Ok(handler()), Arc::new(sessions), config);
+    let stateless = std::env::args().nth(1).is_some_and(|mode| mode == "stateless");
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stopped.child_token())
+        .with_legacy_session_mode(!stateless);
+    let server = handler();
+    let service = StreamableHttpService::new(move || Ok(handler()), Arc::new(sessions), config.clone());
+    let service = otel.sessionless(service, &server, &config);
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("{}", serde_json::json!({"port": listener.local_addr()?.port()}));
