@@ -17,6 +17,21 @@ use crate::attributes::{Request, SessionFacts};
 use crate::model::{Answer, ClientFailure, RpcError};
 use crate::semconv::{KNOWN_METHODS, OTHER_VALUE, ResultType};
 
+/// The session a request came in over rmcp's streamable HTTP server: its `Mcp-Session-Id`
+/// header, which rmcp hands the service in the request's extensions with the HTTP request's head
+/// (none on `initialize`, which the answer gives its session).
+#[cfg(feature = "streamable-http-server")]
+pub(crate) fn http_session_id(extensions: &rmcp::model::Extensions) -> Option<&str> {
+    let head = extensions.get::<http::request::Parts>()?;
+    head.headers.get("mcp-session-id")?.to_str().ok()
+}
+
+/// Without the feature, rmcp's HTTP server is not built: no request came over it.
+#[cfg(not(feature = "streamable-http-server"))]
+pub(crate) const fn http_session_id(_: &rmcp::model::Extensions) -> Option<&str> {
+    None
+}
+
 /// A received notification's `_meta`. rmcp (3.1 to 3.11) moves the notification's extensions into
 /// its `NotificationContext` before it takes the `_meta` out of them, so `context.meta` is empty
 /// and the `_meta` read off the wire is still in `context.extensions` (observed); both are read,

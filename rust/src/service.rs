@@ -19,10 +19,12 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service};
 
 use crate::attributes::{self, Request, Session};
-use crate::facts::{Handles, notification_meta, requested_protocol, rpc_error};
+use crate::facts::{Handles, http_session_id, notification_meta, requested_protocol, rpc_error};
 use crate::lifecycle::{Shared, Side};
-use crate::model::{self, ServerEnd};
-use crate::semconv::{FREQUENT_NOTIFICATIONS, MCP_PROTOCOL_VERSION, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE};
+use crate::model::{self, ServerEnd, bounded};
+use crate::semconv::{
+    FREQUENT_NOTIFICATIONS, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE,
+};
 use crate::wire::{Connection, Seen};
 
 /// A service whose every handled request gets a SERVER span and a point
@@ -66,7 +68,8 @@ impl<S> Instrumented<S> {
         let network = context.extensions.get::<Connection>().and_then(Connection::network_transport);
         let meta = notification_meta(&context);
         let session = self.session(&context.peer, false, requested_protocol(meta), network);
-        let described = attributes::describe(request, &session, None, &shared.config, &shared.lifecycle.metrics);
+        let mut described = attributes::describe(request, &session, None, &shared.config, &shared.lifecycle.metrics);
+        described.attributes.extend(session_id(&context.extensions, shared.config.max_name_length));
         let (parent, links) = shared.remote_parent(meta);
         let cx = shared.lifecycle.notification(Side::Server, &parent, described, links, None);
         let result = self.inner.handle_notification(notification, context).with_context(cx.clone()).await;
@@ -122,13 +125,14 @@ impl<S> Instrumented<S> {
         let connection = context.extensions.get::<Connection>().cloned();
         let network = connection.as_ref().and_then(Connection::network_transport);
         let session = self.session(&context.peer, handshake, requested_protocol(&context.meta.0.0), network);
-        let request_attributes = attributes::describe(
+        let mut request_attributes = attributes::describe(
             described,
             &session,
             Some(context.id.to_string()),
             &shared.config,
             &shared.lifecycle.metrics,
         );
+        request_attributes.attributes.extend(session_id(&context.extensions, shared.config.max_name_length));
         let (parent, links) = shared.remote_parent(&context.meta.0.0);
         let call = shared.open(Side::Server, &parent, request_attributes, links);
         let token = context.ct.clone();
@@ -166,6 +170,12 @@ impl<S> Instrumented<S> {
         call.finish(&verdict, late);
         result
     }
+}
+
+/// `mcp.session.id` of a request or notification received in an HTTP session (a span attribute
+/// only: on points it would make a series per session), bounded like a name.
+fn session_id(extensions: &rmcp::model::Extensions, limit: usize) -> Option<KeyValue> {
+    http_session_id(extensions).map(|id| KeyValue::new(MCP_SESSION_ID, bounded(id, limit).into_owned()))
 }
 
 /// The same wrapper for each role: rmcp's `Service` is implemented per role, and the private
