@@ -11,7 +11,8 @@
 #                   an ADK tool over mcp_otel::Client, locked, in the same target folder
 #   make rust-bench  what the crate costs a tools/call beside the same spans and points made by hand
 #                   (rust/benches/cost.rs): instructions (valgrind) and CPU, in memory and over
-#                   stdio, and resident memory over 100,000 calls, into docs/benchmarks-rust.txt
+#                   stdio, instructions per request served over HTTP without a session, and
+#                   resident memory over 100,000 calls, into docs/benchmarks-rust.txt
 # Needs: cargo with rustfmt and clippy (Rust 1.88 or later; rust-frameworks 1.95, ADK-Rust's
 # minimum); crates come from crates.io.
 
@@ -37,8 +38,8 @@ rust-frameworks:
 	+cd rust/frameworks && $(CARGO_LOCKED) clippy --locked --all-targets -- -D warnings
 	+cd rust/frameworks && $(CARGO_LOCKED) test --locked
 
+RUST_BENCH := $(CARGO_LOCKED) bench --locked --features streamable-http-server --bench cost
 rust-bench:
-	cd rust && $(CARGO_LOCKED) bench --locked --bench cost --no-run
-	cd rust && { $(CARGO_LOCKED) bench --locked --bench cost -- instructions 3 500 && \
-	  $(CARGO_LOCKED) bench --locked --bench cost -- cpu 5 10000 && \
-	  $(CARGO_LOCKED) bench --locked --bench cost -- memory 100000; } | tee $(CURDIR)/docs/benchmarks-rust.txt
+	cd rust && $(RUST_BENCH) --no-run
+	cd rust && { $(RUST_BENCH) -- instructions 3 500 && $(RUST_BENCH) -- http 3 500 && \
+	  $(RUST_BENCH) -- cpu 5 10000 && $(RUST_BENCH) -- memory 100000; } | tee $(CURDIR)/docs/benchmarks-rust.txt

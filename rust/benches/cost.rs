@@ -337,11 +337,16 @@ async fn run(variant: &str, transport: &str, calls: usize, providers: &Providers
 
 /// Instructions the client process ran for `calls` calls of `variant` (cachegrind's `I refs`).
 fn instructions(variant: &str, transport: &str, calls: usize) -> u64 {
+    counted(&["run", variant, transport, &calls.to_string()])
+}
+
+/// Instructions this program ran with `args` (cachegrind's `I refs`).
+fn counted(args: &[&str]) -> u64 {
     let exe = env::current_exe().expect("this program");
     let output = Command::new("valgrind")
         .args(["--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"])
         .arg(exe)
-        .args(["run", variant, transport, &calls.to_string()])
+        .args(args)
         .output()
         .expect("valgrind runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -438,6 +443,10 @@ fn main() {
                 cpu_time().saturating_sub(before).as_nanos() as f64
             });
         }
+        #[cfg(feature = "streamable-http-server")]
+        Some("run-http") => runtime.block_on(http_requests::run(&args[1], number(2, 1000), &providers)),
+        #[cfg(feature = "streamable-http-server")]
+        Some("http") => http_requests::instructions(number(1, 3), number(2, 500)),
         Some("memory") => {
             let calls = number(1, 100_000);
             let providers = Providers::new();
@@ -458,5 +467,72 @@ fn main() {
             });
         }
         _ => eprintln!("usage: cost instructions|cpu|memory|run ..."),
+    }
+}
+
+/// Requests rmcp's streamable HTTP server serves without a session (feature
+/// `streamable-http-server`): its `StreamableHttpService` in stateless mode, called in this process
+/// with a client's POST of `tools/call` (its context in `_meta`) and the event stream read to its
+/// end; `bare` unwrapped, `ours` through `McpOtel::sessionless`. No floor: a hand-made span could
+/// name neither the tool nor the request without reading the body as `ours` does.
+#[cfg(feature = "streamable-http-server")]
+mod http_requests {
+    use std::sync::Arc;
+
+    use http_body_util::{BodyExt, Full};
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    use tower_service::Service;
+
+    use super::{Providers, Weather, counted, median, ours};
+
+    fn post(id: usize) -> http::Request<Full<bytes::Bytes>> {
+        let meta = serde_json::json!({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"});
+        let params = serde_json::json!({"name": "ok", "arguments": {}, "_meta": meta});
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+        http::Request::post("http://127.0.0.1/mcp")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(Full::new(body.to_string().into()))
+            .expect("a request")
+    }
+
+    /// `requests` requests of `variant`.
+    pub(super) async fn run(variant: &str, requests: usize, providers: &Providers) {
+        let config = StreamableHttpServerConfig::default().with_legacy_session_mode(false);
+        let manager = Arc::new(LocalSessionManager::default());
+        let mut bare = StreamableHttpService::new(|| Ok(Weather), manager, config.clone());
+        if variant == "bare" {
+            for id in 0..requests {
+                let response = bare.call(post(id)).await.expect("answered");
+                response.into_body().collect().await.expect("read");
+            }
+        } else {
+            let mut service = ours(providers).sessionless(bare, &Weather, &config);
+            for id in 0..requests {
+                let response = service.call(post(id)).await.expect("answered");
+                response.into_body().collect().await.expect("read");
+            }
+        }
+    }
+
+    /// Instructions per request of each variant (the difference of `requests` and twice as many),
+    /// interleaved round by round, the medians.
+    pub(super) fn instructions(rounds: usize, requests: usize) {
+        let mut samples: [Vec<f64>; 2] = Default::default();
+        for _ in 0..rounds {
+            for (index, variant) in ["bare", "ours"].into_iter().enumerate() {
+                let count = |requests: usize| counted(&["run-http", variant, &requests.to_string()]) as f64;
+                samples[index].push((count(2 * requests) - count(requests)) / requests as f64);
+            }
+        }
+        let [bare, ours] = samples.map(median);
+        println!(
+            "instructions  http    bare {bare:>10.0}  ours {ours:>10.0}  added {:>8.0}  ratio to bare {:.3}",
+            ours - bare,
+            ours / bare
+        );
     }
 }

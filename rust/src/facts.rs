@@ -361,3 +361,115 @@ const fn error_name(error: &ServiceError) -> &'static str {
         _ => OTHER_VALUE,
     }
 }
+
+/// A message read off HTTP (`http.rs`): only what the attributes and the classifier take. The
+/// rest is skipped, not built into rmcp's types: a tool's content is never parsed, and no untagged
+/// enum tries its variants (twice rmcp's own cost of a request, measured).
+#[cfg(feature = "streamable-http-server")]
+pub(crate) mod wire {
+    use std::borrow::Cow;
+
+    use rmcp::model::{ErrorData, JsonObject, RequestId};
+    use serde::Deserialize;
+    use serde::de::IgnoredAny;
+
+    use crate::attributes::Request;
+    use crate::model::Answer;
+    use crate::semconv::{METHOD_PROMPTS_GET, METHOD_TOOLS_CALL};
+
+    /// A request or a notification a client sent (a notification has no id).
+    #[derive(Deserialize)]
+    pub(crate) struct Sent<'a> {
+        pub(crate) id: Option<RequestId>,
+        #[serde(borrow)]
+        method: Cow<'a, str>,
+        #[serde(borrow, default)]
+        params: Option<Params<'a>>,
+    }
+
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        uri: Option<Cow<'a, str>>,
+        #[serde(rename = "_meta", default)]
+        meta: Option<JsonObject>,
+    }
+
+    impl<'a> Sent<'a> {
+        /// A JSON-RPC request or notification, if `body` is one.
+        pub(crate) fn read(body: &'a [u8]) -> Option<Self> {
+            serde_json::from_slice(body).ok()
+        }
+
+        /// The request's method and what it names (a tool or prompt by name, a resource by URI).
+        pub(crate) fn request(&self) -> Request<'_> {
+            let params = self.params.as_ref();
+            let named = [METHOD_TOOLS_CALL, METHOD_PROMPTS_GET].contains(&&*self.method);
+            let target = params.and_then(|params| params.name.as_deref()).filter(|_| named);
+            Request::new(&self.method, target, params.and_then(|params| params.uri.as_deref()))
+        }
+
+        /// Its `_meta`, empty when it has none.
+        pub(crate) fn meta(&self) -> Cow<'_, JsonObject> {
+            self.params
+                .as_ref()
+                .and_then(|params| params.meta.as_ref())
+                .map_or_else(|| Cow::Owned(JsonObject::new()), Cow::Borrowed)
+        }
+    }
+
+    /// A message a server sent back: the answer to a request when it has a result or an error.
+    #[derive(Deserialize)]
+    pub(crate) struct Reply {
+        id: Option<RequestId>,
+        #[serde(default)]
+        method: Option<IgnoredAny>,
+        #[serde(default)]
+        result: Option<Outcome>,
+        #[serde(default)]
+        error: Option<ErrorData>,
+    }
+
+    /// What a result says of itself: a tool call's `isError`, an unfinished `resultType`, the
+    /// version a handshake agreed.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Outcome {
+        #[serde(default)]
+        is_error: Option<bool>,
+        #[serde(default)]
+        result_type: Option<String>,
+        #[serde(default)]
+        protocol_version: Option<String>,
+    }
+
+    /// The answer to request `id`: its result's facts and the version it agreed, or its error.
+    pub(crate) enum Answered {
+        Result(Answer, Option<String>),
+        Error(ErrorData),
+    }
+
+    impl Reply {
+        /// The answer to request `id`, if `message` is one (an error with no id answers the only
+        /// request its body carried).
+        pub(crate) fn to(id: &RequestId, message: &[u8]) -> Result<Option<Answered>, serde_json::Error> {
+            let reply: Self = serde_json::from_slice(message)?;
+            if reply.method.is_some() {
+                return Ok(None);
+            }
+            Ok(match (reply.result, reply.error) {
+                (Some(result), _) if reply.id.as_ref() == Some(id) => {
+                    let result_type = result.result_type.as_deref().and_then(super::result_type);
+                    let answer = Answer { result_type, is_error: result.is_error == Some(true), action: None };
+                    Some(Answered::Result(answer, result.protocol_version))
+                }
+                (None, Some(error)) if reply.id.as_ref().is_none_or(|answered| answered == id) => {
+                    Some(Answered::Error(error))
+                }
+                _ => None,
+            })
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! `ServerHandler`, where no `Service` wrapper reaches, so [`Sessionless`] reads them off HTTP: a
 //! tower service around rmcp's `StreamableHttpService` that reads each such POST's JSON-RPC
 //! message, and the answer in its response (one JSON body, or an event stream), and relays both
-//! unchanged. Only this module knows HTTP's shapes; what the messages say is `facts.rs`'s.
+//! unchanged. Only this module knows HTTP's shapes; what the messages say is `facts.rs`'s (`wire`).
 //!
 //! A request's span starts when it arrived, once its response shows rmcp served it: a request
 //! rmcp's HTTP layer refuses before JSON-RPC (a wrong `Accept` or `Content-Type`, a `Host` not
@@ -25,12 +25,13 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use opentelemetry::KeyValue;
 use opentelemetry::trace::TraceContextExt;
-use rmcp::model::{ClientJsonRpcMessage, GetMeta, JsonObject, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::ServerHandler;
+use rmcp::model::{JsonObject, RequestId};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
-use rmcp::{RoleServer, ServerHandler};
 
 use crate::attributes::{self, Request as Described, Session, SessionFacts};
-use crate::facts::{Handles, requested_protocol, rpc_error};
+use crate::facts::wire::{Answered, Reply, Sent};
+use crate::facts::{requested_protocol, rpc_error};
 use crate::lifecycle::{Arrived, Call, Shared, Side};
 use crate::model::{self, ServerEnd};
 use crate::semconv::{MCP_PROTOCOL_VERSION, METHOD_INITIALIZE, TRANSPORT_TCP};
@@ -179,30 +180,24 @@ impl Front {
     /// The message a sessionless POST carries, when it is one this front end traces.
     fn message(&self, body: &[u8], headers: &HeaderMap) -> Option<Received> {
         let header = headers.get(PROTOCOL_VERSION).and_then(|value| value.to_str().ok());
-        match serde_json::from_slice::<ClientJsonRpcMessage>(body).ok()? {
-            JsonRpcMessage::Request(request) => {
-                let described = RoleServer::request(&request.request);
-                let method: Cow<'static, str> =
-                    described.known.map_or_else(|| Cow::Owned(described.method.to_owned()), Cow::Borrowed);
-                let handshake = method == METHOD_INITIALIZE;
-                // In rmcp's stateful mode, `initialize` starts a session: the session's service traces it.
-                if handshake && self.stateful {
-                    return None;
-                }
-                let meta = RoleServer::meta(&request.request);
-                // The handshake's version is the one its answer agrees: none before it.
-                let protocol = requested_protocol(&meta).or(header).filter(|_| !handshake);
-                let facts = self.facts(&meta, described, Some(request.id.to_string()), protocol);
-                Some(Received::Request { id: request.id, method, facts })
-            }
-            JsonRpcMessage::Notification(notification) => {
-                let described = Described::new(RoleServer::notification(&notification.notification), None, None);
-                let meta = &GetMeta::get_meta(&notification.notification).0.0;
-                let facts = self.facts(meta, described, None, requested_protocol(meta).or(header));
-                Some(Received::Notification { facts })
-            }
-            _ => None,
+        let sent = Sent::read(body)?;
+        let meta = sent.meta();
+        let described = sent.request();
+        let Some(id) = sent.id.clone() else {
+            let facts = self.facts(&meta, described, None, requested_protocol(&meta).or(header));
+            return Some(Received::Notification { facts });
+        };
+        let method: Cow<'static, str> =
+            described.known.map_or_else(|| Cow::Owned(described.method.to_owned()), Cow::Borrowed);
+        let handshake = method == METHOD_INITIALIZE;
+        // In rmcp's stateful mode, `initialize` starts a session: the session's service traces it.
+        if handshake && self.stateful {
+            return None;
         }
+        // The handshake's version is the one its answer agrees: none before it.
+        let protocol = requested_protocol(&meta).or(header).filter(|_| !handshake);
+        let facts = self.facts(&meta, described, Some(id.to_string()), protocol);
+        Some(Received::Request { id, method, facts })
     }
 
     /// A message's parent and attributes (`id`: a request's; `protocol`: the version it names).
@@ -354,26 +349,22 @@ impl Watch {
         if data.is_empty() {
             return None;
         }
-        let Ok(message) = serde_json::from_slice::<ServerJsonRpcMessage>(data) else {
+        let Ok(answered) = Reply::to(&self.id, data) else {
             self.unread = true;
             return None;
         };
-        let (answer, rpc) = match message {
-            JsonRpcMessage::Response(response) if response.id == self.id => (Some(response.result), None),
-            // An error with no id answers the request the body carried (the only one).
-            JsonRpcMessage::Error(error) if error.id.as_ref().is_none_or(|id| *id == self.id) => {
-                (None, Some(error.error))
-            }
-            _ => return None,
+        let (answer, rpc, negotiated) = match answered? {
+            Answered::Result(answer, version) => (Some(answer), None, version),
+            Answered::Error(error) => (None, Some(rpc_error(&error)), None),
         };
         let verdict = model::classify_server_call(&ServerEnd {
-            answer: answer.as_ref().map(RoleServer::answer),
-            rpc: rpc.as_ref().map(rpc_error),
+            answer,
+            rpc,
             keep_message: self.keep_message,
             method: &self.method,
             ..ServerEnd::default()
         });
-        let negotiated = answer.as_ref().filter(|_| self.method == METHOD_INITIALIZE).and_then(RoleServer::negotiated);
+        let negotiated = negotiated.filter(|_| self.method == METHOD_INITIALIZE);
         let late = negotiated.map(|version| KeyValue::new(MCP_PROTOCOL_VERSION, version)).into_iter().collect();
         Some(Verdict { verdict, late })
     }
