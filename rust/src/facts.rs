@@ -364,7 +364,7 @@ const fn error_name(error: &ServiceError) -> &'static str {
 
 /// A message read off HTTP (`http.rs`): only what the attributes and the classifier take. The
 /// rest is skipped, not built into rmcp's types: a tool's content is never parsed, and no untagged
-/// enum tries its variants (twice rmcp's own cost of a request, measured).
+/// enum tries its variants (built whole, a request and its answer cost 85k instructions more).
 #[cfg(feature = "streamable-http-server")]
 pub(crate) mod wire {
     use std::borrow::Cow;
