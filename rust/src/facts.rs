@@ -461,7 +461,7 @@ pub(crate) mod wire {
             }
             Ok(match (reply.result, reply.error) {
                 (Some(result), _) if reply.id.as_ref() == Some(id) => {
-                    let result_type = result.result_type.as_deref().and_then(super::result_type);
+                    let result_type = result.result_type.as_deref().and_then(crate::facts::result_type);
                     let answer = Answer { result_type, is_error: result.is_error == Some(true), action: None };
                     Some(Answered::Result(answer, result.protocol_version))
                 }
