@@ -145,14 +145,9 @@ impl Drop for Pending<'_> {
         let Some(message) = self.message.take() else { return };
         let shared = &self.front.shared;
         match message {
-            Received::Notification { facts } => {
-                let Facts { parent, links, described } = facts;
-                shared.lifecycle.notification(Side::Server, &parent, described, links, Some(self.arrived)).span().end();
-            }
+            Received::Notification { facts } => facts.notified(shared, self.arrived),
             Received::Request { method, facts, .. } => {
-                let Facts { parent, links, described } = facts;
-                let call = shared.open_arrived(Side::Server, &parent, described, links, Some(self.arrived));
-                call.finish(&disconnected(&method), Vec::new());
+                facts.open(shared, self.arrived).finish(&disconnected(&method), Vec::new());
             }
         }
     }
@@ -174,6 +169,19 @@ struct Facts {
     parent: opentelemetry::Context,
     links: Vec<opentelemetry::trace::Link>,
     described: attributes::Described,
+}
+
+impl Facts {
+    /// A request's span, started when it arrived.
+    fn open(self, shared: &Arc<Shared>, arrived: Arrived) -> Call {
+        shared.open_arrived(Side::Server, &self.parent, self.described, self.links, Some(arrived))
+    }
+
+    /// A notification's span, from its arrival to now (no outcome, no point).
+    fn notified(self, shared: &Shared, arrived: Arrived) {
+        let cx = shared.lifecycle.notification(Side::Server, &self.parent, self.described, self.links, Some(arrived));
+        cx.span().end();
+    }
 }
 
 impl Front {
@@ -221,17 +229,14 @@ impl Front {
         let shared = &self.shared;
         match message {
             Received::Notification { facts } => {
-                let Facts { parent, links, described } = facts;
-                let cx = shared.lifecycle.notification(Side::Server, &parent, described, links, Some(arrived));
-                cx.span().end();
+                facts.notified(shared, arrived);
                 response.map(Observed::unread)
             }
             Received::Request { id, method, facts } => {
-                let Facts { parent, links, described } = facts;
-                let call = shared.open_arrived(Side::Server, &parent, described, links, Some(arrived));
+                let call = facts.open(shared, arrived);
                 let Some(shape) = shape else {
                     // A success with no JSON-RPC body (202): no answer to read.
-                    call.abandon(Vec::new());
+                    call.abandon();
                     return response.map(Observed::unread);
                 };
                 let watch = Watch {
@@ -290,7 +295,7 @@ struct Watch {
 
 impl Watch {
     /// Reads `chunk`: the verdict, when the answer was in it (then the request is finished).
-    fn read(&mut self, chunk: &[u8]) -> Option<Verdict> {
+    fn read(&mut self, chunk: &[u8]) -> Option<Finish> {
         if self.shape == Shape::Json {
             self.keep(chunk);
             return None;
@@ -321,7 +326,7 @@ impl Watch {
 
     /// One line of the event stream: a `data` field is kept; a blank line ends the event, whose
     /// data is one message.
-    fn event_line(&mut self, line: &[u8]) -> Option<Verdict> {
+    fn event_line(&mut self, line: &[u8]) -> Option<Finish> {
         if line.is_empty() {
             let data = std::mem::take(&mut self.data);
             return self.message(&data);
@@ -345,7 +350,7 @@ impl Watch {
     }
 
     /// A whole message: the verdict when it answers this request.
-    fn message(&mut self, data: &[u8]) -> Option<Verdict> {
+    fn message(&mut self, data: &[u8]) -> Option<Finish> {
         if data.is_empty() {
             return None;
         }
@@ -366,7 +371,7 @@ impl Watch {
         });
         let negotiated = negotiated.filter(|_| self.method == METHOD_INITIALIZE);
         let late = negotiated.map(|version| KeyValue::new(MCP_PROTOCOL_VERSION, version)).into_iter().collect();
-        Some(Verdict { verdict, late })
+        Some(Finish { verdict, late })
     }
 
     /// The body ended: a JSON body is read now, and with no answer in it has no outcome. An event
@@ -376,17 +381,17 @@ impl Watch {
         if self.shape == Shape::Json {
             let data = std::mem::take(&mut self.data);
             match self.message(&data) {
-                Some(Verdict { verdict, late }) => self.call.finish(&verdict, late),
-                None => self.call.abandon(Vec::new()),
+                Some(Finish { verdict, late }) => self.call.finish(&verdict, late),
+                None => self.call.abandon(),
             }
         } else if self.unread {
-            self.call.abandon(Vec::new());
+            self.call.abandon();
         }
     }
 }
 
-/// What a request's answer decided.
-struct Verdict {
+/// What a request's answer decided: its verdict, and what it tells late.
+struct Finish {
     verdict: model::Verdict,
     late: Vec<KeyValue>,
 }
@@ -413,7 +418,7 @@ impl<B: Body<Data = Bytes> + Unpin> Body for Observed<B> {
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let (Some(data), Some(watch)) = (frame.data_ref(), this.watch.as_mut())
-                    && let Some(Verdict { verdict, late }) = watch.read(data)
+                    && let Some(Finish { verdict, late }) = watch.read(data)
                     && let Some(watch) = this.watch.take()
                 {
                     watch.call.finish(&verdict, late);

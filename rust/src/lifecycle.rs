@@ -250,14 +250,12 @@ impl Call {
         self.end(verdict, late);
     }
 
-    /// Ends the span with `late` attributes and no outcome, and records no point: an answer went
-    /// by that could not be read (a missing answer is no outcome).
+    /// Ends the span with no outcome, and records no point: an answer went by that could not be
+    /// read (a missing answer is no outcome).
     #[cfg(feature = "streamable-http-server")]
-    pub(crate) fn abandon(mut self, late: Vec<KeyValue>) {
+    pub(crate) fn abandon(mut self) {
         self.done = true;
-        let span = self.cx.span();
-        span.set_attributes(late);
-        span.end();
+        self.cx.span().end();
     }
 
     fn end(&mut self, verdict: &Verdict, mut late: Vec<KeyValue>) {
