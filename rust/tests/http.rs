@@ -276,3 +276,42 @@ async fn an_answer_read_one_byte_at_a_time_is_read_the_same() {
         assert_eq!(outcome(&progress), (Some("ok".into()), None, None, false));
     }
 }
+
+/// A server whose one tool answers 17 MiB of text: more than the crate reads of an answer.
+#[derive(Clone)]
+struct Huge;
+
+impl rmcp::ServerHandler for Huge {
+    fn get_info(&self) -> rmcp::model::InitializeResult {
+        Weather::default().get_info()
+    }
+
+    async fn call_tool(
+        &self,
+        _: rmcp::model::CallToolRequestParams,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let text = "a".repeat(17 << 20);
+        Ok(rmcp::model::CallToolResponse::Complete(rmcp::model::CallToolResult::success(vec![
+            rmcp::model::ContentBlock::text(text),
+        ])))
+    }
+}
+
+#[tokio::test]
+async fn an_answer_too_long_to_read_is_relayed_whole_and_has_no_outcome() {
+    for json in [false, true] {
+        let telemetry = Telemetry::new();
+        let otel = telemetry.otel();
+        let config = StreamableHttpServerConfig::default().with_legacy_session_mode(false).with_json_response(json);
+        let huge = || StreamableHttpService::new(|| Ok(Huge), Arc::new(LocalSessionManager::default()), config.clone());
+        let mut ours = otel.sessionless(huge(), &Huge, &config);
+        let wrapped = read(ours.call(post(call(1, "any"))).await.expect("answered")).await;
+        let unwrapped = read(huge().call(post(call(1, "any"))).await.expect("answered")).await;
+        assert!(wrapped.2.len() > 17 << 20, "the whole answer");
+        assert!(wrapped == unwrapped, "the client reads the same");
+        let span = telemetry.span("tools/call any", SpanKind::Server);
+        assert_eq!(outcome(&span), (None, None, None, false), "json: {json}");
+        assert_eq!(telemetry.points("mcp.server.operation.duration"), Vec::new(), "no point");
+    }
+}
