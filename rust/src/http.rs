@@ -458,16 +458,17 @@ impl<B> Drop for Observed<B> {
     }
 }
 
-/// A request body handed on as it came: the bytes read ahead (once), then the rest unread.
+/// A request body handed on as it came: the bytes read ahead (once), what came after them (the
+/// trailers, or the body's error), then the rest unread.
 pub struct Replayed<B: Body> {
     head: Option<Bytes>,
+    after: Option<Result<Frame<Bytes>, B::Error>>,
     rest: Option<B>,
-    error: Option<B::Error>,
 }
 
 impl<B: Body + Unpin> Replayed<B> {
     fn whole(body: B) -> Self {
-        Self { head: None, rest: Some(body), error: None }
+        Self { head: None, after: None, rest: Some(body) }
     }
 
     /// Reads `body` ahead, up to `max` bytes: the body to hand on, and its bytes when whole.
@@ -477,19 +478,27 @@ impl<B: Body + Unpin> Replayed<B> {
             match body.frame().await {
                 None => {
                     let bytes = read.freeze();
-                    return (Self { head: Some(bytes.clone()), rest: None, error: None }, Some(bytes));
+                    return (Self { head: Some(bytes.clone()), after: None, rest: None }, Some(bytes));
                 }
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(data) => {
                         read.put(data);
                         if read.len() > max {
-                            return (Self { head: Some(read.freeze()), rest: Some(body), error: None }, None);
+                            return (Self { head: Some(read.freeze()), after: None, rest: Some(body) }, None);
                         }
                     }
-                    // Trailers: relayed, the body unread.
-                    Err(_) => return (Self { head: Some(read.freeze()), rest: Some(body), error: None }, None),
+                    // Trailers: the data is whole.
+                    Err(frame) => {
+                        let (bytes, after) = (read.freeze(), frame.into_trailers().ok().map(Frame::trailers));
+                        return (
+                            Self { head: Some(bytes.clone()), after: after.map(Ok), rest: Some(body) },
+                            Some(bytes),
+                        );
+                    }
                 },
-                Some(Err(error)) => return (Self { head: Some(read.freeze()), rest: None, error: Some(error) }, None),
+                Some(Err(error)) => {
+                    return (Self { head: Some(read.freeze()), after: Some(Err(error)), rest: None }, None);
+                }
             }
         }
     }
@@ -507,19 +516,19 @@ impl<B: Body + Unpin> Body for Replayed<B> {
         if let Some(head) = this.head.take().filter(|head| !head.is_empty()) {
             return Poll::Ready(Some(Ok(Frame::data(head))));
         }
-        if let Some(rest) = this.rest.as_mut() {
-            match Pin::new(rest).poll_frame(cx) {
-                Poll::Ready(None) => this.rest = None,
-                polled => {
-                    return polled.map(|frame| frame.map(|frame| frame.map(|frame| frame.map_data(copy))));
-                }
-            }
+        if let Some(after) = this.after.take() {
+            return Poll::Ready(Some(after));
         }
-        Poll::Ready(this.error.take().map(Err))
+        let Some(rest) = this.rest.as_mut() else { return Poll::Ready(None) };
+        let polled = Pin::new(rest).poll_frame(cx);
+        if let Poll::Ready(None) = polled {
+            this.rest = None;
+        }
+        polled.map(|frame| frame.map(|frame| frame.map(|frame| frame.map_data(copy))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.head.as_ref().is_none_or(Bytes::is_empty) && self.rest.is_none() && self.error.is_none()
+        self.head.as_ref().is_none_or(Bytes::is_empty) && self.after.is_none() && self.rest.is_none()
     }
 
     fn size_hint(&self) -> SizeHint {

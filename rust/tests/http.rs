@@ -315,3 +315,55 @@ async fn an_answer_too_long_to_read_is_relayed_whole_and_has_no_outcome() {
         assert_eq!(telemetry.points("mcp.server.operation.duration"), Vec::new(), "no point");
     }
 }
+
+/// A service that answers with what it read of its request's body: the data, then each trailer.
+#[derive(Clone)]
+struct Echo;
+
+impl<B: Body + Send + 'static> Service<Request<B>> for Echo
+where
+    B::Data: Send,
+    B::Error: std::fmt::Debug,
+{
+    type Response = Response<Full<Bytes>>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        Box::pin(async move {
+            let read = request.into_body().collect().await.expect("a body");
+            let trailers = read.trailers().map(|trailers| format!("{trailers:?}")).unwrap_or_default();
+            let data = String::from_utf8(read.to_bytes().to_vec()).expect("utf-8");
+            Ok(Response::new(Full::new(Bytes::from(format!("{data}|{trailers}")))))
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_request_is_handed_on_whole_its_trailers_too() {
+    let telemetry = Telemetry::new();
+    let (_, config) = rmcp(false, false);
+    let mut ours = telemetry.otel().sessionless(Echo, &Weather::default(), &config);
+    let mut trailers = http::HeaderMap::new();
+    trailers.insert("x-checksum", "42".parse().expect("a header"));
+    let frames = Frames(vec![Frame::trailers(trailers.clone()), Frame::data(Bytes::from(call(1, "ok")))]);
+    let request = Request::post("http://127.0.0.1/mcp").body(frames).expect("a request");
+    let (_, _, answer) = read(ours.call(request).await.expect("answered")).await;
+    assert_eq!(answer, format!("{}|{trailers:?}", call(1, "ok")));
+}
+
+/// A body of these frames, the last first.
+struct Frames(Vec<Frame<Bytes>>);
+
+impl Body for Frames {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Poll::Ready(self.get_mut().0.pop().map(Ok))
+    }
+}
