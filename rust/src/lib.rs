@@ -22,6 +22,9 @@
 //! # Ok(()) }
 //! ```
 //!
+//! With the feature `streamable-http-server`, `McpOtel::sessionless` wraps rmcp's
+//! `StreamableHttpService`: a SERVER span for each request it serves without a session.
+//!
 //! docs/rust.md in the repository: each outcome, what rmcp does in each case, and the limits.
 
 #[rustfmt::skip]
