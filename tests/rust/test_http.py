@@ -305,8 +305,9 @@ RUST_HTTP_SERVER_PEERS = Peers(
 AGENT_CALLS = [answered("ok"), tool_error("tool_error"), given_up(CLIENT), answered("ok")]
 
 
-# rmcp's two modes: sessions (each served through Sessions), or none (McpOtel::sessionless).
-STATEFUL, STATELESS = "stateful", "stateless"
+# rmcp's modes: sessions (each served through Sessions), or none (McpOtel::sessionless), each answer
+# in an event stream or (STATELESS_JSON) one JSON body.
+STATEFUL, STATELESS, STATELESS_JSON = "stateful", "stateless", "stateless-json"
 
 
 @contextmanager
@@ -315,13 +316,13 @@ def rust_http_server(programs: Programs, directory: Path, mode: str = STATEFUL) 
     file of its spans."""
     span_file = directory / "server.jsonl"
     env = env_without_otel(**{RUST_SPAN_FILE_ENV: str(span_file)})
-    command = [str(programs.server), *([mode] if mode == STATELESS else [])]
+    command = [str(programs.server), *([mode] if mode != STATEFUL else [])]
     with printing_its_port(command, env, directory / "server.log") as port:
         yield f"http://{LOOPBACK}:{port}/mcp", span_file
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", [STATEFUL, STATELESS])
+@pytest.mark.parametrize("mode", [STATEFUL, STATELESS, STATELESS_JSON])
 async def test_a_python_agents_calls_and_the_rust_http_server_are_one_trace(
     mode: str,
     rust_http_programs: Programs,

@@ -6,9 +6,10 @@
 //! "rust-server".
 //!
 //! ```text
-//! httpserver [stateless]   serves http://127.0.0.1:PORT/mcp on an ephemeral port, printed on
-//!                          stdout as {"port":N} once listening; SIGTERM or SIGINT ends it.
-//!                          `stateless`: rmcp's stateless mode (no session at all)
+//! httpserver [MODE]   serves http://127.0.0.1:PORT/mcp on an ephemeral port, printed on stdout
+//!                     as {"port":N} once listening; SIGTERM or SIGINT ends it. MODE `stateless`:
+//!                     rmcp's stateless mode (no session at all); `stateless-json`: the same,
+//!                     each answer one JSON body where rmcp can (`json_response`)
 //! ```
 //!
 //! Each finished span is appended to the file `MCP_OTEL_RUST_SPAN_FILE` as one JSON line (the
@@ -35,10 +36,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let handler = move || CrossServer::new(name.clone());
     let sessions = mcp_otel_http::Sessions::new(otel.clone(), LocalSessionManager::default(), handler.clone());
     let stopped = CancellationToken::new();
-    let stateless = std::env::args().nth(1).is_some_and(|mode| mode == "stateless");
+    let mode = std::env::args().nth(1).unwrap_or_default();
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stopped.child_token())
-        .with_legacy_session_mode(!stateless);
+        .with_legacy_session_mode(!mode.starts_with("stateless"))
+        .with_json_response(mode == "stateless-json");
     let server = handler();
     let service = StreamableHttpService::new(move || Ok(handler()), Arc::new(sessions), config.clone());
     let service = otel.sessionless(service, &server, &config);
