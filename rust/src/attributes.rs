@@ -3,6 +3,7 @@
 //! session's attributes are made once ([`Session`]); a request's per call, its strings shared
 //! between its span and its point.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use opentelemetry::{KeyValue, Value};
@@ -32,6 +33,11 @@ impl<'a> Request<'a> {
     pub(crate) fn new(method: &'a str, target: Option<&'a str>, uri: Option<&'a str>) -> Self {
         let known = KNOWN_METHODS.iter().copied().find(|known| *known == method);
         Self { method, known, target, uri }
+    }
+
+    /// The method, to outlive the request: our constant, or a copy of a peer's.
+    pub(crate) fn owned_method(&self) -> Cow<'static, str> {
+        self.known.map_or_else(|| Cow::Owned(self.method.to_owned()), Cow::Borrowed)
     }
 }
 

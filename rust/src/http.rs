@@ -195,8 +195,7 @@ impl Front {
             let facts = self.facts(&meta, described, None, requested_protocol(&meta).or(header));
             return Some(Received::Notification { facts });
         };
-        let method: Cow<'static, str> =
-            described.known.map_or_else(|| Cow::Owned(described.method.to_owned()), Cow::Borrowed);
+        let method = described.owned_method();
         let handshake = method == METHOD_INITIALIZE;
         // In rmcp's stateful mode, `initialize` starts a session: the session's service traces it.
         if handshake && self.stateful {

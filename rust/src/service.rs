@@ -117,9 +117,8 @@ impl<S> Instrumented<S> {
     {
         let shared = &self.shared;
         let described = R::request(&request);
-        // The method outlives the request, which the handler takes: ours, or a copy of a peer's.
-        let method: Cow<'static, str> =
-            described.known.map_or_else(|| Cow::Owned(described.method.to_owned()), Cow::Borrowed);
+        // The method outlives the request, which the handler takes.
+        let method = described.owned_method();
         let handshake = method == METHOD_INITIALIZE;
         // The wire's view of the connection, when the transport is wrapped (wire.rs).
         let connection = context.extensions.get::<Connection>().cloned();

@@ -235,8 +235,7 @@ impl<T> Wire<T> {
         }
         let parent = handler.or(carried).unwrap_or_default();
         let described = R::Other::request(&request.request);
-        let method: Cow<'static, str> =
-            described.known.map_or_else(|| Cow::Owned(described.method.to_owned()), Cow::Borrowed);
+        let method = described.owned_method();
         let id = Some(request.id.to_string());
         let described = attributes::describe(described, &self.session, id, &shared.config, &shared.lifecycle.metrics);
         let call = shared.open(Side::Client, &parent, described, Vec::new());

@@ -33,6 +33,12 @@ fn rmcp(stateful: bool, json: bool) -> (Rmcp, StreamableHttpServerConfig) {
     (StreamableHttpService::new(|| Ok(Weather::default()), manager, config.clone()), config)
 }
 
+/// rmcp's service for `Weather` (as [`rmcp`]), through `sessionless`, on `telemetry`'s providers.
+fn traced(telemetry: &Telemetry, stateful: bool, json: bool) -> Sessionless<Rmcp> {
+    let (service, config) = rmcp(stateful, json);
+    telemetry.otel().sessionless(service, &Weather::default(), &config)
+}
+
 /// A caller's context, in `params._meta` as every mcp-otel client sends it.
 const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
@@ -94,9 +100,7 @@ async fn both(
 async fn each_request_served_without_a_session_is_a_server_span_the_child_of_its_callers() {
     for json in [false, true] {
         let telemetry = Telemetry::new();
-        let otel = telemetry.otel();
-        let (service, config) = rmcp(false, json);
-        let mut ours = otel.sessionless(service, &Weather::default(), &config);
+        let mut ours = traced(&telemetry, false, json);
         let (mut bare, _) = rmcp(false, json);
 
         for (id, tool) in [(1, "ok"), (2, "iserr"), (3, "fail"), (4, "invalid")] {
@@ -132,9 +136,7 @@ async fn each_request_served_without_a_session_is_a_server_span_the_child_of_its
 #[tokio::test]
 async fn the_handshake_states_the_version_its_answer_agrees() {
     let telemetry = Telemetry::new();
-    let otel = telemetry.otel();
-    let (service, config) = rmcp(false, false);
-    let mut ours = otel.sessionless(service, &Weather::default(), &config);
+    let mut ours = traced(&telemetry, false, false);
     let params = serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
     let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params});
     let (status, kind, _) = read(ours.call(handshake(initialize.to_string())).await.expect("answered")).await;
@@ -148,9 +150,7 @@ async fn the_handshake_states_the_version_its_answer_agrees() {
 async fn a_client_gone_before_the_answer_is_a_disconnect() {
     for json in [false, true] {
         let telemetry = Telemetry::new();
-        let otel = telemetry.otel();
-        let (service, config) = rmcp(false, json);
-        let mut ours = otel.sessionless(service, &Weather::default(), &config);
+        let mut ours = traced(&telemetry, false, json);
         // An event stream begins before the answer: the client closes it. One JSON answer is sent
         // whole: the client goes away while rmcp awaits it.
         let sent = tokio::time::timeout(Duration::from_millis(300), async {
@@ -169,10 +169,8 @@ async fn a_client_gone_before_the_answer_is_a_disconnect() {
 #[tokio::test]
 async fn what_is_no_sessionless_request_is_relayed_and_not_traced() {
     let telemetry = Telemetry::new();
-    let otel = telemetry.otel();
-    let (service, config) = rmcp(true, false);
-    let mut ours = otel.sessionless(service, &Weather::default(), &config);
-    let (mut bare, _) = rmcp(true, false);
+    let mut ours = traced(&telemetry, true, false);
+    let (mut bare, config) = rmcp(true, false);
     let params = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
     let initialize =
         serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}).to_string();

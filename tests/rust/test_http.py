@@ -374,9 +374,8 @@ def test_a_typescript_agents_calls_and_the_rust_http_server_are_one_trace(
 # gives up closes its request's stream, the 2026-07-28 cancel: disconnect on the Rust server.
 DISCOVERED = "2026-07-28"
 GO_AGENT_CALLS = [
-    call if abort is None else (tool, abort, said, caller, ended(CANCELLED, cancel=DISCONNECT), status)
-    for call in GO_CALLS
-    for tool, abort, said, caller, _, status in [call]
+    (tool, abort, said, caller, server if abort is None else ended(CANCELLED, cancel=DISCONNECT), status)
+    for tool, abort, said, caller, server, status in GO_CALLS
 ]
 GO_AGENT_PEERS = Peers(DISCOVERED, RUST_SERVER_NAME, RUST_SERVER_VERSION, "tcp", GO_CANNOT_KNOW, RUST_HTTP_SERVER_LACKS)
 
