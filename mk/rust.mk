@@ -10,9 +10,9 @@
 #                   model) over an rmcp server instrumented by the crate, its own MCP toolset and
 #                   an ADK tool over mcp_otel::Client, locked, in the same target folder
 #   make rust-bench  what the crate costs a tools/call beside the same spans and points made by hand
-#                   (rust/benches/cost.rs): instructions (valgrind) and CPU, in memory and over
-#                   stdio, instructions per request served over HTTP without a session, and
-#                   resident memory over 100,000 calls, into docs/benchmarks-rust.txt
+#                   (rust/benches/cost.rs): instructions (valgrind) and the calling thread's CPU,
+#                   in memory and over stdio, instructions per request served over HTTP without a
+#                   session, and resident memory over 100,000 calls, into docs/benchmarks-rust.txt
 # Needs: cargo with rustfmt and clippy (Rust 1.88 or later; rust-frameworks 1.95, ADK-Rust's
 # minimum); crates come from crates.io.
 
@@ -42,4 +42,4 @@ RUST_BENCH := $(CARGO_LOCKED) bench --locked --features streamable-http-server -
 rust-bench:
 	cd rust && $(RUST_BENCH) --no-run
 	cd rust && { $(RUST_BENCH) -- instructions 3 500 && $(RUST_BENCH) -- http 3 500 && \
-	  $(RUST_BENCH) -- cpu 5 10000 && $(RUST_BENCH) -- memory 100000; } | tee $(CURDIR)/docs/benchmarks-rust.txt
+	  $(RUST_BENCH) -- cpu 400 100 && $(RUST_BENCH) -- memory 100000; } | tee $(CURDIR)/docs/benchmarks-rust.txt

@@ -8,16 +8,18 @@
 //! `(ours - bare) / (floor - bare)`: docs/performance.md, issue 58 asks at most 1.10.
 //!
 //! ```text
-//! cargo bench --bench cost -- instructions [ROUNDS] [CALLS]   # under valgrind: in memory and over stdio
-//! cargo bench --bench cost -- cpu [ROUNDS] [CALLS]            # CPU per call, interleaved
-//! cargo bench --bench cost -- memory [CALLS]                  # resident memory over CALLS calls
-//! cargo bench --bench cost -- run VARIANT TRANSPORT CALLS     # one run (what valgrind runs)
-//! MCP_OTEL_BENCH_PROPAGATOR=default cargo bench ...           # ours on its default propagator
+//! cargo bench --bench cost -- instructions [ROUNDS] [CALLS]     # under valgrind: in memory and over stdio
+//! cargo bench --bench cost -- cpu [ROUNDS] [CALLS] [TRANSPORT]  # CPU per call, the calling thread's
+//! cargo bench --bench cost -- memory [CALLS]                    # resident memory over CALLS calls
+//! cargo bench --bench cost -- run VARIANT TRANSPORT CALLS       # one run (what valgrind runs)
+//! MCP_OTEL_BENCH_PROPAGATOR=default cargo bench ...             # ours on its default propagator
 //! ```
 //!
-//! A figure per call is the difference of two runs of one variant (CALLS and 2 x CALLS calls), so
-//! start-up does not count; the variants are interleaved round by round. Over stdio the server is
-//! a child process of the same variant (valgrind counts the client's process only).
+//! Instructions: a figure per call is the difference of two runs of one variant (CALLS and 2 x
+//! CALLS calls), so start-up does not count; the variants are interleaved round by round. CPU: a
+//! connection of each variant stays open, and each round times CALLS calls of each, in an order
+//! shuffled round by round. Over stdio the server is a child process of the same variant (only the
+//! client's process is counted).
 #![allow(missing_docs, clippy::cast_precision_loss)]
 
 use std::borrow::Cow;
@@ -292,47 +294,70 @@ fn mcp_otel_network<T>() -> Option<&'static str> {
     (name.contains("Stdin") || name.contains("TokioChildProcess")).then_some("pipe")
 }
 
-/// `calls` tool calls of `variant`, in memory (both sides in this process, the server's on
-/// `server_providers`) or over stdio (the server a child process of the same variant).
-async fn run(variant: &str, transport: &str, calls: usize, providers: &Providers, server_providers: &Arc<Providers>) {
-    let otel = ours(providers);
-    let wired = variant == "ours";
-    let (client, network) = if transport == "memory" {
-        let (client_io, server_io) = tokio::io::duplex(1 << 16);
-        let (variant_owned, server_providers) = (variant.to_owned(), Arc::clone(server_providers));
-        tokio::spawn(async move { serve(&variant_owned, &server_providers, server_io).await });
-        let client = if wired { ().serve(otel.transport(client_io)).await } else { ().serve(client_io).await };
-        (client.expect("handshake"), None)
-    } else {
-        let mut command = tokio::process::Command::new(env::current_exe().expect("this program"));
-        command.args(["serve", variant]);
-        let child = rmcp::transport::TokioChildProcess::new(command).expect("spawned");
-        let network = mcp_otel_network::<rmcp::transport::TokioChildProcess>();
-        let client = if wired { ().serve(otel.transport(child)).await } else { ().serve(child).await };
-        (client.expect("handshake"), network)
-    };
-    match variant {
-        "bare" => {
-            for _ in 0..calls {
-                client.call_tool(CallToolRequestParams::new("ok")).await.expect("answered");
-            }
-        }
-        "floor" => {
-            let floor = Floor::new(providers);
-            for id in 1..=calls {
-                floor.call(&client, "ok", network, i64::try_from(id).expect("a count")).await;
-            }
-        }
-        _ => {
-            let client = otel.client(client);
-            for _ in 0..calls {
-                client.call_tool(CallToolRequestParams::new("ok")).await.expect("answered");
-            }
-            let _ = client.into_inner().cancel().await;
-            return;
+/// A client of one variant, connected, making its calls as that variant makes them.
+enum Caller {
+    Bare(RunningService<RoleClient, ()>),
+    Floor { client: RunningService<RoleClient, ()>, floor: Floor, network: Option<&'static str>, id: i64 },
+    Ours(mcp_otel::Client<()>),
+}
+
+impl Caller {
+    /// A client of `variant`, in memory (both sides in this process, the server's on
+    /// `server_providers`) or over stdio (the server a child process of the same variant).
+    async fn connect(variant: &str, transport: &str, providers: &Providers, server_providers: &Arc<Providers>) -> Self {
+        let otel = ours(providers);
+        let wired = variant == "ours";
+        let (client, network) = if transport == "memory" {
+            let (client_io, server_io) = tokio::io::duplex(1 << 16);
+            let (variant_owned, server_providers) = (variant.to_owned(), Arc::clone(server_providers));
+            tokio::spawn(async move { serve(&variant_owned, &server_providers, server_io).await });
+            let client = if wired { ().serve(otel.transport(client_io)).await } else { ().serve(client_io).await };
+            (client.expect("handshake"), None)
+        } else {
+            let mut command = tokio::process::Command::new(env::current_exe().expect("this program"));
+            command.args(["serve", variant]);
+            let child = rmcp::transport::TokioChildProcess::new(command).expect("spawned");
+            let network = mcp_otel_network::<rmcp::transport::TokioChildProcess>();
+            let client = if wired { ().serve(otel.transport(child)).await } else { ().serve(child).await };
+            (client.expect("handshake"), network)
+        };
+        match variant {
+            "bare" => Self::Bare(client),
+            "floor" => Self::Floor { client, floor: Floor::new(providers), network, id: 0 },
+            _ => Self::Ours(otel.client(client)),
         }
     }
-    let _ = client.cancel().await;
+
+    async fn calls(&mut self, calls: usize) {
+        for _ in 0..calls {
+            match self {
+                Self::Bare(client) => {
+                    client.call_tool(CallToolRequestParams::new("ok")).await.expect("answered");
+                }
+                Self::Floor { client, floor, network, id } => {
+                    *id += 1;
+                    floor.call(client, "ok", *network, *id).await;
+                }
+                Self::Ours(client) => {
+                    client.call_tool(CallToolRequestParams::new("ok")).await.expect("answered");
+                }
+            }
+        }
+    }
+
+    async fn close(self) {
+        let _ = match self {
+            Self::Bare(client) | Self::Floor { client, .. } => client.cancel().await,
+            Self::Ours(client) => client.into_inner().cancel().await,
+        };
+    }
+}
+
+/// `calls` tool calls of `variant` on a connection of their own.
+async fn run(variant: &str, transport: &str, calls: usize, providers: &Providers, server_providers: &Arc<Providers>) {
+    let mut caller = Caller::connect(variant, transport, providers, server_providers).await;
+    caller.calls(calls).await;
+    caller.close().await;
 }
 
 /// Instructions the client process ran for `calls` calls of `variant` (cachegrind's `I refs`).
@@ -367,38 +392,39 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 /// A line per instrumented variant: its figure and what it adds to `bare`, beside the floor's (the
-/// medians of the rounds), their ratio, and the median of each round's own ratio (`paired`: a
-/// drift of the machine between rounds cancels out).
+/// medians of the rounds), their ratio, and that ratio's 90% interval: its 5th and 95th percentiles
+/// over 2,000 resamplings of the rounds (whole rounds, drawn with replacement).
 fn report(what: &str, transport: &str, samples: &[Vec<f64>; 4]) {
-    let per_call = samples.clone().map(median);
-    let [bare, floor] = [per_call[0], per_call[1]];
+    let all: Vec<usize> = (0..samples[0].len()).collect();
+    let medians =
+        |rounds: &[usize]| samples.clone().map(|figures| median(rounds.iter().map(|&r| figures[r]).collect()));
+    let [bare, floor, ..] = medians(&all);
+    let mut draw = Shuffle(0x2545_f491_4f6c_dd1d);
+    let resampled: Vec<[f64; 4]> =
+        (0..2000).map(|_| medians(&all.iter().map(|_| draw.below(all.len())).collect::<Vec<_>>())).collect();
     for (index, variant) in VARIANTS.iter().enumerate().skip(2) {
-        let figure = per_call[index];
-        let rounds = (0..samples[0].len()).map(|round| {
-            let [bare, floor, figure] = [samples[0][round], samples[1][round], samples[index][round]];
-            (figure - bare) / (floor - bare)
-        });
+        let figure = medians(&all)[index];
+        let mut ratios: Vec<f64> =
+            resampled.iter().map(|figures| (figures[index] - figures[0]) / (figures[1] - figures[0])).collect();
+        ratios.sort_by(f64::total_cmp);
         println!(
-            "{what:<13} {transport:<7} bare {bare:>10.0}  floor {floor:>10.0}  {variant:<8} {figure:>10.0}  added: floor {:>8.0} {variant:<8} {:>8.0}  ratio {:.3}  paired {:.3}",
+            "{what:<13} {transport:<7} bare {bare:>10.0}  floor {floor:>10.0}  {variant:<8} {figure:>10.0}  added: floor {:>8.0} {variant:<8} {:>8.0}  ratio {:.3}  90% {:.3}-{:.3}",
             floor - bare,
             figure - bare,
             (figure - bare) / (floor - bare),
-            median(rounds.collect())
+            ratios[ratios.len() / 20],
+            ratios[ratios.len() * 19 / 20],
         );
     }
 }
 
-/// CPU this process's threads ran, in nanoseconds (each thread's schedstat, summed): the
-/// providers, and so their exporters' threads, live for the whole run of the benchmark, so no
-/// thread that did the work has exited.
-fn cpu_time() -> Duration {
-    let threads = std::fs::read_dir("/proc/self/task").expect("linux");
-    let nanos = threads
-        .filter_map(Result::ok)
-        .filter_map(|thread| std::fs::read_to_string(thread.path().join("schedstat")).ok())
-        .filter_map(|stat| stat.split(' ').next().and_then(|ran| ran.parse::<u64>().ok()))
-        .sum();
-    Duration::from_nanos(nanos)
+/// CPU the calling thread has run (`CLOCK_THREAD_CPUTIME_ID`, to the nanosecond). On the
+/// benchmark's current-thread runtime that is every task of the call, both sides' in memory; the
+/// batch span processors' threads are left out: they export on their own schedule, so their work
+/// would land in whichever variant's turn it is.
+fn thread_cpu() -> Duration {
+    let time = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).expect("a thread's CPU clock");
+    Duration::from(time)
 }
 
 fn resident_kib() -> u64 {
@@ -422,6 +448,60 @@ fn interleaved(what: &str, rounds: usize, calls: usize, mut measure: impl FnMut(
     }
 }
 
+/// CPU per call of each variant on each transport: a connection of each variant kept open, `calls`
+/// calls of each in turn (after as many to warm up), the turns shuffled round by round so that no
+/// variant always follows another, the medians of the rounds.
+async fn cpu(
+    rounds: usize,
+    calls: usize,
+    transports: &[&str],
+    providers: &Providers,
+    server_providers: &Arc<Providers>,
+) {
+    let mut order = Shuffle(0x9e37_79b9_7f4a_7c15);
+    for &transport in transports {
+        let mut callers = Vec::new();
+        for variant in VARIANTS {
+            let mut caller = Caller::connect(variant, transport, providers, server_providers).await;
+            caller.calls(calls).await;
+            callers.push(caller);
+        }
+        let mut samples: [Vec<f64>; 4] = Default::default();
+        for _ in 0..rounds {
+            for index in order.permutation() {
+                let before = thread_cpu();
+                callers[index].calls(calls).await;
+                samples[index].push(thread_cpu().saturating_sub(before).as_nanos() as f64 / calls as f64);
+            }
+        }
+        for caller in callers {
+            caller.close().await;
+        }
+        report("cpu ns", transport, &samples);
+    }
+}
+
+/// A fixed-seed xorshift: the same orders run after run, no dependency for it.
+struct Shuffle(u64);
+
+impl Shuffle {
+    fn below(&mut self, bound: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        usize::try_from(self.0 % bound as u64).expect("below a usize")
+    }
+
+    /// The variants' indexes in a random order (Fisher-Yates).
+    fn permutation(&mut self) -> [usize; 4] {
+        let mut order = [0, 1, 2, 3];
+        for last in (1..order.len()).rev() {
+            order.swap(last, self.below(last + 1));
+        }
+        order
+    }
+}
+
 fn main() {
     let args: Vec<String> = env::args().skip(1).filter(|arg| arg != "--bench").collect();
     let number = |index: usize, default: usize| args.get(index).and_then(|arg| arg.parse().ok()).unwrap_or(default);
@@ -437,11 +517,8 @@ fn main() {
             });
         }
         Some("cpu") => {
-            interleaved("cpu ns", number(1, 5), number(2, 10_000), |variant, transport, calls| {
-                let before = cpu_time();
-                runtime.block_on(run(variant, transport, calls, &providers, &server_providers));
-                cpu_time().saturating_sub(before).as_nanos() as f64
-            });
+            let transports: Vec<&str> = args.get(3).map_or(TRANSPORTS.to_vec(), |only| vec![only.as_str()]);
+            runtime.block_on(cpu(number(1, 400), number(2, 100), &transports, &providers, &server_providers));
         }
         #[cfg(feature = "streamable-http-server")]
         Some("run-http") => runtime.block_on(http_requests::run(&args[1], number(2, 1000), &providers)),
