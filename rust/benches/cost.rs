@@ -1,8 +1,7 @@
 //! What mcp-otel costs a `tools/call`, against the same call uninstrumented (`bare`) and with the
-//! same spans and points made by hand (`floor`: a CLIENT span with the same attributes, the request's
-//! id and transport among them, the trace context injected into `_meta`, one histogram point; on
-//! the server a SERVER span parented to it, one point). `ours` is mcp-otel as docs/rust.md shows it
-//! (the service, `Client`, and both transports wrapped); `unwired` the service and `Client` alone.
+//! same spans and points made by hand (`floor`: the module `floor/`, which `tests/floor.rs` holds
+//! equal to what mcp-otel records). `ours` is mcp-otel as docs/rust.md shows it (the service,
+//! `Client`, and both transports wrapped); `unwired` the service and `Client` alone.
 //! Every variant records to the same real SDK providers (spans through a batch processor to an
 //! exporter that drops them, points aggregated in memory). The added-cost ratio is
 //! `(ours - bare) / (floor - bare)`: docs/performance.md, issue 58 asks at most 1.10.
