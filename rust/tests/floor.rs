@@ -9,7 +9,6 @@ mod floor;
 use common::{Telemetry, Weather, sorted};
 use floor::{Floor, FloorServer};
 use opentelemetry::trace::{SpanId, SpanKind, Status};
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::trace::SpanData;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -45,24 +44,19 @@ fn recorded(telemetry: &Telemetry, tool: &str) -> (Vec<Seen>, Vec<Point>) {
     (spans, operation_points(telemetry))
 }
 
-/// The points of the two operation histograms for `tools/call`, by histogram, from one export
-/// (each export holds every point again).
+/// The points of the two operation histograms for `tools/call`, client first.
 fn operation_points(telemetry: &Telemetry) -> Vec<Point> {
-    telemetry.meter_provider.force_flush().expect("flush");
-    let exports = telemetry.metrics.get_finished_metrics().expect("metrics");
-    let mut points = Vec::new();
-    for scope in exports.last().expect("an export").scope_metrics() {
-        for metric in scope.metrics().filter(|metric| OPERATIONS.contains(&metric.name())) {
-            let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else { continue };
-            for point in histogram.data_points() {
-                assert_eq!(point.count(), 1);
-                points.push((metric.name().to_owned(), sorted(point.attributes().cloned().collect())));
-            }
-        }
-    }
-    points.retain(|(_, attributes)| attributes.contains(&("mcp.method.name".to_owned(), "tools/call".to_owned())));
-    points.sort();
-    points
+    let tool_call = ("mcp.method.name".to_owned(), "tools/call".to_owned());
+    OPERATIONS
+        .iter()
+        .flat_map(|histogram| {
+            telemetry.points(histogram).into_iter().map(|(attributes, count)| {
+                assert_eq!(count, 1);
+                ((*histogram).to_owned(), attributes)
+            })
+        })
+        .filter(|(_, attributes)| attributes.contains(&tool_call))
+        .collect()
 }
 
 /// One call of `tool` through the floor, in memory.

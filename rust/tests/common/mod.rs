@@ -67,11 +67,12 @@ impl Telemetry {
         panic!("no span {name} of kind {kind:?}: {:?}", names(&self.spans()));
     }
 
-    /// The points of histogram `name`: their attributes (sorted) and counts.
+    /// The points of histogram `name`: their attributes (sorted) and counts. Each flush exports
+    /// every point again (cumulative), so the last export is read, alone.
     pub fn points(&self, name: &str) -> Vec<(Vec<(String, String)>, u64)> {
         self.meter_provider.force_flush().expect("flush");
         let mut out = Vec::new();
-        for resource in self.metrics.get_finished_metrics().expect("metrics") {
+        if let Some(resource) = self.metrics.get_finished_metrics().expect("metrics").last() {
             for scope in resource.scope_metrics() {
                 for metric in scope.metrics().filter(|metric| metric.name() == name) {
                     if let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() {
