@@ -23,7 +23,7 @@ use crate::semconv::{KNOWN_METHODS, OTHER_VALUE, ResultType};
 #[cfg(feature = "streamable-http-server")]
 pub(crate) fn http_session_id(extensions: &rmcp::model::Extensions) -> Option<&str> {
     let head = extensions.get::<http::request::Parts>()?;
-    head.headers.get("mcp-session-id")?.to_str().ok()
+    head.headers.get(rmcp::transport::common::http_header::HEADER_SESSION_ID)?.to_str().ok()
 }
 
 /// Without the feature, rmcp's HTTP server is not built: no request came over it.

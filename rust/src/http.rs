@@ -27,6 +27,8 @@ use opentelemetry::KeyValue;
 use opentelemetry::trace::TraceContextExt;
 use rmcp::ServerHandler;
 use rmcp::model::{JsonObject, RequestId};
+// rmcp's headers: a request in a session names it; a 2025 client names its protocol version.
+use rmcp::transport::common::http_header::{HEADER_MCP_PROTOCOL_VERSION, HEADER_SESSION_ID};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 
 use crate::attributes::{self, Request as Described, Session, SessionFacts};
@@ -38,9 +40,6 @@ use crate::semconv::{MCP_PROTOCOL_VERSION, METHOD_INITIALIZE, TRANSPORT_TCP};
 
 /// The longest answer read; a longer one is relayed unread, its span ended with no outcome.
 const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
-/// rmcp's headers: a request in a session names it; a 2025 client names its protocol version.
-const SESSION_ID: &str = "mcp-session-id";
-const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 
 /// rmcp's `StreamableHttpService` (`inner`) with a SERVER span for each request it serves without
 /// a session ([`McpOtel::sessionless`](crate::McpOtel::sessionless)). Cloned per connection.
@@ -107,7 +106,7 @@ where
         let mut inner = std::mem::replace(&mut self.inner, ready);
         let front = Arc::clone(&self.front);
         Box::pin(async move {
-            if request.method() != Method::POST || request.headers().contains_key(SESSION_ID) {
+            if request.method() != Method::POST || request.headers().contains_key(HEADER_SESSION_ID) {
                 let response = inner.call(request.map(Replayed::whole)).await?;
                 return Ok(response.map(Observed::unread));
             }
@@ -187,7 +186,7 @@ impl Facts {
 impl Front {
     /// The message a sessionless POST carries, when it is one this front end traces.
     fn message(&self, body: &[u8], headers: &HeaderMap) -> Option<Received> {
-        let header = headers.get(PROTOCOL_VERSION).and_then(|value| value.to_str().ok());
+        let header = headers.get(HEADER_MCP_PROTOCOL_VERSION).and_then(|value| value.to_str().ok());
         let sent = Sent::read(body)?;
         let meta = sent.meta();
         let described = sent.request();
@@ -315,11 +314,7 @@ impl Watch {
     /// The event stream's line so far with `part`: kept whole up to the bound.
     fn line(&mut self, part: &[u8]) -> Vec<u8> {
         let mut line = std::mem::take(&mut self.event);
-        if line.len() + part.len() <= MAX_ANSWER_BYTES {
-            line.extend_from_slice(part);
-        } else {
-            self.unread = true;
-        }
+        self.unread |= !within_bound(&mut line, part);
         line
     }
 
@@ -341,11 +336,7 @@ impl Watch {
     }
 
     fn keep(&mut self, bytes: &[u8]) {
-        if self.data.len() + bytes.len() <= MAX_ANSWER_BYTES {
-            self.data.extend_from_slice(bytes);
-        } else {
-            self.unread = true;
-        }
+        self.unread |= !within_bound(&mut self.data, bytes);
     }
 
     /// A whole message: the verdict when it answers this request.
@@ -387,6 +378,15 @@ impl Watch {
             self.call.abandon();
         }
     }
+}
+
+/// Appends `bytes` to `read` if the whole stays within the answer's bound; whether it did.
+fn within_bound(read: &mut Vec<u8>, bytes: &[u8]) -> bool {
+    let fits = read.len() + bytes.len() <= MAX_ANSWER_BYTES;
+    if fits {
+        read.extend_from_slice(bytes);
+    }
+    fits
 }
 
 /// What a request's answer decided: its verdict, and what it tells late.
