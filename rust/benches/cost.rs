@@ -238,14 +238,15 @@ fn report(what: &str, transport: &str, samples: &[Vec<f64>; 4]) {
     let all: Vec<usize> = (0..samples[0].len()).collect();
     let medians =
         |rounds: &[usize]| samples.clone().map(|figures| median(rounds.iter().map(|&r| figures[r]).collect()));
-    let [bare, floor, ..] = medians(&all);
+    let figures = medians(&all);
+    let [bare, floor, ..] = figures;
     let mut draw = Shuffle(0x2545_f491_4f6c_dd1d);
     let resampled: Vec<[f64; 4]> =
         (0..2000).map(|_| medians(&all.iter().map(|_| draw.below(all.len())).collect::<Vec<_>>())).collect();
     for (index, variant) in VARIANTS.iter().enumerate().skip(2) {
-        let figure = medians(&all)[index];
+        let figure = figures[index];
         let mut ratios: Vec<f64> =
-            resampled.iter().map(|figures| (figures[index] - figures[0]) / (figures[1] - figures[0])).collect();
+            resampled.iter().map(|drawn| (drawn[index] - drawn[0]) / (drawn[1] - drawn[0])).collect();
         ratios.sort_by(f64::total_cmp);
         println!(
             "{what:<13} {transport:<7} bare {bare:>10.0}  floor {floor:>10.0}  {variant:<8} {figure:>10.0}  added: floor {:>8.0} {variant:<8} {:>8.0}  ratio {:.3}  90% {:.3}-{:.3}",
