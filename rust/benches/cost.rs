@@ -237,7 +237,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 fn report(what: &str, transport: &str, samples: &[Vec<f64>; 4]) {
     let all: Vec<usize> = (0..samples[0].len()).collect();
     let medians =
-        |rounds: &[usize]| samples.clone().map(|figures| median(rounds.iter().map(|&r| figures[r]).collect()));
+        |rounds: &[usize]| samples.each_ref().map(|figures| median(rounds.iter().map(|&r| figures[r]).collect()));
     let figures = medians(&all);
     let [bare, floor, ..] = figures;
     let mut draw = Shuffle(0x2545_f491_4f6c_dd1d);
