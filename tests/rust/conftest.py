@@ -41,6 +41,9 @@ RUST_SPAN_FILE_ENV = "MCP_OTEL_RUST_SPAN_FILE"
 # The version of every session here: each server answers rmcp 3.11's initialize (which asks for
 # 2026-07-28) with it, and the Rust server each agent's initialize.
 HANDSHAKE = "2025-11-25"
+# The version a 2026-07-28 client (the Go SDK's) speaks once its server/discover probe is answered:
+# no handshake, no session.
+DISCOVERED = "2026-07-28"
 # The Rust server's identity (crossserver: serverInfo).
 RUST_SERVER_NAME, RUST_SERVER_VERSION = "rust-server", "1.2.3"
 

@@ -47,6 +47,7 @@ from tests.node.conftest import (
     ts_spans,
 )
 from tests.rust.conftest import (
+    DISCOVERED,
     HANDSHAKE,
     RUST_SERVER_NAME,
     RUST_SERVER_VERSION,
@@ -243,8 +244,6 @@ def test_the_typescript_agents_notifications_are_in_its_traces_on_the_rust_serve
 
 # --- A Go agent, a Rust server ---
 
-# The Go SDK's server/discover probe is answered: the session speaks 2026-07-28, no handshake.
-DISCOVERED = "2026-07-28"
 GO_AGENT_PEERS = Peers(DISCOVERED, RUST_SERVER_NAME, RUST_SERVER_VERSION, "pipe", client_lacks=GO_CANNOT_KNOW)
 
 

@@ -74,6 +74,7 @@ from tests.node.conftest import (
 )
 from tests.processes import LOOPBACK, free_port, running, stop, wait_until
 from tests.rust.conftest import (
+    DISCOVERED,
     HANDSHAKE,
     RUST_SERVER_NAME,
     RUST_SERVER_VERSION,
@@ -372,7 +373,6 @@ def test_a_typescript_agents_calls_and_the_rust_http_server_are_one_trace(
 
 # A 2026-07-28 session (the Go SDK's client): no handshake and no session. The call the Go agent
 # gives up closes its request's stream, the 2026-07-28 cancel: disconnect on the Rust server.
-DISCOVERED = "2026-07-28"
 GO_AGENT_CALLS = [
     (tool, abort, said, caller, server if abort is None else ended(CANCELLED, cancel=DISCONNECT), status)
     for tool, abort, said, caller, server, status in GO_CALLS
