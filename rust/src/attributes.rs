@@ -35,6 +35,12 @@ impl<'a> Request<'a> {
         Self { method, known, target, uri }
     }
 
+    /// A request of `method`, rmcp's constant of a method the specification defines: no lookup.
+    pub(crate) fn known(method: &'static str, target: Option<&'a str>, uri: Option<&'a str>) -> Self {
+        debug_assert!(KNOWN_METHODS.contains(&method), "{method} is not in the specification");
+        Self { method, known: Some(method), target, uri }
+    }
+
     /// The method, to outlive the request: our constant, or a copy of a peer's.
     pub(crate) fn owned_method(&self) -> Cow<'static, str> {
         self.known.map_or_else(|| Cow::Owned(self.method.to_owned()), Cow::Borrowed)

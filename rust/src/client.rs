@@ -59,7 +59,7 @@ macro_rules! traced {
         pub async fn $name(&self, mut params: $Params) -> Result<$Result, ServiceError> {
             let $params = &params;
             let method = <rmcp::model::$method as ConstString>::VALUE;
-            let call = self.open(Request::new(method, $target, $uri));
+            let call = self.open(Request::known(method, $target, $uri));
             self.inject(&call, &mut params.meta);
             let result = self.running.$name(params).await;
             self.sent(call, method, &result);
@@ -74,7 +74,7 @@ macro_rules! traced {
         /// rmcp's, unchanged.
         pub async fn $name(&self, params: Option<$Params>) -> Result<$Result, ServiceError> {
             let method = <rmcp::model::$method as ConstString>::VALUE;
-            let call = self.open(Request::new(method, None, None));
+            let call = self.open(Request::known(method, None, None));
             let params = self.inject_optional(&call, params);
             let result = self.running.$name(params).await;
             self.sent(call, method, &result);

@@ -86,15 +86,16 @@ impl Handles for RoleServer {
     type Other = RoleClient;
 
     fn request(request: &ClientRequest) -> Request<'_> {
-        let (target, uri) = match request {
-            ClientRequest::CallToolRequest(r) => (Some(&*r.params.name), None),
-            ClientRequest::GetPromptRequest(r) => (Some(r.params.name.as_str()), None),
-            ClientRequest::ReadResourceRequest(r) => (None, Some(r.params.uri.as_str())),
-            ClientRequest::SubscribeRequest(r) => (None, Some(r.params.uri.as_str())),
-            ClientRequest::UnsubscribeRequest(r) => (None, Some(r.params.uri.as_str())),
-            _ => (None, None),
+        // The requests that name something are rmcp's typed ones: their method is its constant.
+        let (method, target, uri) = match request {
+            ClientRequest::CallToolRequest(r) => (r.method.as_str(), Some(&*r.params.name), None),
+            ClientRequest::GetPromptRequest(r) => (r.method.as_str(), Some(r.params.name.as_str()), None),
+            ClientRequest::ReadResourceRequest(r) => (r.method.as_str(), None, Some(r.params.uri.as_str())),
+            ClientRequest::SubscribeRequest(r) => (r.method.as_str(), None, Some(r.params.uri.as_str())),
+            ClientRequest::UnsubscribeRequest(r) => (r.method.as_str(), None, Some(r.params.uri.as_str())),
+            _ => return Request::new(request.method(), None, None),
         };
-        Request::new(request.method(), target, uri)
+        Request::known(method, target, uri)
     }
 
     fn answer(response: &ServerResult) -> Answer {

@@ -263,12 +263,12 @@ impl Call {
         if let Some(network) = self.learnt.as_ref().and_then(|learnt| learnt.get()) {
             late.push(KeyValue::new(NETWORK_TRANSPORT, *network));
         }
+        let mut point = std::mem::take(&mut self.point);
         // A protocol version and a transport learnt by the end are on the point too.
-        self.point.extend(late.iter().filter(|kv| LEARNT_LATE.contains(&kv.key.as_str())).cloned());
-        finish_span(&self.cx.span(), verdict, self.tool_call, late);
-        if let Verdict::Finished(outcome) = verdict {
-            let point = std::mem::take(&mut self.point);
-            self.shared.lifecycle.metrics.record(self.side, self.started.elapsed(), point, outcome, self.tool_call);
+        point.extend(late.iter().filter(|kv| LEARNT_LATE.contains(&kv.key.as_str())).cloned());
+        finish_span(&self.cx.span(), verdict, self.tool_call, late, &mut point);
+        if matches!(verdict, Verdict::Finished(_)) {
+            self.shared.lifecycle.metrics.record(self.side, self.started.elapsed(), &point);
         }
     }
 }

@@ -10,12 +10,10 @@ use std::time::Duration;
 use opentelemetry::metrics::{Histogram, Meter};
 use opentelemetry::{KeyValue, Value};
 
-use crate::model::Outcome;
 use crate::semconv::{
-    DURATION_BUCKETS, DURATION_UNIT, KNOWN_METHODS, MCP_CLIENT_OPERATION_DURATION, MCP_CLIENT_SESSION_DURATION,
+    DURATION_BUCKETS, DURATION_UNIT, MCP_CLIENT_OPERATION_DURATION, MCP_CLIENT_SESSION_DURATION,
     MCP_SERVER_OPERATION_DURATION, MCP_SERVER_SESSION_DURATION, OTHER_VALUE,
 };
-use crate::writer::outcome_attributes;
 
 /// Which side of a request this is: its sender (a CLIENT span, the client's histogram) or its
 /// receiver (a SERVER span, the server's).
@@ -71,10 +69,10 @@ impl CallMetrics {
                 duration_histogram(meter, MCP_CLIENT_SESSION_DURATION, "Duration of MCP sessions as clients saw them."),
                 duration_histogram(meter, MCP_SERVER_SESSION_DURATION, "Duration of MCP sessions as servers saw them."),
             ],
-            methods: NameBound::new(max_names, KNOWN_METHODS),
-            tools: NameBound::new(max_names, &[]),
-            prompts: NameBound::new(max_names, &[]),
-            servers: NameBound::new(max_names, &[]),
+            methods: NameBound::new(max_names),
+            tools: NameBound::new(max_names),
+            prompts: NameBound::new(max_names),
+            servers: NameBound::new(max_names),
         }
     }
 
@@ -93,17 +91,10 @@ impl CallMetrics {
         }
     }
 
-    /// Records one request of `side` that took `elapsed`, with its point's attributes and outcome.
-    pub(crate) fn record(
-        &self,
-        side: Side,
-        elapsed: Duration,
-        mut point: Vec<KeyValue>,
-        outcome: &Outcome,
-        tool_call: bool,
-    ) {
-        point.extend(outcome_attributes(outcome, tool_call));
-        self.durations[side as usize].record(elapsed.as_secs_f64(), &point);
+    /// Records one request of `side` that took `elapsed`, with its point's attributes (its outcome's
+    /// among them, as the writer put them on its span).
+    pub(crate) fn record(&self, side: Side, elapsed: Duration, point: &[KeyValue]) {
+        self.durations[side as usize].record(elapsed.as_secs_f64(), point);
     }
 }
 
@@ -114,30 +105,35 @@ impl CallMetrics {
     }
 }
 
-/// Admits the first `limit` distinct names (and every name of `always`).
+/// Admits the first `limit` distinct names. The methods the specification defines never come here
+/// (`attributes::describe` writes them as they are).
 struct NameBound {
     limit: usize,
-    always: &'static [&'static str],
-    names: Mutex<HashSet<String>>,
+    names: Mutex<Names>,
+}
+
+#[derive(Default)]
+struct Names {
+    admitted: HashSet<String>,
+    // The name admitted last: most calls name the one before's tool, and skip the hashing.
+    last: Option<Arc<str>>,
 }
 
 impl NameBound {
-    fn new(limit: usize, always: &'static [&'static str]) -> Self {
-        Self { limit, always, names: Mutex::default() }
+    fn new(limit: usize) -> Self {
+        Self { limit, names: Mutex::default() }
     }
 
-    fn admit(&self, name: &str) -> bool {
-        if self.always.contains(&name) {
-            return true;
-        }
+    fn admit(&self, name: &Arc<str>) -> bool {
         let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
-        if names.contains(name) {
+        if names.last.as_deref() == Some(&**name) {
             return true;
         }
-        if names.len() >= self.limit {
-            return false;
+        let admitted = names.admitted.contains(&**name)
+            || (names.admitted.len() < self.limit && names.admitted.insert(name.to_string()));
+        if admitted {
+            names.last = Some(Arc::clone(name));
         }
-        names.insert(name.to_owned());
-        true
+        admitted
     }
 }

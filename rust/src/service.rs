@@ -25,7 +25,7 @@ use crate::model::{self, ServerEnd, bounded};
 use crate::semconv::{
     FREQUENT_NOTIFICATIONS, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, METHOD_ELICITATION_CREATE, METHOD_INITIALIZE,
 };
-use crate::wire::{Connection, Seen};
+use crate::wire::{Connection, Handling, Seen};
 
 /// A service whose every handled request gets a SERVER span and a point
 /// (`mcp_otel::service(handler).serve(transport)`).
@@ -135,17 +135,15 @@ impl<S> Instrumented<S> {
         let (parent, links) = shared.remote_parent(&context.meta.0.0);
         let call = shared.open(Side::Server, &parent, request_attributes, links);
         let token = context.ct.clone();
-        let id = context.id.clone();
         // What the handler sends is the request's: the wire finds its parent by the request's id.
-        let handling = connection.as_ref().map(|connection| connection.handling(&id, call.context()));
+        let handling = connection.map(|connection| connection.handling(context.id.clone(), call.context()));
         let result = self.inner.handle_request(request, context).with_context(call.context().clone()).await;
-        drop(handling);
         // Now, before rmcp cancels the token after every answer.
         let cancelled = token.is_cancelled();
         // With the wire: the peer's cancel if it came first; else its input ended before the answer:
         // it hung up (rmcp writes the answer into the closed connection, and cancels the token only
         // when its serve loop ends). Without: the token says the peer cancelled.
-        let seen = connection.map_or(Seen::Nothing, |connection| connection.seen(&id));
+        let seen = handling.map_or(Seen::Nothing, Handling::end);
         let disconnected = seen == Seen::Closed;
         let (answer, rpc) = match &result {
             Ok(response) => (Some(R::answer(response)), None),

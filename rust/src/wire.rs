@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use opentelemetry::trace::TraceContextExt;
+use opentelemetry::trace::{SpanContext, TraceContextExt};
 use opentelemetry::{Context, KeyValue};
 use rmcp::model::{ErrorData, GetExtensions, JsonRpcMessage, JsonRpcRequest, RequestId};
 use rmcp::service::{OriginatingRequestId, RxJsonRpcMessage, TxJsonRpcMessage};
@@ -67,25 +67,63 @@ pub(crate) fn network_transport(type_name: &str) -> Option<&'static str> {
     }
 }
 
-/// One connection as the wire saw it: shared by the transport and the messages it received.
+/// One connection as the wire saw it: shared by the transport and the messages it received (one
+/// `Arc`: a clone travels with every request received).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Connection {
+pub(crate) struct Connection(Arc<Seeing>);
+
+#[derive(Debug, Default)]
+struct Seeing {
     network: Option<&'static str>,
-    closed: Arc<AtomicBool>,
-    cancelled: Arc<Mutex<VecDeque<RequestId>>>,
-    // The requests being handled, by id: the parents of the requests their handlers send.
-    handling: Arc<Mutex<HashMap<RequestId, Context>>>,
+    closed: AtomicBool,
+    requests: Mutex<Requests>,
 }
 
-/// A request being handled, known to the connection until it is dropped.
+/// The requests of a connection that the wire keeps, under one lock.
+#[derive(Debug, Default)]
+struct Requests {
+    // The requests the peer cancelled, latest last.
+    cancelled: VecDeque<RequestId>,
+    // The requests being handled: the parents of the requests their handlers send. A handful are
+    // in flight: a scan costs less than hashing.
+    handling: Vec<(RequestId, Context)>,
+}
+
+impl Requests {
+    fn unhandle(&mut self, id: &RequestId) {
+        if let Some(index) = self.handling.iter().position(|(found, _)| found == id) {
+            self.handling.swap_remove(index);
+        }
+    }
+}
+
+/// A request being handled, known to the connection until it ends (or is dropped).
 pub(crate) struct Handling {
     connection: Connection,
     id: RequestId,
+    ended: bool,
+}
+
+impl Handling {
+    /// The request's handling ended: what the wire saw of it by now (its cancel forgotten).
+    pub(crate) fn end(mut self) -> Seen {
+        self.ended = true;
+        let seeing = &self.connection.0;
+        let mut requests = seeing.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        requests.unhandle(&self.id);
+        if let Some(index) = requests.cancelled.iter().position(|found| *found == self.id) {
+            requests.cancelled.remove(index);
+            return Seen::Cancelled;
+        }
+        if seeing.closed.load(Ordering::Acquire) { Seen::Closed } else { Seen::Nothing }
+    }
 }
 
 impl Drop for Handling {
     fn drop(&mut self) {
-        self.connection.handling.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
+        if !self.ended {
+            self.connection.0.requests.lock().unwrap_or_else(PoisonError::into_inner).unhandle(&self.id);
+        }
     }
 }
 
@@ -101,37 +139,36 @@ pub(crate) enum Seen {
 }
 
 impl Connection {
+    fn new(network: Option<&'static str>) -> Self {
+        Self(Arc::new(Seeing { network, ..Seeing::default() }))
+    }
+
     /// The connection's `network.transport`, when its transport's type says.
-    pub(crate) const fn network_transport(&self) -> Option<&'static str> {
-        self.network
+    pub(crate) fn network_transport(&self) -> Option<&'static str> {
+        self.0.network
     }
 
-    /// What the wire saw of request `id` by now (its cancel forgotten: the request is done).
-    pub(crate) fn seen(&self, id: &RequestId) -> Seen {
-        let mut cancelled = self.cancelled.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(index) = cancelled.iter().position(|found| found == id) {
-            cancelled.remove(index);
-            return Seen::Cancelled;
-        }
-        if self.closed.load(Ordering::Acquire) { Seen::Closed } else { Seen::Nothing }
-    }
-
-    /// Request `id` is being handled in `cx` until the returned guard is dropped.
-    pub(crate) fn handling(&self, id: &RequestId, cx: &Context) -> Handling {
-        self.handling.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), cx.clone());
-        Handling { connection: self.clone(), id: id.clone() }
+    /// Request `id` is being handled in `cx` until the returned guard ends or is dropped.
+    pub(crate) fn handling(self, id: RequestId, cx: &Context) -> Handling {
+        self.0.requests.lock().unwrap_or_else(PoisonError::into_inner).handling.push((id.clone(), cx.clone()));
+        Handling { connection: self, id, ended: false }
     }
 
     fn handler_of(&self, id: &RequestId) -> Option<Context> {
-        self.handling.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
+        let requests = self.0.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        requests.handling.iter().find(|(found, _)| found == id).map(|(_, cx)| cx.clone())
     }
 
     fn cancel(&self, id: RequestId) {
-        let mut cancelled = self.cancelled.lock().unwrap_or_else(PoisonError::into_inner);
-        if cancelled.len() == MAX_CANCELLED {
-            cancelled.pop_front();
+        let mut requests = self.0.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        if requests.cancelled.len() == MAX_CANCELLED {
+            requests.cancelled.pop_front();
         }
-        cancelled.push_back(id);
+        requests.cancelled.push_back(id);
+    }
+
+    fn close(&self) {
+        self.0.closed.store(true, Ordering::Release);
     }
 }
 
@@ -142,8 +179,9 @@ pub struct Wire<T> {
     shared: Arc<Shared>,
     // The requests this side sent that the wire traces, until answered.
     sent: HashMap<RequestId, Sent>,
-    // The latest requests `Client` traced, by id: the parents of their cancels.
-    traced: VecDeque<(RequestId, Context)>,
+    // The latest requests `Client` traced, by id: the parents of their cancels (the span's context
+    // only: the span itself is freed when it ends).
+    traced: VecDeque<(RequestId, SpanContext)>,
     // The session's attributes, once the handshake's answer passed.
     session: Session,
     // When the connection was made, which side it serves, and how its session ended.
@@ -169,7 +207,7 @@ impl<T> Wire<T> {
         let session = Session::new(&facts, &shared.config, &shared.lifecycle.metrics);
         Self {
             inner,
-            connection: Connection { network, ..Connection::default() },
+            connection: Connection::new(network),
             shared,
             sent: HashMap::new(),
             traced: VecDeque::new(),
@@ -185,7 +223,7 @@ impl<T> Wire<T> {
     /// The handshake's answer passed: the session is named, and has a duration. The session it
     /// replaces is returned.
     fn handshake(&mut self, facts: SessionFacts) -> Session {
-        let facts = SessionFacts { network_transport: self.connection.network, ..facts };
+        let facts = SessionFacts { network_transport: self.connection.network_transport(), ..facts };
         self.handshake = true;
         std::mem::replace(&mut self.session, Session::new(&facts, &self.shared.config, &self.shared.lifecycle.metrics))
     }
@@ -249,19 +287,21 @@ impl<T> Wire<T> {
     /// knows of the connection `learnt` by the span's end, and the span kept for its cancel.
     fn traced_by_client(&mut self, id: &RequestId, (client, learnt): (Context, Learnt)) {
         client.span().set_attribute(KeyValue::new(JSONRPC_REQUEST_ID, id.to_string()));
-        if let Some(network) = self.connection.network {
+        if let Some(network) = self.connection.network_transport() {
             let _ = learnt.set(network);
         }
         if self.traced.len() == MAX_CANCELLED {
             self.traced.pop_front();
         }
-        self.traced.push_back((id.clone(), client));
+        self.traced.push_back((id.clone(), client.span().span_context().clone()));
     }
 
     /// The answer to a request: a result or an error (a client's handshake answered names the
     /// session); the end of its span when the wire traced it.
     fn answered<R: Handles>(&mut self, id: &RequestId, answer: Result<&R::PeerResp, &ErrorData>) {
-        let before = answer.ok().and_then(R::Other::served).map(|facts| self.handshake(facts));
+        // Only the handshake's answer names the session: once it passed, no other is looked at.
+        let served = answer.ok().filter(|_| !self.handshake).and_then(R::Other::served);
+        let before = served.map(|facts| self.handshake(facts));
         if self.sent.is_empty() {
             return; // `Client`'s answers: no lookup
         }
@@ -301,10 +341,10 @@ impl<T> Wire<T> {
             return;
         }
         let parent = cancels.and_then(|id| {
-            self.sent
-                .get(id)
-                .map(|sent| sent.call.context().clone())
-                .or_else(|| self.traced.iter().rev().find(|(traced, _)| traced == id).map(|(_, cx)| cx.clone()))
+            self.sent.get(id).map(|sent| sent.call.context().clone()).or_else(|| {
+                let (_, span) = self.traced.iter().rev().find(|(traced, _)| traced == id)?;
+                Some(Context::new().with_remote_span_context(span.clone()))
+            })
         });
         let request = Request::new(method, None, None);
         let described = attributes::describe(request, &self.session, None, &shared.config, &shared.lifecycle.metrics);
@@ -375,12 +415,12 @@ where
                 }
             }
             // A server's own answer to `initialize` names it on the requests it sends.
-            JsonRpcMessage::Response(response) => {
+            JsonRpcMessage::Response(response) if !self.handshake => {
                 if let Some(facts) = R::served(&response.result) {
                     let _ = self.handshake(facts);
                 }
             }
-            JsonRpcMessage::Error(_) => {}
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
         }
         self.inner.send(item)
     }
@@ -404,7 +444,7 @@ where
                 }
             }
             None => {
-                self.connection.closed.store(true, Ordering::Release);
+                self.connection.close();
                 self.peer_gone = true;
                 self.unanswered();
                 self.ended();

@@ -87,27 +87,21 @@ impl Outcome {
         self.outcome == semconv::Outcome::Failed && !self.caller_fault
     }
 
-    /// The outcome's attributes on a span and its point (`tool.*` again on tool calls).
-    pub fn pairs(&self, tool_call: bool) -> Vec<Pair> {
-        let value = Cow::Borrowed(self.outcome.as_str());
-        let mut pairs = Vec::with_capacity(6);
-        pairs.push((MCP_REQUEST_OUTCOME, value.clone()));
-        if tool_call {
-            pairs.push((TOOL_OUTCOME, value));
-        }
-        if let Some(error_type) = &self.error_type {
-            pairs.push((ERROR_TYPE, error_type.clone()));
-        }
-        if let Some(code) = &self.rpc_code {
-            pairs.push((RPC_RESPONSE_STATUS_CODE, Cow::Owned(code.clone())));
-        }
-        if let Some(reason) = self.cancel_reason {
-            pairs.push((MCP_REQUEST_CANCEL_REASON, Cow::Borrowed(reason.as_str())));
-            if tool_call {
-                pairs.push((TOOL_CANCEL_REASON, Cow::Borrowed(reason.as_str())));
-            }
-        }
-        pairs
+    /// The outcome's attributes on a span and its point (`tool.*` again on tool calls), with no
+    /// allocation but a peer's code.
+    pub fn pairs(&self, tool_call: bool) -> impl Iterator<Item = Pair> + '_ {
+        let value = self.outcome.as_str();
+        let reason = self.cancel_reason.map(CancelReason::as_str);
+        [
+            Some((MCP_REQUEST_OUTCOME, Cow::Borrowed(value))),
+            tool_call.then_some((TOOL_OUTCOME, Cow::Borrowed(value))),
+            self.error_type.clone().map(|error_type| (ERROR_TYPE, error_type)),
+            self.rpc_code.clone().map(|code| (RPC_RESPONSE_STATUS_CODE, Cow::Owned(code))),
+            reason.map(|reason| (MCP_REQUEST_CANCEL_REASON, Cow::Borrowed(reason))),
+            reason.filter(|_| tool_call).map(|reason| (TOOL_CANCEL_REASON, Cow::Borrowed(reason))),
+        ]
+        .into_iter()
+        .flatten()
     }
 }
 
