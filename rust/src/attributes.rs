@@ -122,6 +122,10 @@ fn shared(text: &str, limit: usize) -> Value {
     Value::from(Arc::<str>::from(bounded(text, limit)))
 }
 
+/// The attributes a request's span or point may get beside its session's: its own (four at most),
+/// its id, a session id, a conversation id, two learnt at its end, its outcome's (four at most).
+const ROOM: usize = 13;
+
 /// A request's span name, attributes and point attributes.
 pub(crate) struct Described {
     pub(crate) name: String,
@@ -139,8 +143,10 @@ pub(crate) fn describe(
     metrics: &CallMetrics,
 ) -> Described {
     let limit = config.max_name_length;
-    let mut attributes = Vec::with_capacity(5 + session.span.len());
-    let mut point = Vec::with_capacity(4 + session.point.len() + 3);
+    // Room for what the span and the point get later too (the request's id, the outcome's
+    // attributes): the span's attributes are not moved again when it ends.
+    let mut attributes = Vec::with_capacity(ROOM + session.span.len());
+    let mut point = Vec::with_capacity(ROOM + session.point.len());
     // A method the specification defines is one of our constants; another came from a peer:
     // bounded like a name, and on points only as far as its bound admits.
     let known = request.known;
@@ -163,8 +169,9 @@ pub(crate) fn describe(
         point.push(KeyValue::new(GEN_AI_OPERATION_NAME, OPERATION_EXECUTE_TOOL));
     }
     let target: Option<Arc<str>> = request.target.map(|target| Arc::from(bounded(target, limit)));
+    // Written out rather than `format!`: the formatting machinery is more code to run per call.
     let name = match &target {
-        Some(target) => format!("{method} {target}"),
+        Some(target) => [method, " ", target].concat(),
         None => method.to_owned(),
     };
     let named = match target {
