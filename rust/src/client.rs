@@ -111,21 +111,22 @@ impl<S: Service<RoleClient>> Client<S> {
         (call, wired)
     }
 
+    /// The span's context into `meta`, created for it only when there is a context to carry.
     fn inject(&self, call: &Call, meta: &mut Option<RequestMetaObject>) {
-        let fields = self.fields(call);
-        if !fields.is_empty() {
-            meta.get_or_insert_with(RequestMetaObject::default).0.0.extend(fields);
+        let created = meta.is_none();
+        let fields = &mut meta.get_or_insert_with(RequestMetaObject::default).0.0;
+        self.inject_into(call, fields);
+        if created && fields.is_empty() {
+            *meta = None;
         }
     }
 
-    /// The propagator's fields for the call's span (none when propagation is off).
-    fn fields(&self, call: &Call) -> Map<String, serde_json::Value> {
+    /// The propagator's fields for the call's span into `meta` (none when propagation is off).
+    fn inject_into(&self, call: &Call, meta: &mut Map<String, serde_json::Value>) {
         let shared = &self.shared;
-        let mut fields = Map::new();
         if shared.config.propagate {
-            shared.propagation.inject(call.context(), &mut fields);
+            shared.propagation.inject(call.context(), meta);
         }
-        fields
     }
 
     /// `params` with the span's context, created for it only when there is a context to carry.
@@ -159,7 +160,7 @@ impl<S: Service<RoleClient>> Client<S> {
     pub async fn send_request(&self, mut request: ClientRequest) -> Result<ServerResult, ServiceError> {
         let method = request.method().to_owned();
         let call = self.open(<RoleServer as Handles>::request(&request));
-        request.get_meta_mut().0.0.extend(self.fields(&call));
+        self.inject_into(&call, &mut request.get_meta_mut().0.0);
         let result = self.running.send_request(request).await;
         self.sent(call, &method, &result);
         result
@@ -178,7 +179,7 @@ impl<S: Service<RoleClient>> Client<S> {
     ) -> Result<TracedRequest, ServiceError> {
         let method = request.method().to_owned();
         let (call, wired) = self.opened(<RoleServer as Handles>::request(&request));
-        request.get_meta_mut().0.0.extend(self.fields(&call));
+        self.inject_into(&call, &mut request.get_meta_mut().0.0);
         let keep_message = self.shared.config.capture_content;
         match self.running.send_request_with_option(request, options).await {
             Ok(handle) => Ok(TracedRequest { handle, call, method, keep_message, wired }),
