@@ -305,25 +305,45 @@ def _run_fleet(directory: Path, programs: Programs) -> tuple[float, str]:
     finally:
         _finish(agents)
     time.sleep(max(0.0, _wait_for_totals(server, expected_calls(2)) + FLUSH + 1 - time.time()))
-    # The window's start (and so its end, whole flushes later) as far as can be from every
-    # gateway's sample times: a flush a little late on a loaded machine then still falls inside
-    # the same window, and every series keeps as many samples in it.
-    flushes_at = _flush_times(server)
+    # The window's start: a moment before each gateway's next flush. Prometheus extrapolates a
+    # counter's rate toward the window's start only as far as the counter's value allows: a series
+    # that held 1 of the first round's calls and counts 5 more in the window reaches 6 s back at
+    # most, so a start 7 s before its first sample in the window read 2.9% low (seen). Started a
+    # moment before every gateway's first sample, no series is cut short. Flushes come late, never
+    # early: a late one still falls inside. Its end is whole flushes later, where every gateway has
+    # as many samples as flushes in the window.
+    flushes_at, now = _flush_times(server), time.time()
     starts = [settled + step / 10 for step in range(int((released - FLUSH - settled) * 10) + 1)]
-    start = max(starts, key=lambda moment: min(abs(moment - flush) for flush in flushes_at))
-    flushes = math.floor((time.time() - start) / FLUSH)
-    return start + flushes * FLUSH, f"{int(flushes * FLUSH * 1000)}ms"
+
+    def flushes(start: float) -> int:
+        return math.floor((now - start) / FLUSH)
+
+    def lead(start: float) -> float:
+        """How long before the latest of the gateways' first flushes in the window ``start`` is; a
+        start a gateway flushes within 0.5 s of, or whose window holds a gateway's flushes but one
+        short or over, is never taken."""
+        leads = []
+        for times in flushes_at.values():
+            inside = [flush for flush in times if start < flush <= start + flushes(start) * FLUSH]
+            if len(inside) != flushes(start) or inside[0] - start < 0.5:
+                return math.inf
+            leads.append(inside[0] - start)
+        return max(leads)
+
+    start = min(starts, key=lead)
+    assert lead(start) < FLUSH / 2, f"the gateways flush too far apart for a window that suits both: {flushes_at}"
+    return start + flushes(start) * FLUSH, f"{int(flushes(start) * FLUSH * 1000)}ms"
 
 
-def _flush_times(server: Prometheus) -> list[float]:
+def _flush_times(server: Prometheus) -> dict[str, list[float]]:
     """When each gateway's span metrics were written (all its series share its flush times)."""
     label = prometheus_label(GATEWAY_NAME)
-    times = []
+    times = {}
     for gateway in GATEWAYS:
         found = server.get(
             "/api/v1/query", query=f'{SPAN_METRICS_CALLS[0]}{{{label}="{gateway}"}}[10m]', time=time.time()
         )
-        times += [float(moment) for moment, _ in found["result"][0]["values"]]
+        times[gateway] = sorted({float(moment) for series in found["result"] for moment, _ in series["values"]})
     return times
 
 
