@@ -118,9 +118,16 @@ def test_the_pages_agent_and_server_as_written(tmp_path: Path) -> None:
     assert (received["name"], received["kind"], received["trace"]) == ("initialize", "Server", handshake["trace"])
     assert received["attributes"] == HANDSHAKE
     # The notifications: each the child of the agent's span of it, in its trace, stating the same.
+    # The last cancel is sent as the agent exits: the server's serve loop may end on its closed input
+    # before rmcp hands that notification to the service (seen once in a full run: the timed-out
+    # call's SERVER span `cancelled`, so the cancel was read, and no span of the notification).
+    last = cancels[-1]
     for sent in [initialized, *cancels]:
-        received = by_parent[sent["span"]]
+        received = by_parent.get(sent["span"])
+        if received is None and sent is last:
+            continue
+        assert received is not None, sent
         assert (received["name"], received["kind"], received["trace"]) == (sent["name"], "Server", sent["trace"])
         assert received["attributes"] == sent["attributes"]
     assert [s for s in server if s["parent"] == ROOT] == []
-    assert len(server) == len(CALLS) + 4
+    assert len(server) == len(CALLS) + (4 if last["span"] in by_parent else 3)
