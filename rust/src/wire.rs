@@ -90,8 +90,13 @@ struct Requests {
 }
 
 impl Requests {
+    /// Where request `id` is among those being handled.
+    fn handled(&self, id: &RequestId) -> Option<usize> {
+        self.handling.iter().position(|(found, _)| found == id)
+    }
+
     fn unhandle(&mut self, id: &RequestId) {
-        if let Some(index) = self.handling.iter().position(|(found, _)| found == id) {
+        if let Some(index) = self.handled(id) {
             self.handling.swap_remove(index);
         }
     }
@@ -156,7 +161,7 @@ impl Connection {
 
     fn handler_of(&self, id: &RequestId) -> Option<Context> {
         let requests = self.0.requests.lock().unwrap_or_else(PoisonError::into_inner);
-        requests.handling.iter().find(|(found, _)| found == id).map(|(_, cx)| cx.clone())
+        requests.handled(id).map(|index| requests.handling[index].1.clone())
     }
 
     fn cancel(&self, id: RequestId) {
