@@ -21,7 +21,7 @@ $(STACK_BIN)/mcp-otelcol: collector-config/build/otelcol/go.mod collector-config
 	@start=$$(date +%s); cd collector-config/build/otelcol && $(GO_BUILD) -o $(CURDIR)/$@ . && echo ">> built $@ in $$(( $$(date +%s) - start )) s"
 
 $(STACK_BIN)/jaeger: collector-config/build/jaeger/go.mod collector-config/build/jaeger/go.sum
-	@echo ">> building Jaeger v2 (github.com/jaegertracing/jaeger v1.76.0 cmd/jaeger) into $@"
+	@echo ">> building Jaeger v2 (github.com/jaegertracing/jaeger v1.75.0 cmd/jaeger) into $@"
 	@mkdir -p $(STACK_BIN)
 	@start=$$(date +%s); cd collector-config/build/jaeger && $(GO_BUILD) -o $(CURDIR)/$@ github.com/jaegertracing/jaeger/cmd/jaeger && echo ">> built $@ in $$(( $$(date +%s) - start )) s"
 

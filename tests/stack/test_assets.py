@@ -183,8 +183,8 @@ def test_compose_runs_the_tested_versions() -> None:
     assert images["collector"] in built
     assert images["edge"] == images["gateway-1"] == images["gateway-2"] == images["collector"]
     jaeger_go_mod = _text(COLLECTOR_CONFIG.parent / "build" / "jaeger" / "go.mod")
-    assert "github.com/jaegertracing/jaeger v1.76.0" in jaeger_go_mod
-    assert images["jaeger"] == "2.13.0"  # the v2 tag of the same release (its CHANGELOG: v1.76.0 / v2.13.0)
+    assert "github.com/jaegertracing/jaeger v1.75.0" in jaeger_go_mod
+    assert images["jaeger"] == "2.12.0"  # the v2 tag of the same release (its RELEASE.md at v1.75.0: 2.12.0 next)
     version = subprocess.run([program("prometheus"), "--version"], capture_output=True, text=True, check=True)
     assert f"version {images['prometheus'].lstrip('v')}" in version.stdout + version.stderr
 
