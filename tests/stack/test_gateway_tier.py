@@ -322,17 +322,19 @@ def _run_fleet(directory: Path, programs: Programs) -> tuple[float, str]:
         """How long before the latest of the gateways' first flushes in the window ``start`` is; a
         start a gateway flushes within 0.5 s of, or whose window holds a gateway's flushes but one
         short or over, is never taken."""
-        leads = []
+        count, leads = flushes(start), []
         for times in flushes_at.values():
-            inside = [flush for flush in times if start < flush <= start + flushes(start) * FLUSH]
-            if len(inside) != flushes(start) or inside[0] - start < 0.5:
+            inside = [flush for flush in times if start < flush <= start + count * FLUSH]
+            if len(inside) != count or inside[0] - start < 0.5:
                 return math.inf
             leads.append(inside[0] - start)
         return max(leads)
 
-    start = min(starts, key=lead)
-    assert lead(start) < FLUSH / 2, f"the gateways flush too far apart for a window that suits both: {flushes_at}"
-    return start + flushes(start) * FLUSH, f"{int(flushes(start) * FLUSH * 1000)}ms"
+    leads = {start: lead(start) for start in starts}
+    start = min(leads, key=leads.__getitem__)
+    assert leads[start] < FLUSH / 2, f"the gateways flush too far apart for a window that suits both: {flushes_at}"
+    length = flushes(start) * FLUSH
+    return start + length, f"{int(length * 1000)}ms"
 
 
 def _flush_times(server: Prometheus) -> dict[str, list[float]]:
