@@ -192,6 +192,30 @@ def is_notification(span: dict[str, Any]) -> bool:
     return str(span_tags(span).get(MCP_METHOD_NAME, "")).startswith(NOTIFICATIONS)
 
 
+@dataclass(frozen=True)
+class Span:
+    trace_id: str
+    name: str
+    client: bool  # a CLIENT span
+    start: float  # epoch seconds
+    end: float
+    attributes: dict[str, Any]
+
+
+def agent_spans(path: Path) -> list[Span]:
+    """An agent's own spans, from the OTLP JSON lines `mcp-otel run` wrote."""
+    spans = []
+    for line in path.read_text().splitlines():
+        for resource in json.loads(line).get("resourceSpans", []):
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    attributes = {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
+                    start, end = (int(span[f"{edge}TimeUnixNano"]) / 1e9 for edge in ("start", "end"))
+                    client = span.get("kind") in (3, "SPAN_KIND_CLIENT")
+                    spans.append(Span(span["traceId"], span["name"], client, start, end, attributes))
+    return spans
+
+
 def substitute(expr: str, *, source: str, side: str, window: str, min_calls: int = 1) -> str:
     """A panel's query as Grafana sends it: variables replaced (all servers, tools and methods)."""
     values = {

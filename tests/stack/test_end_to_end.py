@@ -55,6 +55,7 @@ from tests.stack.stack import (
     RECORDS,
     Prometheus,
     ServerCall,
+    agent_spans,
     caller_fault,
     dashboards,
     failed,
@@ -365,30 +366,15 @@ def test_latency_panel_places_each_server_in_its_bucket(stack: Stack, source: st
     # a server's own span lies within the agent's, so its median lies no higher). Not a fixed
     # bound: on a loaded machine careful's calls, a round trip to the agent's person each, took
     # 60 ms (seen).
+    since = stack.at - int(stack.window.removesuffix("ms")) / 1000
+    spans = agent_spans(stack.directory / "demo.jsonl")
+    ok_calls = [span for span in spans if span.start >= since and span.attributes.get(TOOL_OUTCOME) == OK]
     for (name,), median in p50.items():
-        lower, upper = _median_bucket(_ok_durations(stack, name))
+        durations = [span.end - span.start for span in ok_calls if span.attributes.get(MCP_SERVER_NAME) == name]
+        assert durations, name
+        lower, upper = _median_bucket(durations)
         assert (lower if side == "client" else 0) < median <= upper, (name, median, lower, upper)
     assert all(p50[name] <= p95[name] for name in p50)
-
-
-def _ok_durations(stack: Stack, server: str) -> list[float]:
-    """How long the agent's ok tool calls of ``server`` in the window took (its CLIENT spans)."""
-    since = stack.at - int(stack.window.removesuffix("ms")) / 1000
-    durations = []
-    for line in (stack.directory / "demo.jsonl").read_text().splitlines():
-        for resource in json.loads(line).get("resourceSpans", []):
-            for scope in resource["scopeSpans"]:
-                for span in scope["spans"]:
-                    attributes = {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
-                    start, end = (int(span[f"{edge}TimeUnixNano"]) / 1e9 for edge in ("start", "end"))
-                    if (
-                        start >= since
-                        and attributes.get(MCP_SERVER_NAME) == server
-                        and attributes.get(TOOL_OUTCOME) == OK
-                    ):
-                        durations.append(end - start)
-    assert durations, server
-    return durations
 
 
 def _median_bucket(durations: list[float]) -> tuple[float, float]:

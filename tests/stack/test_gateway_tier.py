@@ -27,7 +27,6 @@ What must hold, however many traces the gateways drop:
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
@@ -76,6 +75,7 @@ from tests.stack.stack import (
     GATEWAY_CONFIGS,
     RECORDS,
     Prometheus,
+    agent_spans,
     caller_fault,
     dashboards,
     failed,
@@ -548,30 +548,6 @@ def test_every_kept_trace_is_complete_and_every_failed_one_is_kept(tier: Tier) -
 KILL_CALLS, KILL_PACE = 600, 0.15  # per agent, one round of about 55 s
 
 
-@dataclass(frozen=True)
-class Span:
-    trace_id: str
-    name: str
-    client: bool  # a CLIENT span
-    start: float  # epoch seconds
-    end: float
-    attributes: dict[str, Any]
-
-
-def _agent_spans(path: Path) -> list[Span]:
-    """An agent's own spans, from the OTLP JSON lines `mcp-otel run` wrote."""
-    spans = []
-    for line in path.read_text().splitlines():
-        for resource in json.loads(line).get("resourceSpans", []):
-            for scope in resource["scopeSpans"]:
-                for span in scope["spans"]:
-                    attributes = {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
-                    start, end = (int(span[f"{edge}TimeUnixNano"]) / 1e9 for edge in ("start", "end"))
-                    client = span.get("kind") in (3, "SPAN_KIND_CLIENT")
-                    spans.append(Span(span["traceId"], span["name"], client, start, end, attributes))
-    return spans
-
-
 def test_a_gateway_killed_mid_run_loses_at_most_what_it_held(tmp_path: Path) -> None:
     """Gateway 2 is killed (SIGKILL) a third into the run; a second later the edge is given the
     list without it and SIGHUP (what a DNS or Kubernetes resolver does by itself), and routes every
@@ -607,7 +583,7 @@ def test_a_gateway_killed_mid_run_loses_at_most_what_it_held(tmp_path: Path) -> 
         _wait_for_totals(server, expected, sources=("sdk",))  # the processes' own figures: all there
         counted = _settled_span_metrics(server)
         (last_flush,) = server.query(f'max(timestamp({SPAN_METRICS_CALLS[0]}{{{label}="gateway-2"}}))', time.time())
-        spans = [span for agent in range(AGENTS) for span in _agent_spans(tmp_path / f"agent-{agent}.jsonl")]
+        spans = [span for agent in range(AGENTS) for span in agent_spans(tmp_path / f"agent-{agent}.jsonl")]
         traces = _task_traces(programs)
 
     # Counted once at most; lost at most what gateway 2 held: the calls it had seen since its last
