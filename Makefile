@@ -17,11 +17,21 @@ include mk/system.mk mk/python.mk mk/node.mk mk/go.mk mk/rust.mk mk/stack.mk
 # suites that read node/dist (its `npm pack` rebuilds it). The longest first, and unit-once early:
 # it waits for the stack's programs. Two at a time by default, one per core; `make test TEST_JOBS=1`
 # runs them one after another, `TEST_JOBS=3` three at once.
+# Every recipe line is timed (mk/timed-shell into .cache/test-times.tsv), and the run ends with a
+# table of where its minutes and CPU went (mk/times.awk), whether it passed or not.
 TEST_JOBS ?= 2
 CHECKS := unit-mcp2 unit-once unit-mcp1 go-test node-test rust-test lowest typecheck lint docs-check first-hour
+TEST_TIMES := $(CURDIR)/.cache/test-times.tsv
 test:
-	@$(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target checks FIRST_HOUR_AFTER="unit-mcp1 unit-mcp2 unit-once node-test"
+	@mkdir -p $(dir $(TEST_TIMES)) && rm -f $(TEST_TIMES)
+	@status=0; MCP_OTEL_TIMES=$(TEST_TIMES) $(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target checks \
+		FIRST_HOUR_AFTER="unit-mcp1 unit-mcp2 unit-once node-test" || status=$$?; \
+		awk -f mk/times.awk $(TEST_TIMES); exit $$status
 checks: $(CHECKS)
+ifdef MCP_OTEL_TIMES
+SHELL := $(CURDIR)/mk/timed-shell
+.SHELLFLAGS = $@ -c
+endif
 
 # A scripted agent and four MCP servers, run under `mcp-otel run`: the per-server table.
 demo: $(VENV)/mcp2/.installed
