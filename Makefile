@@ -8,25 +8,38 @@
 #   mk/system.mk  the system packages (apt-get), one list installed in one place
 include mk/system.mk mk/python.mk mk/node.mk mk/go.mk mk/rust.mk mk/stack.mk
 
-.PHONY: demo one-trace test checks bench clean
+.PHONY: demo one-trace test prepare checks bench clean
 
 # Every check and every suite. Those that share nothing run side by side, TEST_JOBS at a time,
 # each one's output printed whole when it ends: the Python suites (each in its own virtualenv and
 # temporary folder, servers on ports the system hands out), the Go, TypeScript and Rust suites (their
-# own programs, their own ports), and the builds the suites do not wait for. first-hour runs after the
-# suites that read node/dist (its `npm pack` rebuilds it). The longest first, and unit-once early:
-# it waits for the stack's programs. Two at a time by default, one per core; `make test TEST_JOBS=1`
-# runs them one after another, `TEST_JOBS=3` three at once.
+# own programs, their own ports). first-hour runs after the suites that read node/dist (its `npm
+# pack` rebuilds it). Two at a time by default, one per core; `make test TEST_JOBS=1` runs them one
+# after another, `TEST_JOBS=3` three at once.
+# In two steps, so that the checks start in CHECKS' order, the longest first: what they share and
+# builds in a minute or two (PREPARE), then the checks. Under -j, GNU make starts a target whose
+# prerequisites were still building when it first came to it only after every other job it can
+# start: unit-mcp2 (the longest) waited 20 minutes behind the stack's and Rust's builds. What only
+# one check needs is that check's first step, so it starts in the check's turn: unit-once builds
+# the stack, go-test staticcheck, rust-test runs rust-frameworks.
 # Every recipe line is timed (mk/timed-shell into .cache/test-times.tsv), and the run ends with a
 # table of where its minutes and CPU went (mk/times.awk), whether it passed or not.
 TEST_JOBS ?= 2
 CHECKS := unit-mcp2 unit-once unit-mcp1 go-test node-test rust-test lowest typecheck lint docs-check first-hour
+PREPARE := $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS) $(LOWEST) docs)) node third-party conformance \
+	system goproxy $(NODE_LOWEST) $(NODE_FRAMEWORKS) | $(PYTEST_TMP)
 TEST_TIMES := $(CURDIR)/.cache/test-times.tsv
 test:
 	@mkdir -p $(dir $(TEST_TIMES)) && rm -f $(TEST_TIMES)
-	@status=0; MCP_OTEL_TIMES=$(TEST_TIMES) $(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target checks \
-		FIRST_HOUR_AFTER="unit-mcp1 unit-mcp2 unit-once node-test" || status=$$?; \
+	@status=0; export MCP_OTEL_TIMES=$(TEST_TIMES); \
+		$(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target prepare && \
+		$(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target checks \
+			FIRST_HOUR_AFTER="unit-mcp1 unit-mcp2 unit-once node-test" || status=$$?; \
 		awk -f mk/times.awk $(TEST_TIMES); exit $$status
+prepare: $(PREPARE)
+# The make a recipe runs itself: it times its lines into the same file (mk/timed-shell hides
+# MCP_OTEL_TIMES from the lines it runs, so that a `make` a test runs is not timed).
+SUBMAKE = $(MAKE) --no-print-directory $(if $(MCP_OTEL_TIMES),MCP_OTEL_TIMES=$(MCP_OTEL_TIMES))
 checks: $(CHECKS)
 ifdef MCP_OTEL_TIMES
 SHELL := $(CURDIR)/mk/timed-shell
@@ -45,7 +58,7 @@ one-trace: $(VENV)/mcp2/.installed
 # (Python; the TypeScript package and the Go module beside their own floors, CPU per call),
 # mcp-otel report's cost per call, the scale figures (docs/benchmarks.md, plots in docs/img/), a gateway's cost per
 # span and memory per trace held (docs/gateway-sizing.md), then the full soak. About an hour.
-bench: system goproxy third-party $(VENV)/docs/.installed $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed stack node
+bench: system goproxy third-party $(VENV)/docs/.installed $(VENV)/bench-mcp1/.installed $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed stack collector jaeger node
 	$(VENV)/mcp2/bin/python benchmarks/run.py --python1 $(VENV)/bench-mcp1/bin/python --python2 $(VENV)/mcp2/bin/python
 	$(VENV)/docs/bin/python benchmarks/plots.py
 	$(VENV)/mcp2/bin/python benchmarks/gateway_sizing.py --output docs/gateway-sizing.json

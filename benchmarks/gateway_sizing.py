@@ -29,7 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcp_otel.semconv import SPAN_METRICS_CALLS
 from tests.processes import LOOPBACK, free_port, running, wait_until
-from tests.stack.stack import COLLECTOR, GATEWAY_CONFIGS, Prometheus, jaeger, prometheus
+from tests.stack.stack import GATEWAY_CONFIGS, OPTIMIZED_BIN, Prometheus, jaeger, prometheus
+
+# The optimized builds (`make collector`, `make jaeger`): a gateway's cost is what a deployment's is.
+COLLECTOR, JAEGER = OPTIMIZED_BIN / "mcp-otelcol", OPTIMIZED_BIN / "jaeger"
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -95,7 +98,7 @@ def memory(process: subprocess.Popen[bytes], endpoint: str, traces: int) -> dict
 def measure(directory: Path, traces: int) -> dict[str, Any]:
     directory.mkdir(parents=True, exist_ok=True)
     figures: dict[str, Any] = {}
-    with prometheus(directory, with_rules=False) as server, jaeger(directory, server.url) as store:
+    with prometheus(directory, with_rules=False) as server, jaeger(directory, server.url, JAEGER) as store:
         for phase, decision_wait in (("throughput", "5s"), ("memory", "600s")):
             grpc, http = free_port(), free_port()
             env = {

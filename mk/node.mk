@@ -18,7 +18,7 @@ $(NODE_MODULES): node/package.json node/package-lock.json
 # start, so behind the stack's long builds the Python suites waited minutes for this one.
 NODE_DIST := node/dist/esm/index.js
 $(NODE_DIST): node/package.json node/package-lock.json $(wildcard node/src/*.ts node/src/*/*.ts) node/tsconfig.json node/tsconfig.cjs.json node/scripts/build.mjs
-	@$(MAKE) --no-print-directory $(NODE_MODULES)
+	@+$(SUBMAKE) $(NODE_MODULES)
 	cd node && npm run build
 node: $(NODE_DIST)
 

@@ -22,7 +22,9 @@
 # not two more of its own beside make's (so `make -n rust-test` runs them too).
 CARGO_LOCKED := CARGO_TARGET_DIR=$(CURDIR)/rust/target cargo
 # rust-frameworks first, never beside the crate's own runs: cargo locks the target folder they share.
-rust-test: rust-frameworks
+# Its first step rather than a prerequisite, so that `make test` starts both in rust-test's turn.
+rust-test:
+	@+$(SUBMAKE) rust-frameworks
 	@echo ">> rust: fmt, clippy (newest), test (newest, lowest)"
 	cd rust && cargo fmt --check
 	+cd rust && $(CARGO_LOCKED) clippy --locked --all-targets -- -D warnings

@@ -19,10 +19,12 @@ END {
         t = order[j]; order[j] = order[j - 1]; order[j - 1] = t
     }
     printf "\n>> where make test's time went (minutes from its start; wall and CPU in seconds)\n"
-    printf "%-36s %7s %7s %8s %8s\n", "target", "start", "end", "wall", "CPU"
+    width = 6
+    for (i = 1; i <= n; i++) if (length(order[i]) > width) width = length(order[i])
+    printf "%-*s %7s %7s %8s %8s\n", width, "target", "start", "end", "wall", "CPU"
     for (i = 1; i <= n; i++) {
         t = order[i]
-        printf "%-36s %7.1f %7.1f %8.0f %8.0f\n", t, (first[t] - begin) / 60, (last[t] - begin) / 60, last[t] - first[t], cpu[t]
+        printf "%-*s %7.1f %7.1f %8.0f %8.0f\n", width, t, (first[t] - begin) / 60, (last[t] - begin) / 60, last[t] - first[t], cpu[t]
     }
-    printf "%-36s %7.1f %7.1f %8.0f %8.0f\n", "all", 0, (end - begin) / 60, end - begin, total
+    printf "%-*s %7.1f %7.1f %8.0f %8.0f\n", width, "all", 0, (end - begin) / 60, end - begin, total
 }

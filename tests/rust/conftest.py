@@ -52,13 +52,13 @@ RUST_SERVER_NAME, RUST_SERVER_VERSION = "rust-server", "1.2.3"
 RUST_TARGET = RUST_CRATE / "target"
 
 
-def cargo_build(package: Path, what: str) -> Path:
+def cargo_build(package: Path, *what: str) -> Path:
     """``cargo build --locked WHAT`` in ``package`` into RUST_TARGET: the folder of the programs."""
     cargo = shutil.which("cargo")
     if cargo is None:
         unavailable("cargo is not installed: the Rust programs cannot be built")
     built = subprocess.run(
-        [cargo, "build", what, "--locked"],
+        [cargo, "build", *what, "--locked"],
         cwd=package,
         env={**os.environ, "CARGO_TARGET_DIR": str(RUST_TARGET)},
         capture_output=True,
@@ -66,14 +66,16 @@ def cargo_build(package: Path, what: str) -> Path:
         timeout=1800,
     )
     if built.returncode != 0:
-        pytest.fail(f"cargo build {what} in {package.name} failed:\n{built.stderr}")
+        pytest.fail(f"cargo build {' '.join(what)} in {package.name} failed:\n{built.stderr}")
     return RUST_TARGET / "debug"
 
 
 @pytest.fixture(scope="session")
 def rust_programs() -> Programs:
-    """The Rust agent and server, built from the crate's examples (locked: rust/Cargo.lock)."""
-    examples = cargo_build(RUST_CRATE, "--examples") / "examples"
+    """The Rust agent and server, built from the crate's examples (locked: rust/Cargo.lock), with all
+    features as `make rust-test`'s `cargo test --all-features` builds them: one build serves both
+    (without, rmcp and what depends on it built again)."""
+    examples = cargo_build(RUST_CRATE, "--examples", "--all-features") / "examples"
     return Programs(examples / "crossagent", examples / "crossserver")
 
 

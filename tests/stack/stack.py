@@ -25,7 +25,10 @@ from mcp_otel.semconv import CALLER_FAULT_STATUS_CODES, MCP_METHOD_NAME, NOTIFIC
 from tests.harness import REPO_ROOT
 from tests.processes import LOOPBACK, free_port, missing, running, wait_until
 
-BIN = REPO_ROOT / ".cache" / "bin"
+# `make stack` builds the tests' collector and Jaeger without optimizations (mk/stack.mk says why);
+# `make collector` and `make jaeger` the optimized ones a benchmark runs.
+OPTIMIZED_BIN = REPO_ROOT / ".cache" / "bin"
+BIN = OPTIMIZED_BIN / "test"
 COLLECTOR = BIN / "mcp-otelcol"
 JAEGER = BIN / "jaeger"
 COLLECTOR_CONFIG = REPO_ROOT / "collector-config" / "collector.yaml"
@@ -155,9 +158,9 @@ class Jaeger:
 
 
 @contextmanager
-def jaeger(directory: Path, prometheus_url: str) -> Iterator[Jaeger]:
-    """Jaeger v2 with the shipped configuration (JAEGER_CONFIG) on free ports: OTLP in, the query
-    API, its Monitor data read from the Prometheus at ``prometheus_url``."""
+def jaeger(directory: Path, prometheus_url: str, executable: Path = JAEGER) -> Iterator[Jaeger]:
+    """Jaeger v2 (``executable``) with the shipped configuration (JAEGER_CONFIG) on free ports: OTLP
+    in, the query API, its Monitor data read from the Prometheus at ``prometheus_url``."""
     ports = {name: free_port() for name in ("otlp", "http", "grpc")}
     env = {
         **os.environ,
@@ -166,7 +169,7 @@ def jaeger(directory: Path, prometheus_url: str) -> Iterator[Jaeger]:
         "MCP_OTEL_JAEGER_QUERY_GRPC": f"{LOOPBACK}:{ports['grpc']}",
         "MCP_OTEL_PROMETHEUS_URL": prometheus_url,
     }
-    command = [program(JAEGER), "--config", str(JAEGER_CONFIG)]
+    command = [program(executable), "--config", str(JAEGER_CONFIG)]
     with running(command, ports=[ports["otlp"], ports["http"]], env=env, log=directory / "jaeger.log"):
         yield Jaeger(f"{LOOPBACK}:{ports['otlp']}", f"http://{LOOPBACK}:{ports['http']}")
 
