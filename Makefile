@@ -17,26 +17,27 @@ include mk/system.mk mk/python.mk mk/node.mk mk/go.mk mk/rust.mk mk/stack.mk
 # pack` rebuilds it). Two at a time by default, one per core; `make test TEST_JOBS=1` runs them one
 # after another, `TEST_JOBS=3` three at once.
 # In two steps, so that the checks start in CHECKS' order, the longest first: what they share and
-# builds in a minute or two (PREPARE), then the checks. Under -j, GNU make starts a target whose
-# prerequisites were still building when it first came to it only after every other job it can
-# start: unit-mcp2 (the longest) waited 20 minutes behind the stack's and Rust's builds. What only
-# one check needs is that check's first step, so it starts in the check's turn: unit-once builds
-# the stack, go-test staticcheck, rust-test runs rust-frameworks.
+# builds in a minute or two (PREPARE), then the checks, told that those are done (--assume-old; the
+# phony `system` would run again). Under -j, GNU make starts a target whose prerequisites were
+# still building when it first came to it only after every other job it can start: unit-mcp2 (the
+# longest) waited 20 minutes behind the stack's and Rust's builds. What only one check needs is
+# that check's first step, so it starts in the check's turn: unit-once builds the stack, go-test
+# staticcheck, rust-test runs rust-frameworks.
 # Every recipe line is timed (mk/timed-shell into .cache/test-times.tsv), and the run ends with a
 # table of where its minutes and CPU went (mk/times.awk), whether it passed or not.
 TEST_JOBS ?= 2
 CHECKS := unit-mcp2 unit-once unit-mcp1 go-test node-test rust-test lowest typecheck lint docs-check first-hour
 PREPARE := $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS) $(LOWEST) docs)) node third-party conformance \
-	system goproxy $(NODE_LOWEST) $(NODE_FRAMEWORKS) | $(PYTEST_TMP)
+	system goproxy $(NODE_LOWEST) $(NODE_FRAMEWORKS)
 TEST_TIMES := $(CURDIR)/.cache/test-times.tsv
 test:
 	@mkdir -p $(dir $(TEST_TIMES)) && rm -f $(TEST_TIMES)
 	@status=0; export MCP_OTEL_TIMES=$(TEST_TIMES); \
 		$(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target prepare && \
-		$(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target checks \
+		$(MAKE) --no-print-directory --jobs=$(TEST_JOBS) --output-sync=target checks $(addprefix --assume-old=,$(PREPARE)) \
 			FIRST_HOUR_AFTER="unit-mcp1 unit-mcp2 unit-once node-test" || status=$$?; \
 		awk -f mk/times.awk $(TEST_TIMES); exit $$status
-prepare: $(PREPARE)
+prepare: $(PREPARE) | $(PYTEST_TMP)
 # The make a recipe runs itself: it times its lines into the same file (mk/timed-shell hides
 # MCP_OTEL_TIMES from the lines it runs, so that a `make` a test runs is not timed).
 SUBMAKE = $(MAKE) --no-print-directory $(if $(MCP_OTEL_TIMES),MCP_OTEL_TIMES=$(MCP_OTEL_TIMES))
