@@ -57,10 +57,10 @@ typecheck: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 # tests, but for ONCE: what does not depend on the SDK the suite runs on, its own tests and the
 # other languages' own programs, runs once, with mcp 2.x, in unit-once: the stack (the collector's
 # pipeline, Prometheus's rules, the dashboards, the TypeScript package's spans through it), the
-# names modules against the spec, the docs' links and the layers
-# (static), the package's build and metadata (already 2.x only), the shipped assets. Only
+# names modules against the spec, the docs' links and the layers (static), `make test`'s timing of
+# itself (mk/), the package's build and metadata (already 2.x only), the shipped assets. Only
 # unit-once builds the stack's programs. tests/first_hour runs once, in first-hour.
-ONCE := tests/stack tests/node/test_stack.py tests/test_docs.py tests/test_layers.py tests/semconv tests/packaging tests/cli/test_assets.py
+ONCE := tests/stack tests/node/test_stack.py tests/test_docs.py tests/test_layers.py tests/test_make.py tests/semconv tests/packaging tests/cli/test_assets.py
 unit: unit-mcp1 unit-mcp2 unit-once
 
 unit-mcp1 unit-mcp2: unit-%: node $(VENV)/mcp1/.installed $(VENV)/mcp2/.installed third-party conformance system goproxy
