@@ -3,6 +3,7 @@
 # start), its wall time (first start to last end) and the CPU its lines used; the first to start
 # first. CPU beside wall says what ran on both cores; the total CPU, over the cores, is the floor
 # of any ordering.
+# /proc counts CPU in USER_HZ ticks: 100 a second on every Linux.
 BEGIN { FS = "\t"; ticks = 100 }
 {
     if (!($1 in first)) { order[++n] = $1; first[$1] = $2; last[$1] = $3 }
