@@ -2,12 +2,11 @@
 //! same spans (names, kinds, attributes, status, parents) and the same points, so that
 //! `make rust-bench` sets like beside like (docs/rust.md, Cost).
 
-mod common;
 #[path = "../benches/floor/mod.rs"]
-mod floor;
+mod by_hand;
 
-use common::{Telemetry, Weather, sorted};
-use floor::{Floor, FloorServer};
+use crate::common::{Telemetry, Weather, sorted};
+use by_hand::{Floor, FloorServer};
 use opentelemetry::trace::{SpanId, SpanKind, Status};
 use opentelemetry_sdk::trace::SpanData;
 use rmcp::ServiceExt;

@@ -2,11 +2,9 @@
 //! over a pipe (malformed messages, hostile `_meta`, huge names), answers as it would without the
 //! crate, never panics, and records bounded names only.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Telemetry, Weather, attribute};
+use crate::common::{Telemetry, Weather, attribute, connect};
 use opentelemetry::trace::SpanKind;
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
@@ -106,7 +104,7 @@ impl opentelemetry_sdk::trace::SpanExporter for Down {
 async fn an_exporter_that_is_down_changes_no_answer() {
     let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().with_simple_exporter(Down).build();
     let otel = mcp_otel::McpOtel::builder().tracer_provider(&provider).build();
-    let (client, _server) = common::connect(&otel, &otel, Weather::default()).await;
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
     let answer = client.call_tool(rmcp::model::CallToolRequestParams::new("ok")).await.expect("answered");
     assert_eq!(answer.content[0].as_text().map(|text| text.text.as_str()), Some("sunny"));
     let error = client.call_tool(rmcp::model::CallToolRequestParams::new("fail")).await.expect_err("-32603");

@@ -4,16 +4,14 @@
 //! a client reads them; beside it the same service unwrapped, whose responses must be the same.
 #![cfg(feature = "streamable-http-server")]
 
-mod common;
-
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::common::{Telemetry, Weather, attribute, outcome};
 use bytes::Bytes;
-use common::{Telemetry, Weather, attribute, outcome};
 use http::{Request, Response, StatusCode};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Full};

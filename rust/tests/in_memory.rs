@@ -1,11 +1,9 @@
 //! A real rmcp client and server over an in-memory pipe, both instrumented: each outcome as both
 //! sides record it, one trace, the points beside the spans (docs/outcomes.md's rows for Rust).
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Telemetry, Weather, attribute, connect, outcome, rmcp_cancels_dropped_calls};
+use crate::common::{Telemetry, Weather, attribute, connect, outcome, rmcp_cancels_dropped_calls};
 use opentelemetry::trace::{SpanKind, TraceContextExt, Tracer, TracerProvider};
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;

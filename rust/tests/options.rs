@@ -1,8 +1,6 @@
 //! Each option of `McpOtel::builder()` docs/rust.md lists, doing what the page says.
 
-mod common;
-
-use common::{Telemetry, Weather, attribute, connect, outcome};
+use crate::common::{Telemetry, Weather, attribute, connect, outcome};
 use mcp_otel::McpOtel;
 use opentelemetry::trace::SpanKind;
 use opentelemetry_sdk::propagation::TraceContextPropagator;

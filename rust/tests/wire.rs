@@ -4,13 +4,11 @@
 //! the other requests' (docs/rust.md).
 #![allow(deprecated)] // roots and sampling: deprecated by SEP-2577, still sent by servers
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::{Telemetry, Weather, attribute, outcome, rmcp_cancels_dropped_calls, rmcp_version};
+use crate::common::{Telemetry, Weather, attribute, outcome, rmcp_cancels_dropped_calls, rmcp_version};
 use mcp_otel::McpOtel;
 use opentelemetry::trace::{SpanKind, TraceContextExt, Tracer, TracerProvider};
 use opentelemetry_sdk::trace::SpanData;

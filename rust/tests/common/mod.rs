@@ -1,6 +1,6 @@
 //! What the tests share: the OpenTelemetry SDK with in-memory exporters, a real rmcp server
 //! (`Weather`), and a client and server connected over an in-memory pipe.
-#![allow(dead_code)] // each test binary uses its own part
+#![allow(dead_code)] // rust/frameworks' test uses its own part
 #![allow(clippy::needless_pass_by_value)] // SpanKind, as the SDK passes it
 
 use std::sync::Arc;
