@@ -105,6 +105,11 @@ def missing(what: str, make_target: str) -> NoReturn:
     unavailable(f"{what} is missing: `make {make_target}` installs it")
 
 
+# A test with no Python SDK in it (other languages' agents and servers, the Go modules) runs once, in
+# the suite on mcp 2.x (the marker's run): on mcp 1.x it would run the same programs again.
+no_python_sdk = pytest.mark.mcp2
+
+
 def needs(reason: str | None) -> pytest.MarkDecorator:
     """Mark tests that need a program (a toolchain, a build): skipped when ``reason`` says what is
     missing; under make or in CI a missing program fails their collection instead, loudly."""

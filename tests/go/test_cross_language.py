@@ -59,7 +59,7 @@ from tests.node.conftest import (
     tool_calls,
     ts_spans,
 )
-from tests.processes import LOOPBACK, free_port, running
+from tests.processes import LOOPBACK, free_port, no_python_sdk, running
 from tests.servers.span_file import SPAN_FILE_ENV
 from tests.servers.tools import SERVER_NAME, SERVER_VERSION
 
@@ -302,6 +302,7 @@ def test_every_go_agent_span_names_the_python_server_over_streamable_http(
 
 
 @needs_node
+@no_python_sdk
 @pytest.mark.parametrize("generation", GENERATIONS)
 def test_a_go_agents_spans_name_the_typescript_server_and_its_call_is_one_trace(
     generation: str, go_programs: Programs, tmp_path: Path
@@ -420,6 +421,7 @@ TS_CALLS: list[Call] = [
 
 
 @needs_node
+@no_python_sdk
 @pytest.mark.parametrize("generation", GENERATIONS)
 def test_a_typescript_agents_calls_and_the_go_server_are_one_trace(
     generation: str, go_programs: Programs, tmp_path: Path

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.go.conftest import GO_TESTS
+from tests.processes import no_python_sdk
+
+pytestmark = no_python_sdk
 
 GO_LIBRARY_MODULE = GO_TESTS.parent
 MODULE_FILES = ("go.mod", "newest.mod")

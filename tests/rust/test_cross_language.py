@@ -46,6 +46,7 @@ from tests.node.conftest import (
     tool_calls,
     ts_spans,
 )
+from tests.processes import no_python_sdk
 from tests.rust.conftest import (
     DISCOVERED,
     HANDSHAKE,
@@ -113,10 +114,11 @@ def served(server: str, go: Callable[[], Programs]) -> Served:
     return Served(["node", str(SERVER), server], TS_SPAN_FILE_ENV, ts_spans, peers)
 
 
-TYPESCRIPT_SERVERS = [pytest.param(generation, marks=needs_node) for generation in GENERATIONS]
+TYPESCRIPT_GENERATIONS = [pytest.param(generation, marks=[needs_node, no_python_sdk]) for generation in GENERATIONS]
+GO_SERVER = pytest.param("go", marks=no_python_sdk)
 
 
-@pytest.fixture(scope="module", params=["python", *TYPESCRIPT_SERVERS, "go"])
+@pytest.fixture(scope="module", params=["python", *TYPESCRIPT_GENERATIONS, GO_SERVER])
 def rust_agent_run(
     request: pytest.FixtureRequest, rust_programs: Programs, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[AgentRun, Peers]:
@@ -137,11 +139,7 @@ def test_a_rust_agents_calls_and_the_server_are_one_trace(rust_agent_run: tuple[
 
 @pytest.mark.parametrize(
     "rust_agent_run",
-    [
-        "python",
-        *TYPESCRIPT_SERVERS,
-        "go",
-    ],
+    ["python", *TYPESCRIPT_GENERATIONS, GO_SERVER],
     indirect=True,
 )
 def test_each_server_states_the_protocol_version_it_answered_to_rmcps_newer_one(
@@ -201,7 +199,7 @@ async def test_the_python_agents_initialized_notification_is_in_its_trace_on_the
 # --- A TypeScript agent, a Rust server ---
 
 
-@pytest.fixture(scope="module", params=[pytest.param(generation, marks=needs_node) for generation in GENERATIONS])
+@pytest.fixture(scope="module", params=TYPESCRIPT_GENERATIONS)
 def typescript_agent_run(
     request: pytest.FixtureRequest, rust_programs: Programs, tmp_path_factory: pytest.TempPathFactory
 ) -> AgentRun:
@@ -254,6 +252,7 @@ def go_agent_run(go_programs: Programs, rust_programs: Programs, tmp_path_factor
     return agent_run(tmp_path_factory.mktemp("go-agent"), command, GO_CALLS, (GO_SPAN_FILE_ENV, RUST_SPAN_FILE_ENV))
 
 
+@no_python_sdk
 def test_a_go_agents_calls_and_the_rust_server_are_one_trace(go_agent_run: AgentRun) -> None:
     run = go_agent_run
     # The session's first request is the probe; every span of the Go agent names the server, from
@@ -262,6 +261,7 @@ def test_a_go_agents_calls_and_the_rust_server_are_one_trace(go_agent_run: Agent
     assert_every_request_names_the_server(run.agent, "server/discover", RUST_SERVER_NAME, RUST_SERVER_VERSION)
 
 
+@no_python_sdk
 def test_the_rust_server_states_the_protocol_version_of_a_2026_07_28_request(
     go_agent_run: AgentRun,
 ) -> None:

@@ -72,7 +72,7 @@ from tests.node.conftest import (
     tool_calls,
     ts_spans,
 )
-from tests.processes import LOOPBACK, free_port, running, stop, wait_until
+from tests.processes import LOOPBACK, free_port, no_python_sdk, running, stop, wait_until
 from tests.rust.conftest import (
     DISCOVERED,
     HANDSHAKE,
@@ -244,7 +244,8 @@ def run_rust_agent(agent: Path, url: str, server: HttpServer, agent_file: Path) 
     return completed.stdout.splitlines()
 
 
-SERVERS = ["python", *(pytest.param(generation, marks=needs_node) for generation in GENERATIONS), "go"]
+TYPESCRIPT_GENERATIONS = [pytest.param(generation, marks=[needs_node, no_python_sdk]) for generation in GENERATIONS]
+SERVERS = ["python", *TYPESCRIPT_GENERATIONS, pytest.param("go", marks=no_python_sdk)]
 
 
 @pytest.fixture(scope="module", params=SERVERS)
@@ -353,7 +354,7 @@ async def test_a_python_agents_calls_and_the_rust_http_server_are_one_trace(
     assert_children_of_the_caller(requests, agent_spans)
 
 
-@pytest.mark.parametrize("generation", [pytest.param(generation, marks=needs_node) for generation in GENERATIONS])
+@pytest.mark.parametrize("generation", TYPESCRIPT_GENERATIONS)
 def test_a_typescript_agents_calls_and_the_rust_http_server_are_one_trace(
     generation: str, rust_http_programs: Programs, tmp_path: Path
 ) -> None:
@@ -380,6 +381,7 @@ GO_AGENT_CALLS = [
 GO_AGENT_PEERS = Peers(DISCOVERED, RUST_SERVER_NAME, RUST_SERVER_VERSION, "tcp", GO_CANNOT_KNOW, RUST_HTTP_SERVER_LACKS)
 
 
+@no_python_sdk
 def test_a_2026_07_28_agents_calls_and_the_rust_http_server_are_one_trace(
     go_programs: Programs, rust_http_programs: Programs, tmp_path: Path
 ) -> None:
