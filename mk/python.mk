@@ -59,7 +59,8 @@ typecheck: $(addprefix $(VENV)/,$(addsuffix /.installed,$(SDKS)))
 # pipeline, Prometheus's rules, the dashboards, the TypeScript package's spans through it), the
 # names modules against the spec, the docs' links and the layers (static), `make test`'s timing of
 # itself (mk/), the package's build and metadata (already 2.x only), the shipped assets. Only
-# unit-once builds the stack's programs. tests/first_hour runs once, in first-hour.
+# unit-once builds the stack's programs. tests/first_hour runs once, in first-hour. A single test with
+# no Python SDK in it is marked `no_python_sdk` (tests/processes.py): it runs in unit-mcp2 only.
 ONCE := tests/stack tests/node/test_stack.py tests/test_docs.py tests/test_layers.py tests/test_make.py tests/semconv tests/packaging tests/cli/test_assets.py
 unit: unit-mcp1 unit-mcp2 unit-once
 
