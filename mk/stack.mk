@@ -11,8 +11,9 @@
 # their go.mod/go.sum/sources are unchanged: cold builds take minutes, warm ones are a no-op.
 # The tests run the collector and Jaeger built without optimizations (-gcflags=all=-N -l), in
 # .cache/bin/test: a cold build takes a third less CPU (the collector 517 CPU-s against 722, Jaeger
-# 624 against 954, in cold `make test` runs, 2026-12-07), and no test measures their speed. `make collector`, `make jaeger`, stack-up and
-# `make bench` (a gateway's cost per span) run the optimized ones in .cache/bin.
+# 624 against 954, in cold `make test` runs, 2026-12-07), and no test measures their speed.
+# `make collector`, `make jaeger`, stack-up and `make bench` (a gateway's cost per span) run the
+# optimized ones in .cache/bin.
 # Needs: go on PATH.
 
 .PHONY: stack collector jaeger goproxy stack-up stack-demo stack-down

@@ -48,18 +48,17 @@ from tests.go.conftest import GO_CANNOT_KNOW, GO_SERVER_NAME, GO_SERVER_VERSION,
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, is_error
 from tests.node.conftest import (
     AGENT,
-    GENERATIONS,
     SERVER,
     TS_SPAN_FILE_ENV,
+    TYPESCRIPT_PEERS,
     Span,
     child_of,
-    needs_node,
     python_file_spans,
     python_spans,
     tool_calls,
     ts_spans,
 )
-from tests.processes import LOOPBACK, free_port, no_python_sdk, running
+from tests.processes import LOOPBACK, free_port, running
 from tests.servers.span_file import SPAN_FILE_ENV
 from tests.servers.tools import SERVER_NAME, SERVER_VERSION
 
@@ -301,9 +300,7 @@ def test_every_go_agent_span_names_the_python_server_over_streamable_http(
         assert_the_refused_probe_names_the_server(go_spans(agent_file), "-32600", SERVER_NAME, served)
 
 
-@needs_node
-@no_python_sdk
-@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize("generation", TYPESCRIPT_PEERS)
 def test_a_go_agents_spans_name_the_typescript_server_and_its_call_is_one_trace(
     generation: str, go_programs: Programs, tmp_path: Path
 ) -> None:
@@ -420,9 +417,7 @@ TS_CALLS: list[Call] = [
 ]
 
 
-@needs_node
-@no_python_sdk
-@pytest.mark.parametrize("generation", GENERATIONS)
+@pytest.mark.parametrize("generation", TYPESCRIPT_PEERS)
 def test_a_typescript_agents_calls_and_the_go_server_are_one_trace(
     generation: str, go_programs: Programs, tmp_path: Path
 ) -> None:

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 
 from tests.harness import REPO_ROOT
-from tests.processes import needs
+from tests.processes import needs, no_python_sdk
 
 NODE_PACKAGE = REPO_ROOT / "node"
 PROGRAMS = Path(__file__).resolve().parent
@@ -43,6 +44,9 @@ def _unavailable() -> str | None:
 
 UNAVAILABLE = _unavailable()
 needs_node = needs(UNAVAILABLE)
+# Each generation, as the parameter of a test whose other side is not Python either (a Go or Rust
+# program): no Python SDK in it, so it runs once.
+TYPESCRIPT_PEERS = [pytest.param(generation, marks=[needs_node, no_python_sdk]) for generation in GENERATIONS]
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from mcp_otel.semconv import MCP_REQUEST_OUTCOME
 from tests.go.conftest import Programs
 from tests.harness import REPO_ROOT
 from tests.node.conftest import Span
-from tests.processes import unavailable
+from tests.processes import no_python_sdk, unavailable
 
 # The crate; its examples are the programs.
 RUST_CRATE = REPO_ROOT / "rust"
@@ -46,6 +46,8 @@ HANDSHAKE = "2025-11-25"
 DISCOVERED = "2026-07-28"
 # The Rust server's identity (crossserver: serverInfo).
 RUST_SERVER_NAME, RUST_SERVER_VERSION = "rust-server", "1.2.3"
+# The Go server, as the parameter of a Rust agent's test: no Python SDK in it, so it runs once.
+GO_SERVER = pytest.param("go", marks=no_python_sdk)
 
 
 # Where every Rust program is built: the checkout's rust/target, the folder `make rust-test` builds in.

@@ -37,11 +37,10 @@ from tests.go.test_cross_language import (
 )
 from tests.node.conftest import (
     AGENT,
-    GENERATIONS,
     SERVER,
     TS_SPAN_FILE_ENV,
+    TYPESCRIPT_PEERS,
     Span,
-    needs_node,
     python_file_spans,
     tool_calls,
     ts_spans,
@@ -49,6 +48,7 @@ from tests.node.conftest import (
 from tests.processes import no_python_sdk
 from tests.rust.conftest import (
     DISCOVERED,
+    GO_SERVER,
     HANDSHAKE,
     RUST_SERVER_NAME,
     RUST_SERVER_VERSION,
@@ -114,11 +114,7 @@ def served(server: str, go: Callable[[], Programs]) -> Served:
     return Served(["node", str(SERVER), server], TS_SPAN_FILE_ENV, ts_spans, peers)
 
 
-TYPESCRIPT_GENERATIONS = [pytest.param(generation, marks=[needs_node, no_python_sdk]) for generation in GENERATIONS]
-GO_SERVER = pytest.param("go", marks=no_python_sdk)
-
-
-@pytest.fixture(scope="module", params=["python", *TYPESCRIPT_GENERATIONS, GO_SERVER])
+@pytest.fixture(scope="module", params=["python", *TYPESCRIPT_PEERS, GO_SERVER])
 def rust_agent_run(
     request: pytest.FixtureRequest, rust_programs: Programs, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[AgentRun, Peers]:
@@ -139,7 +135,7 @@ def test_a_rust_agents_calls_and_the_server_are_one_trace(rust_agent_run: tuple[
 
 @pytest.mark.parametrize(
     "rust_agent_run",
-    ["python", *TYPESCRIPT_GENERATIONS, GO_SERVER],
+    ["python", *TYPESCRIPT_PEERS, GO_SERVER],
     indirect=True,
 )
 def test_each_server_states_the_protocol_version_it_answered_to_rmcps_newer_one(
@@ -199,7 +195,7 @@ async def test_the_python_agents_initialized_notification_is_in_its_trace_on_the
 # --- A TypeScript agent, a Rust server ---
 
 
-@pytest.fixture(scope="module", params=TYPESCRIPT_GENERATIONS)
+@pytest.fixture(scope="module", params=TYPESCRIPT_PEERS)
 def typescript_agent_run(
     request: pytest.FixtureRequest, rust_programs: Programs, tmp_path_factory: pytest.TempPathFactory
 ) -> AgentRun:

@@ -62,11 +62,10 @@ from tests.go.test_cross_language import (
 from tests.harness import MCP_MAJOR, REPO_ROOT, env_without_otel, is_error, open_http_session
 from tests.node.conftest import (
     AGENT,
-    GENERATIONS,
     NODE_PACKAGE,
     TS_SPAN_FILE_ENV,
+    TYPESCRIPT_PEERS,
     Span,
-    needs_node,
     python_file_spans,
     python_spans,
     tool_calls,
@@ -75,6 +74,7 @@ from tests.node.conftest import (
 from tests.processes import LOOPBACK, free_port, no_python_sdk, running, stop, wait_until
 from tests.rust.conftest import (
     DISCOVERED,
+    GO_SERVER,
     HANDSHAKE,
     RUST_SERVER_NAME,
     RUST_SERVER_VERSION,
@@ -244,8 +244,7 @@ def run_rust_agent(agent: Path, url: str, server: HttpServer, agent_file: Path) 
     return completed.stdout.splitlines()
 
 
-TYPESCRIPT_GENERATIONS = [pytest.param(generation, marks=[needs_node, no_python_sdk]) for generation in GENERATIONS]
-SERVERS = ["python", *TYPESCRIPT_GENERATIONS, pytest.param("go", marks=no_python_sdk)]
+SERVERS = ["python", *TYPESCRIPT_PEERS, GO_SERVER]
 
 
 @pytest.fixture(scope="module", params=SERVERS)
@@ -354,7 +353,7 @@ async def test_a_python_agents_calls_and_the_rust_http_server_are_one_trace(
     assert_children_of_the_caller(requests, agent_spans)
 
 
-@pytest.mark.parametrize("generation", TYPESCRIPT_GENERATIONS)
+@pytest.mark.parametrize("generation", TYPESCRIPT_PEERS)
 def test_a_typescript_agents_calls_and_the_rust_http_server_are_one_trace(
     generation: str, rust_http_programs: Programs, tmp_path: Path
 ) -> None:
