@@ -358,7 +358,10 @@ from typing import Final
     def assign(self, lhs: str, name: Name) -> list[str]:
         """``lhs`` and the value, laid out as ruff format lays it out (hugged, then one per line)."""
         if name.kind in ("string", "int"):
-            return [lhs + py_literal(name.value)]
+            line = lhs + py_literal(name.value)
+            if len(line) <= self.width:
+                return [line]
+            return [lhs + "(", "    " + py_literal(name.value), ")"]  # as ruff format parenthesizes it
         items = [py_literal(value) for value in name.value]
         opener, closer = {
             "double[]": ("(", ")"),

@@ -7,15 +7,14 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcp-otel/mcp-otel/go/internal/model"
+	"github.com/mcp-otel/mcp-otel/go/internal/semconv"
 )
 
 // Opt-in capture of tool arguments and results (gen_ai.tool.call.arguments / .result), as the
 // Python package's content.py does it: off unless WithContentCapture; written as JSON, values under
 // secret-looking keys replaced by [REDACTED] at any depth, cut to the configured length.
 
-const redactedValue = "[REDACTED]"
-
-var secretKey = regexp.MustCompile(`(?i)pass(word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|cookie|session|bearer|signature`)
+var secretKey = regexp.MustCompile("(?i)" + semconv.SecretKeyPattern)
 
 // captured is {key: JSON of value} when capture is on; nothing when it is off or value is none.
 func captured(key string, value any, c *config) []attribute.KeyValue {
@@ -42,15 +41,15 @@ func captured(key string, value any, c *config) []attribute.KeyValue {
 }
 
 func redact(value any, depth int) any {
-	if depth > 32 {
-		return "…"
+	if depth > semconv.MaxContentDepth {
+		return semconv.TooDeep
 	}
 	switch v := value.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for key, item := range v {
 			if secretKey.MatchString(key) {
-				out[key] = redactedValue
+				out[key] = semconv.Redacted
 			} else {
 				out[key] = redact(item, depth+1)
 			}

@@ -11,17 +11,20 @@ import type { Attributes } from '@opentelemetry/api';
 import type { Settings } from './config.js';
 import { bounded } from './outcome.js';
 import { reportOnce } from './safety.js';
-import { GEN_AI_TOOL_CALL_ARGUMENTS, GEN_AI_TOOL_CALL_RESULT } from './semconv.js';
+import {
+  GEN_AI_TOOL_CALL_ARGUMENTS,
+  GEN_AI_TOOL_CALL_RESULT,
+  MAX_CONTENT_DEPTH,
+  REDACTED,
+  SECRET_KEY_PATTERN,
+  TOO_DEEP,
+} from './semconv.js';
 
-export const REDACTED = '[REDACTED]';
-// Keys whose values are credentials more often than not (the Python package's pattern).
-const SECRET_KEY =
-  /pass(word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|cookie|session|bearer|signature/i;
-const MAX_DEPTH = 32;
+const SECRET_KEY = new RegExp(SECRET_KEY_PATTERN, 'i');
 
 /** `value` as plain JSON data, with every secret-looking key's value replaced. */
 export function redacted(value: unknown, depth = 0): unknown {
-  if (depth > MAX_DEPTH) return '…';
+  if (depth > MAX_CONTENT_DEPTH) return TOO_DEEP;
   if (Array.isArray(value)) return value.map((item) => redacted(item, depth + 1));
   if (typeof value === 'object' && value !== null) {
     return Object.fromEntries(

@@ -11,18 +11,19 @@
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
-use opentelemetry::Context;
+use opentelemetry::{Context, KeyValue};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, ConstString, GetPromptRequestParams,
     GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, RequestMetaObject,
 };
-use rmcp::model::{ClientRequest, GetMeta, RequestId, ServerResult};
+use rmcp::model::{ClientRequest, GetMeta, JsonObject, RequestId, ServerResult};
 use rmcp::service::{PeerRequestOptions, RequestHandle, RunningService};
 use rmcp::{RoleClient, RoleServer, Service, ServiceError};
 use serde_json::Map;
 
 use crate::attributes::{self, Request, Session};
+use crate::content;
 use crate::facts::{Answered, Handles, failure, session_of};
 use crate::lifecycle::{Call, Learnt, Shared, Side};
 use crate::model::{self};
@@ -50,7 +51,7 @@ impl<S: Service<RoleClient>> Deref for Client<S> {
 
 /// A method of rmcp's whose params carry `_meta`, traced.
 macro_rules! traced {
-    ($(#[$doc:meta])* $name:ident($Params:ty) -> $Result:ty, $method:ident, |$params:ident| ($target:expr, $uri:expr)) => {
+    ($(#[$doc:meta])* $name:ident($Params:ty) -> $Result:ty, $method:ident, |$params:ident| ($target:expr, $uri:expr, $arguments:expr)) => {
         $(#[$doc])*
         ///
         /// # Errors
@@ -59,10 +60,10 @@ macro_rules! traced {
         pub async fn $name(&self, mut params: $Params) -> Result<$Result, ServiceError> {
             let $params = &params;
             let method = <rmcp::model::$method as ConstString>::VALUE;
-            let call = self.open(Request::known(method, $target, $uri));
+            let call = self.open(Request::known(method, $target, $uri), $arguments);
             self.inject(&call, &mut params.meta);
             let result = self.running.$name(params).await;
-            self.sent(call, method, &result);
+            finish(call, method, &result, Vec::new());
             result
         }
     };
@@ -74,10 +75,10 @@ macro_rules! traced {
         /// rmcp's, unchanged.
         pub async fn $name(&self, params: Option<$Params>) -> Result<$Result, ServiceError> {
             let method = <rmcp::model::$method as ConstString>::VALUE;
-            let call = self.open(Request::known(method, None, None));
+            let call = self.open(Request::known(method, None, None), None);
             let params = self.inject_optional(&call, params);
             let result = self.running.$name(params).await;
-            self.sent(call, method, &result);
+            finish(call, method, &result, Vec::new());
             result
         }
     };
@@ -94,18 +95,19 @@ impl<S: Service<RoleClient>> Client<S> {
         self.running
     }
 
-    fn open(&self, request: Request<'_>) -> Call {
-        self.opened(request).0
+    fn open(&self, request: Request<'_>, arguments: Option<&JsonObject>) -> Call {
+        self.opened(request, arguments).0
     }
 
-    /// The call of `request`, and whether a wrapped transport will know it by the context it
-    /// carries (wire.rs) and give its span the request's id.
-    fn opened(&self, request: Request<'_>) -> (Call, bool) {
+    /// The call of `request` (a tool call's `arguments` captured when asked), and whether a wrapped
+    /// transport will know it by the context it carries (wire.rs) and give its span the request's id.
+    fn opened(&self, request: Request<'_>, arguments: Option<&JsonObject>) -> (Call, bool) {
         let shared = &self.shared;
         let network = self.learnt.get();
         let session = network
             .map_or(&self.session, |network| self.over.get_or_init(|| self.session.with_network_transport(network)));
-        let described = attributes::describe(request, session, None, &shared.config, &shared.lifecycle.metrics);
+        let mut described = attributes::describe(request, session, None, &shared.config, &shared.lifecycle.metrics);
+        described.attributes.extend(content::arguments(arguments, &shared.config));
         let mut call = shared.open(Side::Client, &Context::current(), described, Vec::new());
         let wired = shared.config.propagate && call.sent_by_client(&self.learnt, network.is_some());
         (call, wired)
@@ -147,11 +149,6 @@ impl<S: Service<RoleClient>> Client<S> {
         }
     }
 
-    /// Finishes `call` from what rmcp returned to the caller.
-    fn sent<T: Answered>(&self, call: Call, method: &str, result: &Result<T, ServiceError>) {
-        finish(call, method, result, self.shared.config.capture_content, Vec::new());
-    }
-
     /// rmcp's `send_request`, traced: any request, by its method (and what it names).
     ///
     /// # Errors
@@ -159,10 +156,10 @@ impl<S: Service<RoleClient>> Client<S> {
     /// rmcp's, unchanged.
     pub async fn send_request(&self, mut request: ClientRequest) -> Result<ServerResult, ServiceError> {
         let method = request.method().to_owned();
-        let call = self.open(<RoleServer as Handles>::request(&request));
+        let call = self.open(<RoleServer as Handles>::request(&request), RoleServer::tool_arguments(&request));
         self.inject_into(&call, &mut request.get_meta_mut().0.0);
         let result = self.running.send_request(request).await;
-        self.sent(call, &method, &result);
+        finish(call, &method, &result, Vec::new());
         result
     }
 
@@ -178,14 +175,14 @@ impl<S: Service<RoleClient>> Client<S> {
         options: PeerRequestOptions,
     ) -> Result<TracedRequest, ServiceError> {
         let method = request.method().to_owned();
-        let (call, wired) = self.opened(<RoleServer as Handles>::request(&request));
+        let (call, wired) =
+            self.opened(<RoleServer as Handles>::request(&request), RoleServer::tool_arguments(&request));
         self.inject_into(&call, &mut request.get_meta_mut().0.0);
-        let keep_message = self.shared.config.capture_content;
         match self.running.send_request_with_option(request, options).await {
-            Ok(handle) => Ok(TracedRequest { handle, call, method, keep_message, wired }),
+            Ok(handle) => Ok(TracedRequest { handle, call, method, wired }),
             Err(error) => {
                 let result: Result<ServerResult, ServiceError> = Err(error);
-                finish(call, &method, &result, keep_message, Vec::new());
+                finish(call, &method, &result, Vec::new());
                 Err(result.err().unwrap_or(ServiceError::TransportClosed))
             }
         }
@@ -193,19 +190,19 @@ impl<S: Service<RoleClient>> Client<S> {
 
     traced!(
         /// rmcp's `call_tool`, traced: `tools/call {name}`.
-        call_tool(CallToolRequestParams) -> CallToolResult, CallToolRequestMethod, |params| (Some(&*params.name), None)
+        call_tool(CallToolRequestParams) -> CallToolResult, CallToolRequestMethod, |params| (Some(&*params.name), None, params.arguments.as_ref())
     );
     traced!(
         /// rmcp's `get_prompt`, traced: `prompts/get {name}`.
-        get_prompt(GetPromptRequestParams) -> GetPromptResult, GetPromptRequestMethod, |params| (Some(params.name.as_str()), None)
+        get_prompt(GetPromptRequestParams) -> GetPromptResult, GetPromptRequestMethod, |params| (Some(params.name.as_str()), None, None)
     );
     traced!(
         /// rmcp's `read_resource`, traced.
-        read_resource(ReadResourceRequestParams) -> ReadResourceResult, ReadResourceRequestMethod, |params| (None, Some(params.uri.as_str()))
+        read_resource(ReadResourceRequestParams) -> ReadResourceResult, ReadResourceRequestMethod, |params| (None, Some(params.uri.as_str()), None)
     );
     traced!(
         /// rmcp's `complete`, traced.
-        complete(CompleteRequestParams) -> CompleteResult, CompleteRequestMethod, |_params| (None, None)
+        complete(CompleteRequestParams) -> CompleteResult, CompleteRequestMethod, |_params| (None, None, None)
     );
     traced!(
         /// rmcp's `list_tools`, traced.
@@ -230,7 +227,6 @@ pub struct TracedRequest {
     handle: RequestHandle<RoleClient>,
     call: Call,
     method: String,
-    keep_message: bool,
     // A wrapped transport gives the span the request's id.
     wired: bool,
 }
@@ -247,10 +243,10 @@ impl TracedRequest {
     ///
     /// rmcp's, unchanged: its timeout, a cancel, the peer's error, a closed transport.
     pub async fn await_response(self) -> Result<ServerResult, ServiceError> {
-        let Self { handle, call, method, keep_message, wired } = self;
+        let Self { handle, call, method, wired } = self;
         let id = id_attribute(&handle.id, wired);
         let result = handle.await_response().await;
-        finish(call, &method, &result, keep_message, id);
+        finish(call, &method, &result, id);
         result
     }
 
@@ -261,35 +257,28 @@ impl TracedRequest {
     ///
     /// rmcp's, unchanged: the notification could not be sent.
     pub async fn cancel(self, reason: Option<String>) -> Result<(), ServiceError> {
-        let Self { handle, call, method, keep_message, wired } = self;
+        let Self { handle, call, method, wired } = self;
         let id = id_attribute(&handle.id, wired);
         let result = handle.cancel(reason).await;
         let cancelled: Result<ServerResult, _> = Err(ServiceError::Cancelled { reason: None });
-        finish(call, &method, &cancelled, keep_message, id);
+        finish(call, &method, &cancelled, id);
         result
     }
 }
 
 /// The request's id for its span, unless a wrapped transport gave it already.
-fn id_attribute(id: &RequestId, wired: bool) -> Vec<opentelemetry::KeyValue> {
-    if wired {
-        Vec::new()
-    } else {
-        vec![opentelemetry::KeyValue::new(crate::semconv::JSONRPC_REQUEST_ID, id.to_string())]
-    }
+fn id_attribute(id: &RequestId, wired: bool) -> Vec<KeyValue> {
+    if wired { Vec::new() } else { vec![KeyValue::new(crate::semconv::JSONRPC_REQUEST_ID, id.to_string())] }
 }
 
-/// Classifies what rmcp returned for a request and finishes its call.
-fn finish<T: Answered>(
-    call: Call,
-    method: &str,
-    result: &Result<T, ServiceError>,
-    keep_message: bool,
-    late: Vec<opentelemetry::KeyValue>,
-) {
+/// Classifies what rmcp returned for a request and finishes its call (with `late` attributes, and
+/// a tool call's result captured when asked).
+fn finish<T: Answered>(call: Call, method: &str, result: &Result<T, ServiceError>, mut late: Vec<KeyValue>) {
+    let config = call.config();
     let verdict = match result {
         Ok(value) => model::classify_client_result(&value.answer(), false, false),
-        Err(error) => model::classify_client_failure(&failure(error, method, keep_message)),
+        Err(error) => model::classify_client_failure(&failure(error, method, config.capture_content)),
     };
+    late.extend(content::result(result.as_ref().ok().and_then(Answered::tool_result), config));
     call.finish(&verdict, late);
 }

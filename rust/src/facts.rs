@@ -70,6 +70,16 @@ pub(crate) trait Handles: ServiceRole {
     fn meta_mut(request: &mut Self::PeerReq) -> &mut JsonObject;
     /// The `_meta` of a notification this side sends.
     fn notification_meta_mut(notification: &mut Self::PeerNot) -> &mut JsonObject;
+    /// A `tools/call`'s arguments (content, captured only when asked).
+    fn tool_arguments(request: &Self::PeerReq) -> Option<&JsonObject> {
+        let _ = request;
+        None
+    }
+    /// A `tools/call`'s result (content, captured only when asked).
+    fn tool_result(response: &Self::Resp) -> Option<&CallToolResult> {
+        let _ = response;
+        None
+    }
     /// What the answer to `initialize` says of the server (this role's own answer).
     fn served(response: &Self::Resp) -> Option<SessionFacts> {
         let _ = response;
@@ -106,6 +116,20 @@ impl Handles for RoleServer {
             }
             ServerResult::CreateTaskResult(_) => Answer { result_type: Some(ResultType::Task), ..Answer::default() },
             _ => Answer::default(),
+        }
+    }
+
+    fn tool_arguments(request: &ClientRequest) -> Option<&JsonObject> {
+        match request {
+            ClientRequest::CallToolRequest(r) => r.params.arguments.as_ref(),
+            _ => None,
+        }
+    }
+
+    fn tool_result(response: &ServerResult) -> Option<&CallToolResult> {
+        match response {
+            ServerResult::CallToolResult(result) => Some(result),
+            _ => None,
         }
     }
 
@@ -316,6 +340,10 @@ pub(crate) trait Answered {
     fn answer(&self) -> Answer {
         Answer::default()
     }
+    /// The tool call's result it is, if it is one (content, captured only when asked).
+    fn tool_result(&self) -> Option<&CallToolResult> {
+        None
+    }
 }
 
 impl Answered for CallToolResult {
@@ -323,11 +351,19 @@ impl Answered for CallToolResult {
         let result_type = self.result_type.as_ref().and_then(|kind| result_type(kind.as_str()));
         Answer { result_type, is_error: self.is_error == Some(true), action: None }
     }
+
+    fn tool_result(&self) -> Option<&CallToolResult> {
+        Some(self)
+    }
 }
 
 impl Answered for ServerResult {
     fn answer(&self) -> Answer {
         <RoleServer as Handles>::answer(self)
+    }
+
+    fn tool_result(&self) -> Option<&CallToolResult> {
+        <RoleServer as Handles>::tool_result(self)
     }
 }
 
@@ -444,6 +480,31 @@ pub(crate) mod wire {
         result_type: Option<String>,
         #[serde(default)]
         protocol_version: Option<String>,
+    }
+
+    /// A `tools/call`'s arguments, read from its message again: only when content is captured.
+    pub(crate) fn tool_arguments(message: &[u8]) -> Option<JsonObject> {
+        #[derive(Deserialize)]
+        struct Call {
+            params: Arguments,
+        }
+        #[derive(Deserialize)]
+        struct Arguments {
+            arguments: Option<JsonObject>,
+        }
+        serde_json::from_slice::<Call>(message).ok()?.params.arguments
+    }
+
+    /// A `tools/call`'s result, read from its answer again: only when content is captured (an
+    /// error, or a result that is no tool's, has none).
+    pub(crate) fn tool_result(message: &[u8]) -> Option<serde_json::Value> {
+        #[derive(Deserialize)]
+        struct Answer {
+            result: Option<serde_json::Value>,
+        }
+        let result = serde_json::from_slice::<Answer>(message).ok()?.result?;
+        let tool = ["content", "structuredContent"].iter().any(|key| result.get(key).is_some());
+        tool.then_some(result)
     }
 
     /// The answer to request `id`: its result's facts and the version it agreed, or its error.

@@ -32,11 +32,12 @@ use rmcp::transport::common::http_header::{HEADER_MCP_PROTOCOL_VERSION, HEADER_S
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 
 use crate::attributes::{self, Request as Described, Session, SessionFacts};
-use crate::facts::wire::{Answered, Reply, Sent};
+use crate::content;
+use crate::facts::wire::{self, Answered, Reply, Sent};
 use crate::facts::{requested_protocol, rpc_error};
 use crate::lifecycle::{Arrived, Call, Shared, Side};
 use crate::model::{self, ServerEnd};
-use crate::semconv::{MCP_PROTOCOL_VERSION, METHOD_INITIALIZE, TRANSPORT_TCP};
+use crate::semconv::{MCP_PROTOCOL_VERSION, METHOD_INITIALIZE, METHOD_TOOLS_CALL, TRANSPORT_TCP};
 
 /// The longest answer read; a longer one is relayed unread, its span ended with no outcome.
 const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
@@ -202,7 +203,11 @@ impl Front {
         }
         // The handshake's version is the one its answer agrees: none before it.
         let protocol = requested_protocol(&meta).or(header).filter(|_| !handshake);
-        let facts = self.facts(&meta, described, Some(id.to_string()), protocol);
+        let mut facts = self.facts(&meta, described, Some(id.to_string()), protocol);
+        if self.shared.config.capture_content && method == METHOD_TOOLS_CALL {
+            let arguments = wire::tool_arguments(body);
+            facts.described.attributes.extend(content::arguments(arguments.as_ref(), &self.shared.config));
+        }
         Some(Received::Request { id, method, facts })
     }
 
@@ -360,7 +365,11 @@ impl Watch {
             ..ServerEnd::default()
         });
         let negotiated = negotiated.filter(|_| self.method == METHOD_INITIALIZE);
-        let late = negotiated.map(|version| KeyValue::new(MCP_PROTOCOL_VERSION, version)).into_iter().collect();
+        let mut late: Vec<KeyValue> =
+            negotiated.map(|version| KeyValue::new(MCP_PROTOCOL_VERSION, version)).into_iter().collect();
+        if self.keep_message && self.method == METHOD_TOOLS_CALL {
+            late.extend(content::result(wire::tool_result(data).as_ref(), self.call.config()));
+        }
         Some(Finish { verdict, late })
     }
 

@@ -212,6 +212,11 @@ pub(crate) struct Call {
 }
 
 impl Call {
+    /// The settings of the instrumentation it is one of.
+    pub(crate) fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
     /// The span's context: the parent of what the request causes, and what is injected.
     pub(crate) const fn context(&self) -> &Context {
         &self.cx

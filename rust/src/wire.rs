@@ -37,6 +37,7 @@ use rmcp::service::{OriginatingRequestId, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
 use crate::attributes::{self, Request, Session, SessionFacts};
+use crate::content;
 use crate::facts::{Handles, rpc_error, timed_out};
 use crate::lifecycle::{Call, Learnt, Shared, Side};
 use crate::model::{self, Answer, ClientFailure, Outcome, Verdict};
@@ -280,7 +281,9 @@ impl<T> Wire<T> {
         let described = R::Other::request(&request.request);
         let method = described.owned_method();
         let id = Some(request.id.to_string());
-        let described = attributes::describe(described, &self.session, id, &shared.config, &shared.lifecycle.metrics);
+        let mut described =
+            attributes::describe(described, &self.session, id, &shared.config, &shared.lifecycle.metrics);
+        described.attributes.extend(content::arguments(R::Other::tool_arguments(&request.request), &shared.config));
         let call = shared.open(Side::Client, &parent, described, Vec::new());
         if shared.config.propagate {
             shared.propagation.inject(call.context(), R::Other::meta_mut(&mut request.request));
@@ -312,6 +315,7 @@ impl<T> Wire<T> {
         }
         let Some(Sent { mut call, method }) = self.sent.remove(id) else { return };
         let shared = &self.shared;
+        let captured = content::result(answer.ok().and_then(R::Other::tool_result), &shared.config);
         let verdict = match answer {
             Ok(result) => {
                 if let Some(before) = &before {
@@ -333,7 +337,7 @@ impl<T> Wire<T> {
                 })
             }
         };
-        call.finish(&verdict, Vec::new());
+        call.finish(&verdict, captured.into_iter().collect());
     }
 
     /// A notification this side sends: its CLIENT span (progress and log messages only when asked:

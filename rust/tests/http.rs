@@ -132,6 +132,37 @@ async fn each_request_served_without_a_session_is_a_server_span_the_child_of_its
 }
 
 #[tokio::test]
+async fn with_content_capture_a_tool_calls_arguments_and_result_are_on_its_span() {
+    for json in [false, true] {
+        let telemetry = Telemetry::new();
+        let (service, config) = rmcp(false, json);
+        let otel = mcp_otel::McpOtel::builder()
+            .tracer_provider(&telemetry.tracer_provider)
+            .meter_provider(&telemetry.meter_provider)
+            .capture_content(true)
+            .build();
+        let mut ours = otel.sessionless(service, &Weather::default(), &config);
+        let (mut bare, _) = rmcp(false, json);
+        let arguments = serde_json::json!({"city": "Paris", "token": "planted"});
+        let params = serde_json::json!({"name": "ok", "arguments": arguments});
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+        both(&mut ours, &mut bare, || post(body.to_string())).await;
+        both(&mut ours, &mut bare, || post(call(2, "fail"))).await;
+        let ok = telemetry.span("tools/call ok", SpanKind::Server);
+        let captured = |key: &str| attribute(&ok, key);
+        assert_eq!(captured("gen_ai.tool.call.arguments").as_deref(), Some(r#"{"city":"Paris","token":"[REDACTED]"}"#));
+        assert_eq!(
+            captured("gen_ai.tool.call.result").as_deref(),
+            Some(r#"{"content":[{"text":"sunny","type":"text"}],"isError":false}"#),
+            "json: {json}"
+        );
+        let fail = telemetry.span("tools/call fail", SpanKind::Server);
+        assert_eq!(attribute(&fail, "gen_ai.tool.call.arguments").as_deref(), Some("{}"));
+        assert_eq!(attribute(&fail, "gen_ai.tool.call.result"), None);
+    }
+}
+
+#[tokio::test]
 async fn the_handshake_states_the_version_its_answer_agrees() {
     let telemetry = Telemetry::new();
     let mut ours = traced(&telemetry, false, false);

@@ -115,6 +115,90 @@ async fn with_content_capture_a_peers_error_message_is_the_status_description() 
     assert_eq!(quiet.span("tools/call fail", SpanKind::Client).status, opentelemetry::trace::Status::error(""));
 }
 
+/// A tool call's arguments with a secret at each depth the redaction reaches.
+fn with_secrets(tool: &str) -> CallToolRequestParams {
+    let arguments = serde_json::json!({
+        "city": "Paris",
+        "api_key": "planted-1",
+        "nested": {"Authorization": "Bearer planted-2", "list": [{"token": "planted-3", "days": 3}]},
+    });
+    call(tool).with_arguments(arguments.as_object().expect("an object").clone())
+}
+
+const ARGUMENTS: &str = r#"{"api_key":"[REDACTED]","city":"Paris","nested":{"Authorization":"[REDACTED]","list":[{"days":3,"token":"[REDACTED]"}]}}"#;
+
+#[tokio::test]
+async fn with_content_capture_both_spans_carry_a_tool_calls_arguments_and_result_redacted() {
+    let telemetry = Telemetry::new();
+    let otel = builder(&telemetry).capture_content(true).build();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    client.call_tool(with_secrets("ok")).await.expect("answered");
+    client.call_tool(with_secrets("iserr")).await.expect("answered");
+    client.call_tool(with_secrets("fail")).await.expect_err("-32603");
+    for kind in [SpanKind::Client, SpanKind::Server] {
+        let ok = telemetry.wait_for("tools/call ok", kind.clone()).await;
+        assert_eq!(attribute(&ok, "gen_ai.tool.call.arguments").as_deref(), Some(ARGUMENTS));
+        assert_eq!(
+            attribute(&ok, "gen_ai.tool.call.result").as_deref(),
+            Some(r#"{"content":[{"text":"sunny","type":"text"}],"isError":false}"#)
+        );
+        // A tool's error result is its result; a JSON-RPC error is none.
+        let iserr = telemetry.wait_for("tools/call iserr", kind.clone()).await;
+        assert_eq!(
+            attribute(&iserr, "gen_ai.tool.call.result").as_deref(),
+            Some(r#"{"content":[{"text":"which city?","type":"text"}],"isError":true}"#)
+        );
+        let fail = telemetry.wait_for("tools/call fail", kind).await;
+        assert_eq!(attribute(&fail, "gen_ai.tool.call.arguments").as_deref(), Some(ARGUMENTS));
+        assert_eq!(attribute(&fail, "gen_ai.tool.call.result"), None);
+    }
+    // Content is never on a point (a series per call), nor is a planted secret anywhere.
+    for name in ["mcp.client.operation.duration", "mcp.server.operation.duration"] {
+        let keys: Vec<String> =
+            telemetry.points(name).into_iter().flat_map(|(point, _)| point).map(|(k, _)| k).collect();
+        assert!(!keys.is_empty() && !keys.iter().any(|key| key.starts_with("gen_ai.tool.call.")), "{keys:?}");
+    }
+    assert!(!format!("{:?}", telemetry.spans()).contains("planted"));
+}
+
+#[tokio::test]
+async fn captured_content_is_bounded_and_off_by_default() {
+    let telemetry = Telemetry::new();
+    let otel = builder(&telemetry).capture_content(true).max_content_length(12).build();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    // Nested deeper than the spec's 32 levels: what lies below is one mark.
+    let mut deep = serde_json::json!("bottom");
+    for _ in 0..40 {
+        deep = serde_json::json!({"down": deep});
+    }
+    let arguments = serde_json::json!({"deep": deep});
+    client.call_tool(call("ok").with_arguments(arguments.as_object().expect("an object").clone())).await.expect("ok");
+    let sent = telemetry.span("tools/call ok", SpanKind::Client);
+    assert_eq!(attribute(&sent, "gen_ai.tool.call.arguments").as_deref(), Some(r#"{"deep":{"d…"#));
+    let unbounded = Telemetry::new();
+    let otel = McpOtel::builder()
+        .tracer_provider(&unbounded.tracer_provider)
+        .meter_provider(&unbounded.meter_provider)
+        .capture_content(true)
+        .build();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    client.call_tool(call("ok").with_arguments(arguments.as_object().expect("an object").clone())).await.expect("ok");
+    let sent = unbounded.span("tools/call ok", SpanKind::Client);
+    let expected = format!(r#"{{"deep":{}"…"{}}}"#, r#"{"down":"#.repeat(32), "}".repeat(32));
+    assert_eq!(attribute(&sent, "gen_ai.tool.call.arguments"), Some(expected));
+
+    // Off by default: neither the arguments nor the result.
+    let quiet = Telemetry::new();
+    let otel = quiet.otel();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    client.call_tool(with_secrets("ok")).await.expect("answered");
+    for kind in [SpanKind::Client, SpanKind::Server] {
+        let span = quiet.wait_for("tools/call ok", kind).await;
+        let keys: Vec<&str> = span.attributes.iter().map(|kv| kv.key.as_str()).collect();
+        assert!(!keys.iter().any(|key| key.starts_with("gen_ai.tool.call.")), "{keys:?}");
+    }
+}
+
 #[tokio::test]
 async fn every_outcome_is_a_point_whatever_the_sampler() {
     let telemetry = Telemetry::new();

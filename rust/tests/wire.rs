@@ -268,6 +268,30 @@ async fn a_request_sent_past_client_is_traced_under_the_context_in_its_meta() {
 }
 
 #[tokio::test]
+async fn a_tool_call_sent_past_client_carries_its_content_when_asked() {
+    let telemetry = Telemetry::new();
+    let otel = McpOtel::builder()
+        .tracer_provider(&telemetry.tracer_provider)
+        .meter_provider(&telemetry.meter_provider)
+        .capture_content(true)
+        .build();
+    let (running, _server) = connect(&otel, Weather::default(), Person::default(), true).await;
+    let arguments = serde_json::json!({"city": "Paris", "password": "planted"});
+    running
+        .peer()
+        .call_tool(call("ok").with_arguments(arguments.as_object().expect("an object").clone()))
+        .await
+        .expect("answered");
+    let spans = telemetry.spans();
+    let sent = only(&spans, "tools/call ok", &SpanKind::Client);
+    assert_eq!(attribute(&sent, "gen_ai.tool.call.arguments"), yes(r#"{"city":"Paris","password":"[REDACTED]"}"#));
+    assert_eq!(
+        attribute(&sent, "gen_ai.tool.call.result"),
+        yes(r#"{"content":[{"text":"sunny","type":"text"}],"isError":false}"#)
+    );
+}
+
+#[tokio::test]
 async fn a_dropped_call_through_the_peer_is_the_callers_cancel_when_rmcp_says_so() {
     let telemetry = Telemetry::new();
     let otel = telemetry.otel();

@@ -16,21 +16,22 @@ from typing import Any
 from mcp_otel.model.config import Settings
 from mcp_otel.model.outcome import bounded
 from mcp_otel.model.safety import report_once
-from mcp_otel.semconv import GEN_AI_TOOL_CALL_ARGUMENTS, GEN_AI_TOOL_CALL_RESULT
-
-REDACTED = "[REDACTED]"
-# Keys whose values are credentials more often than not.
-SECRET_KEY = re.compile(
-    r"pass(word|wd|phrase)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|cookie|session|bearer|signature",
-    re.IGNORECASE,
+from mcp_otel.semconv import (
+    GEN_AI_TOOL_CALL_ARGUMENTS,
+    GEN_AI_TOOL_CALL_RESULT,
+    MAX_CONTENT_DEPTH,
+    REDACTED,
+    SECRET_KEY_PATTERN,
+    TOO_DEEP,
 )
-_MAX_DEPTH = 32
+
+SECRET_KEY = re.compile(SECRET_KEY_PATTERN, re.IGNORECASE)
 
 
 def redacted(value: Any, depth: int = 0) -> Any:
     """``value`` as plain JSON data, with every secret-looking key's value replaced."""
-    if depth > _MAX_DEPTH:
-        return "…"
+    if depth > MAX_CONTENT_DEPTH:
+        return TOO_DEEP
     dump = getattr(value, "model_dump", None)
     if callable(dump):  # pydantic models (results, content blocks)
         value = dump(mode="json", by_alias=True, exclude_none=True)
