@@ -3,6 +3,7 @@ package mcpotel
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -12,7 +13,8 @@ import (
 
 // Opt-in capture of tool arguments and results (gen_ai.tool.call.arguments / .result), as the
 // Python package's content.py does it: off unless WithContentCapture; written as JSON, values under
-// secret-looking keys replaced by [REDACTED] at any depth, cut to the configured length.
+// secret-looking keys replaced by [REDACTED] at any depth, cut to the configured length. The text is
+// the same in every language (spec/content.json): no spaces, object keys sorted.
 
 var secretKey = regexp.MustCompile("(?i)" + semconv.SecretKeyPattern)
 
@@ -33,11 +35,23 @@ func captured(key string, value any, c *config) []attribute.KeyValue {
 	if err := json.Unmarshal(raw, &decoded); err != nil {
 		return nil
 	}
-	text, err := json.Marshal(redact(decoded, 0))
+	text, err := sortedJSON(redact(decoded, 0))
 	if err != nil {
 		return nil
 	}
-	return []attribute.KeyValue{attribute.String(key, model.Bounded(string(text), c.maxContentLength))}
+	return []attribute.KeyValue{attribute.String(key, model.Bounded(text, c.maxContentLength))}
+}
+
+// sortedJSON is value as the text every language writes (spec/content.json): encoding/json sorts a
+// map's keys already; markup characters are written as they are, not escaped as for HTML.
+func sortedJSON(value any) (string, error) {
+	var out strings.Builder
+	encoder := json.NewEncoder(&out)
+	encoder.SetEscapeHTML(false)
+	if err := encoder.Encode(value); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(out.String(), "\n"), nil
 }
 
 func redact(value any, depth int) any {

@@ -5,7 +5,8 @@
  * Off by default: nothing a tool is given or answers is recorded unless the user asks
  * (`captureContent`, or `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`). When on, the value is
  * written as JSON, values under secret-looking keys replaced by `[REDACTED]` at any depth, and the
- * text cut to `maxContentLength` characters.
+ * text cut to `maxContentLength` characters. The text is the same in every language
+ * (`spec/content.json`): no spaces, object keys sorted.
  */
 import type { Attributes } from '@opentelemetry/api';
 import type { Settings } from './config.js';
@@ -36,11 +37,25 @@ export function redacted(value: unknown, depth = 0): unknown {
   return typeof value === 'bigint' ? value.toString() : null;
 }
 
+/**
+ * `value` (plain JSON data) as JSON with its objects' keys sorted: `JSON.stringify` writes an
+ * object's integer-like keys first, whatever their order.
+ */
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const object = value as Record<string, unknown>;
+    const keys = Object.keys(object).sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${sortedJson(object[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
 function captured(key: string, value: unknown, settings: Settings, isContent: (value: unknown) => boolean): Attributes {
   if (!settings.captureContent || value === undefined || value === null) return {};
   try {
     if (!isContent(value)) return {};
-    return { [key]: bounded(JSON.stringify(redacted(value)), settings.maxContentLength) };
+    return { [key]: bounded(sortedJson(redacted(value)), settings.maxContentLength) };
   } catch (error) {
     reportOnce('could not capture tool content', error);
     return {};

@@ -130,11 +130,11 @@ for (const generation of ['v1', 'v2']) {
       await until(() => telemetry.spans().filter((s) => s.name === 'tools/call echo').length === 4, 'four spans');
       const spans = telemetry.spans().filter((s) => s.name === 'tools/call echo');
       for (const span of spans.slice(0, 2)) {
-        assert.equal(span.attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], '{"text":"hello","api_key":"[REDACTED]"}');
+        assert.equal(span.attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], '{"api_key":"[REDACTED]","text":"hello"}');
       }
       for (const span of spans.slice(2)) {
         assert.equal(span.attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], '{"text":"hello"}');
-        assert.equal(span.attributes[semconv.GEN_AI_TOOL_CALL_RESULT], '{"content":[{"type":"text","text":"hello"}]}'.slice(0, 39) + '…');
+        assert.equal(span.attributes[semconv.GEN_AI_TOOL_CALL_RESULT], '{"content":[{"text":"hello","type":"text"}]}'.slice(0, 39) + '…');
       }
     } finally {
       telemetry.instrumentation.setConfig({});

@@ -1,7 +1,8 @@
 //! A request's attributes: what both sides say of it (its method and what its parameters name,
 //! bounded) and what the session knows of its server, for its span and its point together. A
 //! session's attributes are made once ([`Session`]); a request's per call, its strings shared
-//! between its span and its point.
+//! between its span and its point. A tool call's content, captured only when asked, is its span's
+//! alone: on a point it would make a series per call.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -10,11 +11,12 @@ use opentelemetry::{KeyValue, Value};
 
 use crate::config::Config;
 use crate::metrics::{Bound, CallMetrics};
-use crate::model::bounded;
+use crate::model::{bounded, captured};
 use crate::semconv::{
-    GEN_AI_OPERATION_NAME, GEN_AI_PROMPT_NAME, GEN_AI_TOOL_NAME, JSONRPC_REQUEST_ID, KNOWN_METHODS, MCP_METHOD_NAME,
-    MCP_PROTOCOL_VERSION, MCP_RESOURCE_URI, MCP_SERVER_NAME, MCP_SERVER_VERSION, METHOD_PROMPTS_GET, METHOD_TOOLS_CALL,
-    NETWORK_TRANSPORT, OPERATION_EXECUTE_TOOL, RESOURCE_URI_METHODS,
+    GEN_AI_OPERATION_NAME, GEN_AI_PROMPT_NAME, GEN_AI_TOOL_CALL_ARGUMENTS, GEN_AI_TOOL_CALL_RESULT, GEN_AI_TOOL_NAME,
+    JSONRPC_REQUEST_ID, KNOWN_METHODS, MCP_METHOD_NAME, MCP_PROTOCOL_VERSION, MCP_RESOURCE_URI, MCP_SERVER_NAME,
+    MCP_SERVER_VERSION, METHOD_PROMPTS_GET, METHOD_TOOLS_CALL, NETWORK_TRANSPORT, OPERATION_EXECUTE_TOOL,
+    RESOURCE_URI_METHODS,
 };
 
 /// One request as both sides describe it, as its sender wrote it.
@@ -192,4 +194,23 @@ pub(crate) fn describe(
     attributes.extend_from_slice(&session.span);
     point.extend_from_slice(&session.point);
     Described { name, tool_call, attributes, point }
+}
+
+/// `{key: text}` of `content` when capture is on ([`captured`]: redacted, bounded).
+fn content(key: &'static str, content: &impl serde::Serialize, config: &Config) -> Option<KeyValue> {
+    if !config.capture_content {
+        return None;
+    }
+    let value = serde_json::to_value(content).ok()?;
+    captured(&value, config.max_content_length).map(|text| KeyValue::new(key, text))
+}
+
+/// A tool call's arguments, captured when asked (a call with none has no attribute).
+pub(crate) fn arguments(arguments: Option<&impl serde::Serialize>, config: &Config) -> Option<KeyValue> {
+    content(GEN_AI_TOOL_CALL_ARGUMENTS, arguments?, config)
+}
+
+/// A tool call's result, captured when asked (an error is no result: it has none).
+pub(crate) fn result(result: Option<&impl serde::Serialize>, config: &Config) -> Option<KeyValue> {
+    content(GEN_AI_TOOL_CALL_RESULT, result?, config)
 }

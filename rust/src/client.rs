@@ -23,7 +23,6 @@ use rmcp::{RoleClient, RoleServer, Service, ServiceError};
 use serde_json::Map;
 
 use crate::attributes::{self, Request, Session};
-use crate::content;
 use crate::facts::{Answered, Handles, failure, session_of};
 use crate::lifecycle::{Call, Learnt, Shared, Side};
 use crate::model::{self};
@@ -107,7 +106,7 @@ impl<S: Service<RoleClient>> Client<S> {
         let session = network
             .map_or(&self.session, |network| self.over.get_or_init(|| self.session.with_network_transport(network)));
         let mut described = attributes::describe(request, session, None, &shared.config, &shared.lifecycle.metrics);
-        described.attributes.extend(content::arguments(arguments, &shared.config));
+        described.attributes.extend(attributes::arguments(arguments, &shared.config));
         let mut call = shared.open(Side::Client, &Context::current(), described, Vec::new());
         let wired = shared.config.propagate && call.sent_by_client(&self.learnt, network.is_some());
         (call, wired)
@@ -279,6 +278,6 @@ fn finish<T: Answered>(call: Call, method: &str, result: &Result<T, ServiceError
         Ok(value) => model::classify_client_result(&value.answer(), false, false),
         Err(error) => model::classify_client_failure(&failure(error, method, config.capture_content)),
     };
-    late.extend(content::result(result.as_ref().ok().and_then(Answered::tool_result), config));
+    late.extend(attributes::result(result.as_ref().ok().and_then(Answered::tool_result), config));
     call.finish(&verdict, late);
 }

@@ -32,7 +32,6 @@ use rmcp::transport::common::http_header::{HEADER_MCP_PROTOCOL_VERSION, HEADER_S
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 
 use crate::attributes::{self, Request as Described, Session, SessionFacts};
-use crate::content;
 use crate::facts::wire::{self, Answered, Reply, Sent};
 use crate::facts::{requested_protocol, rpc_error};
 use crate::lifecycle::{Arrived, Call, Shared, Side};
@@ -206,7 +205,7 @@ impl Front {
         let mut facts = self.facts(&meta, described, Some(id.to_string()), protocol);
         if self.shared.config.capture_content && method == METHOD_TOOLS_CALL {
             let arguments = wire::tool_arguments(body);
-            facts.described.attributes.extend(content::arguments(arguments.as_ref(), &self.shared.config));
+            facts.described.attributes.extend(attributes::arguments(arguments.as_ref(), &self.shared.config));
         }
         Some(Received::Request { id, method, facts })
     }
@@ -368,7 +367,7 @@ impl Watch {
         let mut late: Vec<KeyValue> =
             negotiated.map(|version| KeyValue::new(MCP_PROTOCOL_VERSION, version)).into_iter().collect();
         if self.keep_message && self.method == METHOD_TOOLS_CALL {
-            late.extend(content::result(wire::tool_result(data).as_ref(), self.call.config()));
+            late.extend(attributes::result(wire::tool_result(data).as_ref(), self.call.config()));
         }
         Some(Finish { verdict, late })
     }

@@ -34,7 +34,6 @@ pub mod semconv;
 mod attributes;
 mod client;
 mod config;
-mod content;
 mod facts;
 #[cfg(feature = "streamable-http-server")]
 pub mod http;

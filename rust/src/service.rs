@@ -19,7 +19,6 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, ServiceRole};
 use rmcp::{RoleClient, RoleServer, Service};
 
 use crate::attributes::{self, Request, Session};
-use crate::content;
 use crate::facts::{Handles, http_session_id, notification_meta, requested_protocol, rpc_error};
 use crate::lifecycle::{Shared, Side};
 use crate::model::{self, ServerEnd, bounded};
@@ -133,7 +132,7 @@ impl<S> Instrumented<S> {
             &shared.lifecycle.metrics,
         );
         request_attributes.attributes.extend(session_id(&context.extensions, shared.config.max_name_length));
-        request_attributes.attributes.extend(content::arguments(R::tool_arguments(&request), &shared.config));
+        request_attributes.attributes.extend(attributes::arguments(R::tool_arguments(&request), &shared.config));
         let (parent, links) = shared.remote_parent(&context.meta.0.0);
         let call = shared.open(Side::Server, &parent, request_attributes, links);
         let token = context.ct.clone();
@@ -165,7 +164,7 @@ impl<S> Instrumented<S> {
             ..ServerEnd::default()
         });
         let negotiated = result.as_ref().ok().filter(|_| handshake).and_then(R::negotiated);
-        let captured = content::result(result.as_ref().ok().and_then(R::tool_result), &shared.config);
+        let captured = attributes::result(result.as_ref().ok().and_then(R::tool_result), &shared.config);
         let late = negotiated.map(|version| KeyValue::new(MCP_PROTOCOL_VERSION, version)).into_iter().chain(captured);
         call.finish(&verdict, late.collect());
         result

@@ -37,7 +37,6 @@ use rmcp::service::{OriginatingRequestId, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
 use crate::attributes::{self, Request, Session, SessionFacts};
-use crate::content;
 use crate::facts::{Handles, rpc_error, timed_out};
 use crate::lifecycle::{Call, Learnt, Shared, Side};
 use crate::model::{self, Answer, ClientFailure, Outcome, Verdict};
@@ -283,7 +282,7 @@ impl<T> Wire<T> {
         let id = Some(request.id.to_string());
         let mut described =
             attributes::describe(described, &self.session, id, &shared.config, &shared.lifecycle.metrics);
-        described.attributes.extend(content::arguments(R::Other::tool_arguments(&request.request), &shared.config));
+        described.attributes.extend(attributes::arguments(R::Other::tool_arguments(&request.request), &shared.config));
         let call = shared.open(Side::Client, &parent, described, Vec::new());
         if shared.config.propagate {
             shared.propagation.inject(call.context(), R::Other::meta_mut(&mut request.request));
@@ -315,7 +314,7 @@ impl<T> Wire<T> {
         }
         let Some(Sent { mut call, method }) = self.sent.remove(id) else { return };
         let shared = &self.shared;
-        let captured = content::result(answer.ok().and_then(R::Other::tool_result), &shared.config);
+        let captured = attributes::result(answer.ok().and_then(R::Other::tool_result), &shared.config);
         let verdict = match answer {
             Ok(result) => {
                 if let Some(before) = &before {

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod content;
 mod floor;
 mod hostile;
 mod http;

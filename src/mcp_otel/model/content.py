@@ -3,7 +3,8 @@
 Off by default: nothing a tool is given or answers is recorded unless the user asks
 (``capture_content``, or the GenAI instrumentations' ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``).
 When on, the value is written as JSON, values under secret-looking keys replaced by
-``[REDACTED]`` at any depth, and the text cut to ``max_content_length`` characters.
+``[REDACTED]`` at any depth, and the text cut to ``max_content_length`` characters. The text is
+the same in every language (``spec/content.json``): no spaces, object keys sorted.
 """
 
 from __future__ import annotations
@@ -47,14 +48,18 @@ def redacted(value: Any, depth: int = 0) -> Any:
     return str(value)
 
 
-def _captured(key: str, value: Any, settings: Settings, is_content: Callable[[Any], bool] = bool) -> dict[str, str]:
+def _always(_: Any) -> bool:
+    return True
+
+
+def _captured(key: str, value: Any, settings: Settings, is_content: Callable[[Any], bool] = _always) -> dict[str, str]:
     """``{key: JSON}`` when capture is on and ``value`` is content; fails open (``{}``, logged once)."""
     if not settings.capture_content or value is None:
         return {}
     try:
         if not is_content(value):
             return {}
-        text = json.dumps(redacted(value), ensure_ascii=False, default=str)
+        text = json.dumps(redacted(value), ensure_ascii=False, default=str, sort_keys=True, separators=(",", ":"))
     except Exception as exc:  # the call goes on without the attribute
         report_once("could not capture tool content", exc)
         return {}
