@@ -20,7 +20,9 @@ import (
 type callMetrics struct {
 	durations [2]metric.Float64Histogram // [client, server]
 	// The bounded names: methods (the specification's always pass), tools, prompts, servers.
-	methods, tools, prompts, servers nameBound
+	methods, tools, prompts, servers, resources nameBound
+	// WithMetricsResourceURI: mcp.resource.uri on points too.
+	resourceURI bool
 }
 
 // durationHistogram is one of the duration histograms, in seconds with the spec's buckets.
@@ -39,16 +41,18 @@ func newCallMetrics(meter metric.Meter, c *config) *callMetrics {
 			durationHistogram(meter, semconv.MCPClientOperationDuration, "Duration of MCP requests as their sender saw them."),
 			durationHistogram(meter, semconv.MCPServerOperationDuration, "Duration of MCP requests as their receiver handled them."),
 		},
-		methods: nameBound{limit: c.maxMetricNames, always: semconv.KnownMethods},
-		tools:   nameBound{limit: c.maxMetricNames},
-		prompts: nameBound{limit: c.maxMetricNames},
-		servers: nameBound{limit: c.maxMetricNames},
+		methods:     nameBound{limit: c.maxMetricNames, always: semconv.KnownMethods},
+		tools:       nameBound{limit: c.maxMetricNames},
+		prompts:     nameBound{limit: c.maxMetricNames},
+		servers:     nameBound{limit: c.maxMetricNames},
+		resources:   nameBound{limit: c.maxMetricNames},
+		resourceURI: c.metricsResourceURI,
 	}
 }
 
 // attributes are a request's point attributes, from its span's, in their order (names bounded):
 // mcp.method.name, gen_ai.operation.name, gen_ai.tool.name, gen_ai.prompt.name, mcp.server.name,
-// network.transport and mcp.protocol.version. (requestAttributes makes a request's first ones
+// network.transport and mcp.protocol.version (and mcp.resource.uri, when asked). (requestAttributes makes a request's first ones
 // with its span's; these are for what it learns later.)
 func (m *callMetrics) attributes(span []attribute.KeyValue) []attribute.KeyValue {
 	out := make([]attribute.KeyValue, 0, pointKeys)
@@ -63,6 +67,11 @@ func (m *callMetrics) attributes(span []attribute.KeyValue) []attribute.KeyValue
 			kind = boundPrompt
 		case semconv.MCPServerName:
 			kind = boundServer
+		case semconv.MCPResourceURI:
+			if !m.resourceURI {
+				continue
+			}
+			kind = boundResource
 		case semconv.GenAIOperationName, semconv.NetworkTransport, semconv.MCPProtocolVersion:
 		default:
 			continue
@@ -79,6 +88,7 @@ const (
 	boundTool
 	boundPrompt
 	boundServer
+	boundResource
 )
 
 // onPoint appends kv, a span's attribute, to point, its name admitted by the bound of kind
@@ -97,6 +107,8 @@ func (m *callMetrics) onPoint(point []attribute.KeyValue, kv attribute.KeyValue,
 		bound = &m.prompts
 	case boundServer:
 		bound = &m.servers
+	case boundResource:
+		bound = &m.resources
 	}
 	if bound != nil {
 		if name := kv.Value.AsString(); bound.admit(name) != name {
@@ -107,7 +119,7 @@ func (m *callMetrics) onPoint(point []attribute.KeyValue, kv attribute.KeyValue,
 }
 
 // pointKeys is how many attributes a point copies from its span (besides the outcome's).
-const pointKeys = 7
+const pointKeys = 8
 
 // record records one request of side (0 client, 1 server) that started at started, in its span's
 // context (an exemplar links the point to its own request).

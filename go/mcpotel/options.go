@@ -35,6 +35,8 @@ type config struct {
 	trustRemoteContext bool
 	// Spans for notifications/progress and notifications/message too.
 	traceProgressAndLogs bool
+	// mcp.resource.uri on the duration points too (the conventions make it opt-in).
+	metricsResourceURI bool
 }
 
 func newConfig(opts []Option) *config {
@@ -141,6 +143,13 @@ func WithoutRemoteParent() Option {
 // call can send hundreds).
 func WithProgressAndLogs() Option {
 	return optionFunc(func(c *config) { c.traceProgressAndLogs = true })
+}
+
+// WithMetricsResourceURI puts mcp.resource.uri on the duration points too, the first distinct
+// ones as WithNameLimits keeps names, later ones _OTHER. Off by default: the conventions make it
+// opt-in, for URIs are unbounded.
+func WithMetricsResourceURI() Option {
+	return optionFunc(func(c *config) { c.metricsResourceURI = true })
 }
 
 // WithNameLimits sets how long a peer's name may be on a span and how many distinct names each

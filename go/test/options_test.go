@@ -14,7 +14,7 @@ import (
 )
 
 // The options docs/go.md lists that no other test uses. (Content capture: content_test.go; the
-// remote parent: transparency_test.go; name limits: hostile_test.go.)
+// remote parent: transparency_test.go; name limits: hostile_test.go and, on resource URIs, here.)
 
 // WithServerIdentity names the server on a server's spans (instead of the Implementation it was
 // made with) and, on a client, instead of what the handshake named: on its spans and points alike.
@@ -38,6 +38,33 @@ func TestWithServerIdentity(t *testing.T) {
 		metric := map[string]string{"server": serverMetric, "client": clientMetric}[c.kind]
 		if names := sortedKeys(c.side.pointValues(t, metric, "mcp.server.name")); !reflect.DeepEqual(names, []string{c.name}) {
 			t.Errorf("%s points name the servers %q, want only %q", c.kind, names, c.name)
+		}
+	}
+}
+
+// WithMetricsResourceURI puts mcp.resource.uri on both sides' points, the first distinct ones as
+// WithNameLimits keeps names (later ones _OTHER); by default only the spans carry it.
+func TestMetricsResourceURIOnlyWhenAsked(t *testing.T) {
+	for _, asked := range []bool{false, true} {
+		opts := []mcpotel.Option{mcpotel.WithNameLimits(0, 1)}
+		if asked {
+			opts = append(opts, mcpotel.WithMetricsResourceURI())
+		}
+		p := setup{srvOpts: opts, agentOpts: opts}.inMemory(t)
+		for _, uri := range []string{"file:///a.txt", "file:///b.txt"} {
+			// The test server has no resources: each read fails, a point all the same.
+			if _, err := p.session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err == nil {
+				t.Fatalf("%s: read", uri)
+			}
+		}
+		want := map[string]uint64{}
+		if asked {
+			want = map[string]uint64{"file:///a.txt": 1, "_OTHER": 1}
+		}
+		for metric, s := range map[string]*side{clientMetric: p.agent, serverMetric: p.server} {
+			if got := s.pointValues(t, metric, "mcp.resource.uri"); !reflect.DeepEqual(got, want) {
+				t.Errorf("asked %v: %s points' URIs %v, want %v", asked, metric, got, want)
+			}
 		}
 	}
 }

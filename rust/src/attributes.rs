@@ -186,7 +186,11 @@ pub(crate) fn describe(
         attributes.push(KeyValue::new(key, Value::from(target)));
     }
     if let Some(uri) = request.uri.filter(|_| RESOURCE_URI_METHODS.contains(&method)) {
-        attributes.push(KeyValue::new(MCP_RESOURCE_URI, bounded(uri, config.max_content_length).into_owned()));
+        let uri: Arc<str> = Arc::from(bounded(uri, config.max_content_length));
+        if config.metrics_resource_uri {
+            point.push(metrics.point_attribute(MCP_RESOURCE_URI, &uri, Bound::Resource));
+        }
+        attributes.push(KeyValue::new(MCP_RESOURCE_URI, Value::from(uri)));
     }
     if let Some(id) = id {
         attributes.push(KeyValue::new(JSONRPC_REQUEST_ID, id));

@@ -14,6 +14,7 @@ pub(crate) struct Config {
     pub(crate) server_version: Option<String>,
     pub(crate) trust_remote_context: bool,
     pub(crate) trace_progress_and_logs: bool,
+    pub(crate) metrics_resource_uri: bool,
 }
 
 impl Default for Config {
@@ -28,6 +29,7 @@ impl Default for Config {
             server_version: None,
             trust_remote_context: true,
             trace_progress_and_logs: false,
+            metrics_resource_uri: false,
         }
     }
 }

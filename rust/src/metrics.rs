@@ -30,6 +30,7 @@ pub(crate) enum Bound {
     Tool,
     Prompt,
     Server,
+    Resource,
 }
 
 pub(crate) struct CallMetrics {
@@ -39,6 +40,7 @@ pub(crate) struct CallMetrics {
     tools: NameBound,
     prompts: NameBound,
     servers: NameBound,
+    resources: NameBound,
 }
 
 fn duration_histogram(meter: &Meter, name: &'static str, description: &'static str) -> Histogram<f64> {
@@ -73,6 +75,7 @@ impl CallMetrics {
             tools: NameBound::new(max_names),
             prompts: NameBound::new(max_names),
             servers: NameBound::new(max_names),
+            resources: NameBound::new(max_names),
         }
     }
 
@@ -83,6 +86,7 @@ impl CallMetrics {
             Bound::Tool => &self.tools,
             Bound::Prompt => &self.prompts,
             Bound::Server => &self.servers,
+            Bound::Resource => &self.resources,
         };
         if bound.admit(value) {
             KeyValue::new(key, Value::from(Arc::clone(value)))

@@ -107,6 +107,13 @@ impl Builder {
         self
     }
 
+    /// `mcp.resource.uri` on the duration points too (default: off; the conventions make it opt-in:
+    /// URIs are unbounded), the first `max_metric_names` distinct ones, later ones `_OTHER`.
+    pub fn metrics_resource_uri(mut self, on: bool) -> Self {
+        self.config.metrics_resource_uri = on;
+        self
+    }
+
     /// The providers, the propagator and the settings: unset providers are the global ones, now.
     pub(crate) fn parts(self) -> (BoxedTracer, Meter, Option<Arc<dyn TextMapPropagator + Send + Sync>>, Config) {
         let tracer = self.tracer.unwrap_or_else(|| global::tracer_provider().tracer_with_scope(scope()));

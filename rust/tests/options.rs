@@ -200,6 +200,30 @@ async fn captured_content_is_bounded_and_off_by_default() {
 }
 
 #[tokio::test]
+async fn resource_uris_are_on_points_only_when_asked_and_bounded_like_names() {
+    let read = |uri: &str| rmcp::model::ReadResourceRequestParams::new(uri.to_owned());
+    let telemetry = Telemetry::new();
+    let otel = builder(&telemetry).metrics_resource_uri(true).max_metric_names(1).build();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    // Weather serves no resources: each read fails (-32601), a point all the same.
+    client.read_resource(read("file:///a.txt")).await.expect_err("no resources");
+    client.read_resource(read("file:///b.txt")).await.expect_err("no resources");
+    for name in ["mcp.client.operation.duration", "mcp.server.operation.duration"] {
+        assert_eq!(telemetry.point_values(name, "mcp.resource.uri"), ["_OTHER", "file:///a.txt"], "{name}");
+    }
+    // Off by default: on the span, not on the point.
+    let quiet = Telemetry::new();
+    let otel = quiet.otel();
+    let (client, _server) = connect(&otel, &otel, Weather::default()).await;
+    client.read_resource(read("file:///a.txt")).await.expect_err("no resources");
+    assert_eq!(
+        attribute(&quiet.span("resources/read", SpanKind::Client), "mcp.resource.uri").as_deref(),
+        Some("file:///a.txt")
+    );
+    assert!(quiet.point_values("mcp.client.operation.duration", "mcp.resource.uri").is_empty());
+}
+
+#[tokio::test]
 async fn every_outcome_is_a_point_whatever_the_sampler() {
     let telemetry = Telemetry::new();
     let unsampled = opentelemetry_sdk::trace::SdkTracerProvider::builder()
