@@ -43,7 +43,8 @@ func captured(key string, value any, c *config) []attribute.KeyValue {
 }
 
 // sortedJSON is value as the text every language writes (spec/content.json): encoding/json sorts a
-// map's keys already; markup characters are written as they are, not escaped as for HTML.
+// map's keys already; markup characters and the line and paragraph separators are written as they
+// are, not escaped for HTML or JavaScript.
 func sortedJSON(value any) (string, error) {
 	var out strings.Builder
 	encoder := json.NewEncoder(&out)
@@ -51,7 +52,34 @@ func sortedJSON(value any) (string, error) {
 	if err := encoder.Encode(value); err != nil {
 		return "", err
 	}
-	return strings.TrimSuffix(out.String(), "\n"), nil
+	return unescapeSeparators(strings.TrimSuffix(out.String(), "\n")), nil
+}
+
+// unescapeSeparators writes encoding/json's \u2028 and \u2029 as the characters (it escapes them
+// always); a backslash of the text itself is escaped as two, so an escape starts at an odd one.
+func unescapeSeparators(text string) string {
+	if !strings.Contains(text, `\u202`) {
+		return text
+	}
+	var out strings.Builder
+	for i := 0; i < len(text); i++ {
+		if text[i] != '\\' || i+1 == len(text) {
+			out.WriteByte(text[i])
+			continue
+		}
+		switch escape := text[i : i+min(6, len(text)-i)]; escape {
+		case `\u2028`:
+			out.WriteRune('\u2028')
+			i += 5
+		case `\u2029`:
+			out.WriteRune('\u2029')
+			i += 5
+		default: // any other escape, a backslash's among them, as it is
+			out.WriteString(text[i : i+2])
+			i++
+		}
+	}
+	return out.String()
 }
 
 func redact(value any, depth int) any {

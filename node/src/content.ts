@@ -37,6 +37,18 @@ export function redacted(value: unknown, depth = 0): unknown {
   return typeof value === 'bigint' ? value.toString() : null;
 }
 
+/** `a` before `b` by code point, as the other languages sort (`sort()` compares UTF-16 units). */
+function byCodePoint(a: string, b: string): number {
+  let index = 0; // the same in both while their code points are equal
+  while (index < a.length && index < b.length) {
+    const left = a.codePointAt(index) ?? 0;
+    const right = b.codePointAt(index) ?? 0;
+    if (left !== right) return left - right;
+    index += left > 0xffff ? 2 : 1;
+  }
+  return a.length - b.length;
+}
+
 /**
  * `value` (plain JSON data) as JSON with its objects' keys sorted: `JSON.stringify` writes an
  * object's integer-like keys first, whatever their order.
@@ -45,7 +57,7 @@ function sortedJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
     const object = value as Record<string, unknown>;
-    const keys = Object.keys(object).sort();
+    const keys = Object.keys(object).sort(byCodePoint);
     return `{${keys.map((key) => `${JSON.stringify(key)}:${sortedJson(object[key])}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
