@@ -59,9 +59,7 @@ func requestAttributes(r request, facts connectionFacts, c *config, m *callMetri
 	}
 	if r.uri != "" && semconv.ResourceURIMethods.Has(r.method) {
 		attrs = append(attrs, attribute.String(semconv.MCPResourceURI, r.uri))
-		if c.metricsResourceURI {
-			point = m.onPoint(point, attrs[len(attrs)-1], boundResource)
-		}
+		point = m.onPoint(point, attrs[len(attrs)-1], boundResource)
 	}
 	name, version := facts.serverName, facts.serverVersion
 	if c.serverName != "" {

@@ -68,9 +68,6 @@ func (m *callMetrics) attributes(span []attribute.KeyValue) []attribute.KeyValue
 		case semconv.MCPServerName:
 			kind = boundServer
 		case semconv.MCPResourceURI:
-			if !m.resourceURI {
-				continue
-			}
 			kind = boundResource
 		case semconv.GenAIOperationName, semconv.NetworkTransport, semconv.MCPProtocolVersion:
 		default:
@@ -92,7 +89,8 @@ const (
 )
 
 // onPoint appends kv, a span's attribute, to point, its name admitted by the bound of kind
-// (m nil: a request with no point, as a notification: point stays as it is).
+// (m nil: a request with no point, as a notification: point stays as it is; a resource URI only
+// WithMetricsResourceURI).
 func (m *callMetrics) onPoint(point []attribute.KeyValue, kv attribute.KeyValue, kind int) []attribute.KeyValue {
 	if m == nil {
 		return point
@@ -108,6 +106,9 @@ func (m *callMetrics) onPoint(point []attribute.KeyValue, kv attribute.KeyValue,
 	case boundServer:
 		bound = &m.servers
 	case boundResource:
+		if !m.resourceURI {
+			return point
+		}
 		bound = &m.resources
 	}
 	if bound != nil {

@@ -241,16 +241,7 @@ impl Front {
                     call.abandon();
                     return response.map(Observed::unread);
                 };
-                let watch = Watch {
-                    call,
-                    id,
-                    method,
-                    shape,
-                    event: Vec::new(),
-                    data: Vec::new(),
-                    unread: false,
-                    keep_message: shared.config.capture_content,
-                };
+                let watch = Watch { call, id, method, shape, event: Vec::new(), data: Vec::new(), unread: false };
                 response.map(|body| Observed { body, watch: Some(watch) })
             }
         }
@@ -292,7 +283,6 @@ struct Watch {
     data: Vec<u8>,
     /// A message went by that could not be read (too long, or not JSON-RPC).
     unread: bool,
-    keep_message: bool,
 }
 
 impl Watch {
@@ -356,17 +346,18 @@ impl Watch {
             Answered::Result(answer, version) => (Some(answer), None, version),
             Answered::Error(error) => (None, Some(rpc_error(&error)), None),
         };
+        let capture = self.call.config().capture_content;
         let verdict = model::classify_server_call(&ServerEnd {
             answer,
             rpc,
-            keep_message: self.keep_message,
+            keep_message: capture,
             method: &self.method,
             ..ServerEnd::default()
         });
         let negotiated = negotiated.filter(|_| self.method == METHOD_INITIALIZE);
         let mut late: Vec<KeyValue> =
             negotiated.map(|version| KeyValue::new(MCP_PROTOCOL_VERSION, version)).into_iter().collect();
-        if self.keep_message && self.method == METHOD_TOOLS_CALL {
+        if capture && self.method == METHOD_TOOLS_CALL {
             late.extend(attributes::result(wire::tool_result(data).as_ref(), self.call.config()));
         }
         Some(Finish { verdict, late })
